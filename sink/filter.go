@@ -1,0 +1,137 @@
+package sink
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// FilterOperator compares a metadata value. Stores support EQ and IN (seed §2.5).
+type FilterOperator string
+
+// Filter operators.
+const (
+	// EQ matches when the metadata value equals Value; for a collection
+	// (list) value it matches when the list contains Value.
+	EQ FilterOperator = "=="
+	// IN matches when the metadata value is one of Value (a list); for a
+	// collection value it matches when the lists share an element.
+	IN FilterOperator = "in"
+)
+
+// FilterCondition joins the filters of a MetadataFilters.
+type FilterCondition string
+
+// Filter conditions.
+const (
+	And FilterCondition = "and"
+	Or  FilterCondition = "or"
+)
+
+// MetadataFilter is one comparison of a metadata key.
+type MetadataFilter struct {
+	Key      string         `json:"key"`
+	Value    any            `json:"value"` // string, number, or []string for IN
+	Operator FilterOperator `json:"operator"`
+}
+
+// MetadataFilters combines filters with a condition (default And).
+type MetadataFilters struct {
+	Filters   []MetadataFilter `json:"filters"`
+	Condition FilterCondition  `json:"condition,omitempty"`
+}
+
+// Cond returns the condition, defaulting to And.
+func (f *MetadataFilters) Cond() FilterCondition {
+	if f.Condition == "" {
+		return And
+	}
+	return f.Condition
+}
+
+// Validate checks that every filter uses a supported operator with a value of
+// the right shape. A nil *MetadataFilters is valid.
+func (f *MetadataFilters) Validate() error {
+	if f == nil {
+		return nil
+	}
+	switch f.Condition {
+	case "", And, Or:
+	default:
+		return filterErr("condition %q is not supported; use and or or", f.Condition)
+	}
+	for _, mf := range f.Filters {
+		if mf.Key == "" {
+			return filterErr("a filter has an empty key")
+		}
+		switch mf.Operator {
+		case EQ:
+			if !isScalar(mf.Value) {
+				return filterErr("filter on %q: EQ needs a single string or number, got %T", mf.Key, mf.Value)
+			}
+		case IN:
+			if _, ok := ValueList(mf.Value); !ok {
+				return filterErr("filter on %q: IN needs a list of strings or numbers, got %T", mf.Key, mf.Value)
+			}
+		default:
+			return filterErr("filter on %q: operator %q is not supported; this store supports EQ (==) and IN (in)", mf.Key, mf.Operator)
+		}
+	}
+	return nil
+}
+
+// ValueList returns v as a list of scalars when it is a slice of strings or
+// numbers.
+func ValueList(v any) ([]any, bool) {
+	switch vs := v.(type) {
+	case []string:
+		out := make([]any, len(vs))
+		for i, s := range vs {
+			out[i] = s
+		}
+		return out, true
+	case []int:
+		out := make([]any, len(vs))
+		for i, s := range vs {
+			out[i] = s
+		}
+		return out, true
+	case []float64:
+		out := make([]any, len(vs))
+		for i, s := range vs {
+			out[i] = s
+		}
+		return out, true
+	case []any:
+		for _, e := range vs {
+			if !isScalar(e) {
+				return nil, false
+			}
+		}
+		return vs, true
+	}
+	return nil, false
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case string, int, int32, int64, float32, float64, bool:
+		return true
+	}
+	return false
+}
+
+// FilterError reports a metadata filter that cannot be applied.
+type FilterError struct{ Reason string }
+
+func (e *FilterError) Error() string { return "sink: invalid filter: " + e.Reason }
+
+// Unwrap returns ErrInvalidFilter.
+func (e *FilterError) Unwrap() error { return ErrInvalidFilter }
+
+func filterErr(format string, args ...any) error {
+	return &FilterError{Reason: fmt.Sprintf(format, args...)}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func quote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,82 @@
+package sink
+
+import "fmt"
+
+// Match reports whether metadata satisfies the filters. A nil or empty
+// *MetadataFilters matches everything. Numbers compare by value whatever
+// their Go type (JSON decoding yields float64); a []string or []any metadata
+// value is a collection: EQ matches if it contains the value, IN if it shares
+// an element with the list. Stores that filter in memory use Match so that
+// every store agrees on the semantics.
+func (f *MetadataFilters) Match(metadata map[string]any) bool {
+	if f == nil || len(f.Filters) == 0 {
+		return true
+	}
+	or := f.Cond() == Or
+	for _, mf := range f.Filters {
+		ok := mf.match(metadata)
+		if or && ok {
+			return true
+		}
+		if !or && !ok {
+			return false
+		}
+	}
+	return !or
+}
+
+func (mf MetadataFilter) match(metadata map[string]any) bool {
+	v, present := metadata[mf.Key]
+	if !present {
+		return false
+	}
+	var want []any
+	switch mf.Operator {
+	case IN:
+		want, _ = ValueList(mf.Value)
+	default:
+		want = []any{mf.Value}
+	}
+	have, isList := ValueList(v)
+	if !isList {
+		have = []any{v}
+	}
+	for _, h := range have {
+		for _, w := range want {
+			if scalarEqual(h, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func scalarEqual(a, b any) bool {
+	if fa, ok := toFloat(a); ok {
+		fb, ok := toFloat(b)
+		return ok && fa == fb
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b) && sameKind(a, b)
+}
+
+func sameKind(a, b any) bool {
+	_, as := a.(string)
+	_, bs := b.(string)
+	return as == bs
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}

@@ -1,6 +1,9 @@
 package sink
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Match reports whether metadata satisfies the filters. A nil or empty
 // *MetadataFilters matches everything. Numbers compare by value whatever
@@ -51,18 +54,32 @@ func (mf MetadataFilter) match(metadata map[string]any) bool {
 	return false
 }
 
+// scalarEqual compares two scalars. Numbers compare by value; a number and
+// a string compare as numbers when the string parses as one (a filter typed
+// on a command line is a string); anything else compares as text.
 func scalarEqual(a, b any) bool {
-	if fa, ok := toFloat(a); ok {
-		fb, ok := toFloat(b)
-		return ok && fa == fb
+	fa, aNum := toFloat(a)
+	fb, bNum := toFloat(b)
+	switch {
+	case aNum && bNum:
+		return fa == fb
+	case aNum:
+		fb, bNum = parseFloat(b)
+		return bNum && fa == fb
+	case bNum:
+		fa, aNum = parseFloat(a)
+		return aNum && fa == fb
 	}
-	return fmt.Sprint(a) == fmt.Sprint(b) && sameKind(a, b)
+	return fmt.Sprint(a) == fmt.Sprint(b)
 }
 
-func sameKind(a, b any) bool {
-	_, as := a.(string)
-	_, bs := b.(string)
-	return as == bs
+func parseFloat(v any) (float64, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
 }
 
 func toFloat(v any) (float64, bool) {

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
+	"github.com/sluice-dev/sluice/sink/local"
+	"github.com/sluice-dev/sluice/splitter"
+)
+
+// defaultConfigFile is used when --config is not given and it exists.
+const defaultConfigFile = "sluice.yaml"
+
+// configEnv names the environment variable that may point at a config file;
+// --config wins over it.
+const configEnv = "SLUICE_CONFIG"
+
+// Config is the whole configuration file (see configs/local.yaml). Each
+// section is the owning package's own settings struct; key names are part
+// of the command-line contract.
+type Config struct {
+	Source   reader.Config   `yaml:"source"`
+	Splitter splitter.Config `yaml:"splitter"`
+	Embedder embedder.Config `yaml:"embedder"`
+	Sink     SinkConfig      `yaml:"sink"`
+	State    StateConfig     `yaml:"state"`
+	Pipeline PipelineConfig  `yaml:"pipeline"`
+}
+
+// SinkConfig selects and configures the vector store.
+type SinkConfig struct {
+	// Type is local (default) or cloudsearch.
+	Type        string             `yaml:"type"`
+	Local       local.Config       `yaml:"local"`
+	CloudSearch cloudsearch.Config `yaml:"cloudsearch"`
+}
+
+// StateConfig locates the run manifest used by incremental runs.
+type StateConfig struct {
+	// Path of the state database; default .sluice/state.db.
+	Path string `yaml:"path"`
+}
+
+// PipelineConfig tunes the pipeline itself.
+type PipelineConfig struct {
+	// MemoryBudgetMB bounds the source text held in memory; default 64.
+	MemoryBudgetMB int `yaml:"memoryBudgetMB"`
+	// SplitConcurrency is the number of documents split at once; default: one per core.
+	SplitConcurrency int `yaml:"splitConcurrency"`
+}
+
+// DefaultConfig is the embedded default: local store under ./.sluice/, the
+// local hashing embedder, LlamaIndex's default chunking.
+func DefaultConfig() Config {
+	return Config{
+		Source:   reader.DefaultConfig(),
+		Splitter: splitter.DefaultConfig(),
+		Embedder: embedder.DefaultConfig(),
+		Sink: SinkConfig{
+			Type:        "local",
+			Local:       local.DefaultConfig(),
+			CloudSearch: cloudsearch.DefaultConfig(),
+		},
+		State:    StateConfig{Path: ".sluice/state.db"},
+		Pipeline: PipelineConfig{MemoryBudgetMB: 64},
+	}
+}
+
+// ConfigError is a configuration problem; the command exits with code 2.
+type ConfigError struct {
+	File string // the config file, "" for the embedded default
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	if e.File == "" {
+		return "configuration: " + e.Err.Error()
+	}
+	return "configuration " + e.File + ": " + e.Err.Error()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// loadConfig reads the configuration: the file named by flag, else by
+// $SLUICE_CONFIG, else ./sluice.yaml if present, else the embedded default.
+// Keys absent from the file keep their defaults; unknown keys are errors.
+func loadConfig(flag string) (Config, string, error) {
+	cfg := DefaultConfig()
+	path := flag
+	if path == "" {
+		path = os.Getenv(configEnv)
+	}
+	if path == "" {
+		if _, err := os.Stat(defaultConfigFile); err == nil {
+			path = defaultConfigFile
+		}
+	}
+	if path == "" {
+		return cfg, "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, path, &ConfigError{File: path, Err: fmt.Errorf("cannot read it: %w (check --config or $%s)", err, configEnv)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, errEOF) {
+		return cfg, path, &ConfigError{File: path, Err: friendlyYAMLError(err)}
+	}
+	return cfg, path, nil
+}
+
+var errEOF = func() error { var v any; return yaml.Unmarshal(nil, &v) }()
+
+var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+
+// friendlyYAMLError turns yaml.v3's Go-type wording into setting names.
+func friendlyYAMLError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		if g := unknownField.FindStringSubmatch(m); g != nil {
+			m = fmt.Sprintf("line %s: unknown setting %q (in section %s); check its spelling against configs/local.yaml", g[1], g[2], sectionOf(g[3]))
+		}
+		msgs[i] = m
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+func sectionOf(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "reader."):
+		return "source"
+	case strings.HasPrefix(goType, "splitter."):
+		return "splitter"
+	case strings.HasPrefix(goType, "embedder."):
+		return "embedder"
+	case strings.HasPrefix(goType, "local."):
+		return "sink.local"
+	case strings.HasPrefix(goType, "cloudsearch."):
+		return "sink.cloudsearch"
+	case goType == "main.SinkConfig":
+		return "sink"
+	case goType == "main.StateConfig":
+		return "state"
+	case goType == "main.PipelineConfig":
+		return "pipeline"
+	}
+	return "top level"
+}
+
+// Validate checks every section; the first problem names its setting.
+func (c *Config) Validate() error {
+	checks := []func() error{
+		c.Source.Validate,
+		c.Splitter.Validate,
+		c.Embedder.Validate,
+		c.validateSink,
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if c.Pipeline.MemoryBudgetMB < 1 {
+		return fmt.Errorf("pipeline.memoryBudgetMB is %d; it must be at least 1 (default 64)", c.Pipeline.MemoryBudgetMB)
+	}
+	if c.Pipeline.SplitConcurrency < 0 {
+		return fmt.Errorf("pipeline.splitConcurrency is %d; it must be 0 (one per core) or more", c.Pipeline.SplitConcurrency)
+	}
+	return nil
+}
+
+func (c *Config) validateSink() error {
+	switch c.Sink.Type {
+	case "local":
+		return c.Sink.Local.Validate()
+	case "cloudsearch":
+		return c.Sink.CloudSearch.Validate()
+	}
+	return fmt.Errorf("sink.type is %q; use local or cloudsearch", c.Sink.Type)
+}

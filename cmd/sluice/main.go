@@ -1,0 +1,137 @@
+// Command sluice loads folders of documents into vector indexes and keeps
+// them in step with the folder. See README.md for the quick start and
+// ../shared/DESIGN.md (the command-line contract) for every command.
+//
+// Exit codes: 0 success; 1 fatal error; 2 usage or configuration error;
+// 3 finished, but some documents failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the command-line contract.
+const (
+	exitOK      = 0
+	exitFatal   = 1
+	exitUsage   = 2
+	exitPartial = 3
+)
+
+// errPartial reports a run that finished with failed documents (exit 3).
+var errPartial = errors.New("some documents failed")
+
+// usageError is a command-line mistake (exit 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// app holds what every command shares.
+type app struct {
+	stdout, stderr io.Writer
+	configPath     string
+	debug          bool
+	log            *slog.Logger
+}
+
+// execute runs the command line and returns the exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	code := exitCodeOf(err)
+	if err != nil && !errors.Is(err, errPartial) {
+		fmt.Fprintln(stderr, "sluice:", err)
+	}
+	return code
+}
+
+func exitCodeOf(err error) int {
+	var (
+		uerr *usageError
+		cerr *ConfigError
+	)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errPartial):
+		return exitPartial
+	case errors.As(err, &uerr), errors.As(err, &cerr):
+		return exitUsage
+	}
+	return exitFatal
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "sluice",
+		Short:         "Load folders of documents into vector indexes and keep them in step",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			level := slog.LevelInfo
+			if a.debug {
+				level = slog.LevelDebug
+			}
+			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+		},
+	}
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./sluice.yaml if present, else the embedded default; also $"+configEnv+")")
+	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "verbose logs of document processing, embedding calls and queries")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(
+		a.runCommand(),
+		a.queryCommand(),
+		a.getCommand(),
+		a.deleteCommand(),
+		a.splitCommand(),
+		a.versionCommand(),
+	)
+	return root
+}
+
+// config loads and validates the configuration for a command.
+func (a *app) config() (Config, error) {
+	cfg, path, err := loadConfig(a.configPath)
+	if err != nil {
+		return cfg, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, &ConfigError{File: path, Err: err}
+	}
+	return cfg, nil
+}
+
+// positionalArgs wraps cobra's argument checks as usage errors.
+func positionalArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/sluice-dev/sluice/pipeline"
+)
+
+// progress shows a running pipeline's counters: a redrawn status line on a
+// terminal, or a log line every few seconds otherwise.
+type progress struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// startProgress starts the display; Stop ends it and waits for it.
+func startProgress(ctx context.Context, w io.Writer, stats *pipeline.Stats, log *slog.Logger) *progress {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &progress{cancel: cancel}
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	interval := 5 * time.Second
+	if tty {
+		interval = 200 * time.Millisecond
+	}
+	start := time.Now()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				if tty {
+					fmt.Fprint(w, "\r\033[K")
+				}
+				return
+			case <-t.C:
+				line := statusLine(stats.Snapshot(), time.Since(start))
+				if tty {
+					fmt.Fprint(w, "\r\033[K"+line)
+				} else {
+					log.Info("progress", "status", line)
+				}
+			}
+		}
+	}()
+	return p
+}
+
+// Stop ends the display; calling it twice is harmless.
+func (p *progress) Stop() {
+	p.once.Do(func() {
+		p.cancel()
+		p.wg.Wait()
+	})
+}
+
+// statusLine renders files, chunks, bytes, throughput and ETA.
+func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
+	files := fmt.Sprintf("%d", s.FilesDone)
+	bytes := mb(s.BytesRead)
+	if s.ScanDone {
+		files += fmt.Sprintf("/%d", s.FilesTotal)
+		bytes += "/" + mb(s.BytesTotal)
+	}
+	rate := 0.0
+	if secs := elapsed.Seconds(); secs > 0 {
+		rate = float64(s.BytesRead) / 1e6 / secs
+	}
+	line := fmt.Sprintf("files %s · chunks %d/%d · %s · %.1f MB/s", files, s.ChunksDone, s.Chunks, bytes, rate)
+	if s.FilesFailed > 0 {
+		line += fmt.Sprintf(" · %d failed", s.FilesFailed)
+	}
+	if s.ScanDone && rate > 0 && s.BytesTotal > s.BytesRead {
+		eta := time.Duration(float64(s.BytesTotal-s.BytesRead) / 1e6 / rate * float64(time.Second))
+		line += " · ETA " + eta.Round(time.Second).String()
+	}
+	return line
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// printSummary prints the end-of-run summary.
+func printSummary(w io.Writer, r *pipeline.Report) {
+	if r.DryRun {
+		fmt.Fprintf(w, "Dry run: %d files would give %d chunks and %d tokens to embed (%s read in %.1fs); nothing was embedded or written.\n",
+			r.FilesSeen-r.FilesFailed, r.ChunksPlanned, r.TokensPlanned, mb(r.BytesRead), r.Seconds)
+	} else {
+		fmt.Fprintf(w, "Ingested %d of %d files: %d chunks written, %d tokens embedded, %s read in %.1fs (%.1f MB/s).\n",
+			r.FilesIngested, r.FilesSeen, r.ChunksWritten, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
+	}
+	if r.FilesFailed == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d files failed:\n", r.FilesFailed)
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Error)
+	}
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// filterFlags collects repeated --filter flags.
+type filterFlags struct {
+	values []string
+	or     bool
+}
+
+func (f *filterFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.values, "filter", nil, "metadata filter `KEY=VALUE` (EQ) or KEY=in:V1,V2 (IN); repeatable, combined with AND")
+	cmd.Flags().BoolVar(&f.or, "or", false, "combine --filter flags with OR instead of AND")
+}
+
+// parse turns the flags into MetadataFilters; nil when there are none.
+func (f *filterFlags) parse() (*sink.MetadataFilters, error) {
+	if len(f.values) == 0 {
+		return nil, nil
+	}
+	mf := &sink.MetadataFilters{Condition: sink.And}
+	if f.or {
+		mf.Condition = sink.Or
+	}
+	for _, v := range f.values {
+		key, val, ok := strings.Cut(v, "=")
+		if !ok || key == "" {
+			return nil, usagef("--filter %q: use KEY=VALUE or KEY=in:V1,V2", v)
+		}
+		if list, ok := strings.CutPrefix(val, "in:"); ok {
+			mf.Filters = append(mf.Filters, sink.MetadataFilter{Key: key, Operator: sink.IN, Value: strings.Split(list, ",")})
+			continue
+		}
+		mf.Filters = append(mf.Filters, sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: val})
+	}
+	if err := mf.Validate(); err != nil {
+		return nil, &usageError{err}
+	}
+	return mf, nil
+}
+
+// resultLine is one line of `query --json` and `get --json`.
+type resultLine struct {
+	ID       string         `json:"id"`
+	DocID    string         `json:"doc_id"`
+	Score    float64        `json:"score"`
+	Text     string         `json:"text"`
+	Metadata map[string]any `json:"metadata"`
+	// RerankerScore is set by semantic_hybrid queries.
+	RerankerScore *float64 `json:"reranker_score,omitempty"`
+}
+
+func (a *app) queryCommand() *cobra.Command {
+	var (
+		mode    string
+		topK    int
+		asJSON  bool
+		filters filterFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "query TEXT",
+		Short: "Search the vector store",
+		Long: "Search the vector store. Modes: vector (embedding similarity, default), hybrid (vector and\n" +
+			"full-text fused by reciprocal rank), semantic_hybrid (hybrid then semantic reranking; Cloud AI\n" +
+			"Search only) and sparse (full-text BM25 only).",
+		Args: positionalArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			m, err := sink.ParseQueryMode(mode)
+			if err != nil {
+				return &usageError{err}
+			}
+			mf, err := filters.parse()
+			if err != nil {
+				return err
+			}
+			if topK < 1 {
+				return usagef("--top-k is %d; it must be at least 1", topK)
+			}
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
+			if m.NeedsEmbedding() {
+				emb, err := openEmbedder(ctx, cfg)
+				if err != nil {
+					return err
+				}
+				vecs, err := emb.Embed(ctx, embedder.Texts(args[0]))
+				if err != nil {
+					return fmt.Errorf("embedding the query: %w", err)
+				}
+				q.Embedding = vecs[0]
+			}
+			store, err := openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			a.log.Debug("query", "mode", m, "top_k", topK, "filters", len(filters.values))
+			res, err := store.Query(ctx, q)
+			if err != nil {
+				return err
+			}
+			for i, r := range res {
+				line := resultLine{ID: r.ID, DocID: r.RefDocID, Score: r.Score, Text: r.Text, Metadata: r.Metadata, RerankerScore: r.RerankerScore}
+				if err := printResult(a.stdout, asJSON, i+1, line); err != nil {
+					return err
+				}
+			}
+			if len(res) == 0 && !asJSON {
+				fmt.Fprintln(a.stdout, "no results")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", "vector", "query mode: vector, hybrid, semantic_hybrid or sparse")
+	cmd.Flags().IntVar(&topK, "top-k", 5, "number of results")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per result")
+	filters.register(cmd)
+	return cmd
+}
+
+func (a *app) getCommand() *cobra.Command {
+	var (
+		ids     string
+		limit   int
+		asJSON  bool
+		filters filterFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "get",
+		Short: "List stored nodes (getNodes), by id, filter and limit",
+		Args:  positionalArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			mf, err := filters.parse()
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return usagef("--limit is %d; use 0 (no limit) or more", limit)
+			}
+			var idList []string
+			if ids != "" {
+				idList = strings.Split(ids, ",")
+			}
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			store, err := openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			nodes, err := store.GetNodes(ctx, idList, mf, limit)
+			if err != nil {
+				return err
+			}
+			for i, n := range nodes {
+				if err := printResult(a.stdout, asJSON, i+1, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata}); err != nil {
+					return err
+				}
+			}
+			if !asJSON {
+				fmt.Fprintf(a.stdout, "%d nodes\n", len(nodes))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ids, "ids", "", "comma-separated node `IDS`")
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most `N` nodes (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per node")
+	filters.register(cmd)
+	return cmd
+}
+
+func (a *app) deleteCommand() *cobra.Command {
+	var docID string
+	cmd := &cobra.Command{
+		Use:   "delete --doc-id REF_DOC_ID",
+		Short: "Delete every node of a document (delete(refDocId))",
+		Args:  positionalArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if docID == "" {
+				return usagef("--doc-id is required: the document id, i.e. its path relative to the ingested folder")
+			}
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			store, err := openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if err := store.Delete(ctx, docID); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "deleted the nodes of document %s\n", strconv.Quote(docID))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&docID, "doc-id", "", "reference document id (the file's path relative to the ingested folder)")
+	return cmd
+}
+
+// printResult prints one query or get result, as JSON or readable text.
+func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
+	if asJSON {
+		if r.Metadata == nil {
+			r.Metadata = map[string]any{}
+		}
+		return json.NewEncoder(w).Encode(r)
+	}
+	text := []rune(strings.Join(strings.Fields(r.Text), " "))
+	if len(text) > 200 {
+		text = append(text[:200], '…')
+	}
+	_, err := fmt.Fprintf(w, "%2d. %s  score=%.4f  id=%s\n    %s\n", rank, r.DocID, r.Score, r.ID[:min(12, len(r.ID))], string(text))
+	return err
+}

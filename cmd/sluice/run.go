@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/splitter"
+)
+
+type runFlags struct {
+	report string
+	dryRun bool
+	full   bool
+	json   bool
+}
+
+func (a *app) runCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [DIR]",
+		Short: "Ingest a folder into the vector store",
+		Long: "Ingest a folder: walk it, split each document into chunks, embed them in batches and write\n" +
+			"them to the configured vector store. DIR overrides source.dir. Exit code 3 means the run\n" +
+			"finished but some documents failed; they are listed in the summary and the report.",
+		Args: positionalArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd, args, f) },
+	}
+	cmd.Flags().StringVar(&f.report, "report", "", "write the run report as JSON to `FILE`")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "read and split only: report the chunks and tokens a run would embed, without embedding or writing")
+	cmd.Flags().BoolVar(&f.full, "full", false, "rebuild everything (every run is full until incremental state lands)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the run report as one JSON object on stdout instead of the summary")
+	return cmd
+}
+
+func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
+	ctx := cmd.Context()
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		cfg.Source.Dir = args[0]
+		if err := cfg.Source.Validate(); err != nil {
+			return &ConfigError{Err: err}
+		}
+	}
+	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
+		return usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
+	}
+	split, err := splitter.New(cfg.Splitter)
+	if err != nil {
+		return &ConfigError{Err: err}
+	}
+	opts := pipeline.Options{
+		Reader:           cfg.Source,
+		Splitter:         split,
+		BatchSize:        cfg.Embedder.BatchSize,
+		MaxBatchTokens:   cfg.Embedder.Limits().MaxTokens,
+		EmbedConcurrency: cfg.Embedder.Concurrency,
+		SplitConcurrency: cfg.Pipeline.SplitConcurrency,
+		MemoryBudget:     int64(cfg.Pipeline.MemoryBudgetMB) << 20,
+		DryRun:           f.dryRun,
+		Prescan:          true,
+		Stats:            new(pipeline.Stats),
+		Logger:           a.log,
+	}
+	if !f.dryRun {
+		emb, err := openEmbedder(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		store, err := openStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		opts.Embedder, opts.Store = emb, store
+	}
+
+	prog := startProgress(ctx, a.stderr, opts.Stats, a.log)
+	report, runErr := pipeline.Run(ctx, opts)
+	prog.Stop()
+	if report == nil {
+		return runErr
+	}
+	if f.report != "" {
+		if err := writeReport(f.report, report); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(a.stdout)
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else {
+		printSummary(a.stdout, report)
+	}
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted after %d documents; the store is consistent, run again to finish: %w", report.FilesIngested, runErr)
+		}
+		return runErr
+	}
+	if report.FilesFailed > 0 {
+		return errPartial
+	}
+	return nil
+}
+
+func writeReport(path string, r *pipeline.Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing --report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,399 @@
+// Package pipeline wires Sluice's stages: read → split → batch → embed →
+// write. Stages are joined by bounded channels and run fixed pools of
+// workers, so a run's memory stays flat however large the corpus is: a byte
+// budget is taken when a document is read and given back when its last chunk
+// is written, and files larger than a threshold are split as a stream.
+//
+// A document counts as ingested only when every one of its chunks is in the
+// store. A bad document (unreadable, not text, rejected by the embedder or
+// the store) fails alone and is listed in the run's Report; the run goes on.
+// Errors that concern every document — a cancelled context, a dimension
+// mismatch, an embedder that refuses the credentials, a store that cannot
+// write — stop the run.
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/conc/pool"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/splitter"
+)
+
+// Writer is the part of a vector store the pipeline writes to.
+type Writer interface {
+	Add(ctx context.Context, nodes []sink.Node) ([]string, error)
+}
+
+// FileSource produces the files of a run: it calls fn for each file, or for
+// each per-file problem with a non-nil error, and stops when fn returns an
+// error. reader.Walk bound to a reader.Config is the usual source; watch
+// mode feeds the files named by file-system events.
+type FileSource func(ctx context.Context, fn func(reader.File, error) error) error
+
+// Defaults of Options.
+const (
+	DefaultBatchSize        = 100
+	DefaultEmbedConcurrency = 4
+	DefaultMaxWait          = 50 * time.Millisecond
+	DefaultMemoryBudget     = 64 << 20
+)
+
+// Options configure a run.
+type Options struct {
+	// Source lists the files to ingest; default: reader.Walk over Reader.
+	Source FileSource
+	// Reader selects files when Source is nil; its zero value is invalid.
+	Reader reader.Config
+	// Splitter cuts documents into chunks. Required.
+	Splitter *splitter.Splitter
+	// Embedder embeds chunks. Required unless DryRun.
+	Embedder embedder.Embedder
+	// Store receives the nodes. Required unless DryRun.
+	Store Writer
+	// BatchSize is the number of chunks per embedding request (default 100).
+	BatchSize int
+	// MaxBatchTokens caps the tokens of one embedding request (0: no cap).
+	MaxBatchTokens int
+	// MaxWait is how long a partly filled batch waits for more chunks
+	// before it is sent (default 50ms).
+	MaxWait time.Duration
+	// EmbedConcurrency is the number of embedding requests in flight (default 4).
+	EmbedConcurrency int
+	// SplitConcurrency is the number of documents read and split at once
+	// (default GOMAXPROCS).
+	SplitConcurrency int
+	// MemoryBudget bounds the bytes of source text held in memory at once
+	// (default 64 MiB).
+	MemoryBudget int64
+	// StreamThreshold is the file size above which a document is split as a
+	// stream in windows instead of read whole (default MemoryBudget/8).
+	StreamThreshold int64
+	// DryRun reads and splits but neither embeds nor writes; the report
+	// gives the chunks and tokens a real run would embed.
+	DryRun bool
+	// Prescan walks the source once more, concurrently, to fill
+	// Stats.FilesTotal and BytesTotal for progress and ETA displays.
+	Prescan bool
+	// Stats, if set, receives live counters.
+	Stats *Stats
+	// Logger receives debug logs of document processing and embedding calls
+	// (default: discard).
+	Logger *slog.Logger
+	// OnDocument, if set, is called once per document when it completes,
+	// successfully or not, before the report counts it. An error stops the run.
+	OnDocument func(ctx context.Context, d DocumentResult) error
+}
+
+// DocumentResult is the outcome of one document.
+type DocumentResult struct {
+	File   reader.File
+	Hash   string // hex SHA-256 of the source bytes ("" if never read whole)
+	Chunks int    // chunks emitted by the splitter
+	Err    error  // nil when every chunk was written
+}
+
+func (o *Options) applyDefaults() {
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.EmbedConcurrency <= 0 {
+		o.EmbedConcurrency = DefaultEmbedConcurrency
+	}
+	if o.SplitConcurrency <= 0 {
+		o.SplitConcurrency = runtime.GOMAXPROCS(0)
+	}
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
+	if o.StreamThreshold <= 0 {
+		o.StreamThreshold = o.MemoryBudget / 8
+	}
+	if o.Stats == nil {
+		o.Stats = new(Stats)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Source == nil {
+		cfg := o.Reader
+		o.Source = func(ctx context.Context, fn func(reader.File, error) error) error {
+			return reader.Walk(ctx, cfg, fn)
+		}
+	}
+}
+
+func (o *Options) validate() error {
+	switch {
+	case o.Splitter == nil:
+		return errors.New("pipeline: Options.Splitter is required")
+	case o.DryRun:
+		return nil
+	case o.Embedder == nil:
+		return errors.New("pipeline: Options.Embedder is required")
+	case o.Store == nil:
+		return errors.New("pipeline: Options.Store is required")
+	}
+	return nil
+}
+
+// Run ingests the files of opts.Source and returns the run's report. The
+// report is returned even with an error, counting what was done before the
+// run stopped. Per-document failures are not errors: they are listed in
+// Report.Failures.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	opts.applyDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	r := &run{opts: opts, budget: semaphore.NewWeighted(opts.MemoryBudget), report: &Report{DryRun: opts.DryRun}}
+	start := time.Now()
+	err := r.run(ctx)
+	r.report.setDuration(time.Since(start))
+	r.report.BytesRead = opts.Stats.BytesRead.Load()
+	slices.SortFunc(r.report.Failures, func(a, b Failure) int { return cmp.Compare(a.Path, b.Path) })
+	return r.report, err
+}
+
+type run struct {
+	opts   Options
+	budget *semaphore.Weighted
+
+	mu     sync.Mutex
+	report *Report
+}
+
+func (r *run) run(ctx context.Context) error {
+	files := make(chan reader.File, 2*r.opts.SplitConcurrency)
+	chunks := make(chan *chunk, 4*r.opts.BatchSize)
+	batches := make(chan []*chunk, r.opts.EmbedConcurrency)
+	embedded := make(chan []*chunk, r.opts.EmbedConcurrency)
+
+	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError()
+	if r.opts.Prescan {
+		p.Go(r.prescan)
+	}
+	p.Go(func(ctx context.Context) error { return r.walk(ctx, files) })
+	p.Go(func(ctx context.Context) error {
+		return stage(ctx, r.opts.SplitConcurrency, files, chunks, r.split)
+	})
+	if r.opts.DryRun {
+		close(batches)
+		close(embedded)
+		p.Go(func(ctx context.Context) error { return drain(ctx, chunks) })
+		return p.Wait()
+	}
+	p.Go(func(ctx context.Context) error { return r.batch(ctx, chunks, batches) })
+	p.Go(func(ctx context.Context) error {
+		return stage(ctx, r.opts.EmbedConcurrency, batches, embedded, r.embed)
+	})
+	p.Go(func(ctx context.Context) error {
+		return stage(ctx, 1, embedded, nil, func(ctx context.Context, b []*chunk, _ func(*chunk) error) error {
+			return r.write(ctx, b)
+		})
+	})
+	return p.Wait()
+}
+
+// stage runs n workers that apply fn to every value of in until in is
+// closed, then closes out (if any). fn may emit values on out.
+func stage[In, Out any](ctx context.Context, n int, in <-chan In, out chan<- Out, fn func(context.Context, In, func(Out) error) error) error {
+	if out != nil {
+		defer close(out)
+	}
+	emit := func(v Out) error { return send(ctx, out, v) }
+	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError()
+	for range n {
+		p.Go(func(ctx context.Context) error {
+			for {
+				v, ok, err := recv(ctx, in)
+				if err != nil || !ok {
+					return err
+				}
+				if err := fn(ctx, v, emit); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return p.Wait()
+}
+
+func send[T any](ctx context.Context, ch chan<- T, v T) error {
+	select {
+	case ch <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func recv[T any](ctx context.Context, ch <-chan T) (T, bool, error) {
+	select {
+	case v, ok := <-ch:
+		return v, ok, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, false, ctx.Err()
+	}
+}
+
+func drain[T any](ctx context.Context, ch <-chan T) error {
+	for {
+		_, ok, err := recv(ctx, ch)
+		if err != nil || !ok {
+			return err
+		}
+	}
+}
+
+func (r *run) prescan(ctx context.Context) error {
+	var n, bytes int64
+	err := r.opts.Source(ctx, func(f reader.File, err error) error {
+		if err == nil {
+			n++
+			bytes += f.Size
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.opts.Stats.FilesTotal.Store(n)
+	r.opts.Stats.BytesTotal.Store(bytes)
+	r.opts.Stats.ScanDone.Store(true)
+	return nil
+}
+
+func (r *run) walk(ctx context.Context, out chan<- reader.File) error {
+	defer close(out)
+	return r.opts.Source(ctx, func(f reader.File, err error) error {
+		r.opts.Stats.FilesSeen.Add(1)
+		if err != nil {
+			return r.finish(ctx, &document{file: f, err: err, sealed: true, finished: true})
+		}
+		return send(ctx, out, f)
+	})
+}
+
+// split reads one file and emits its chunks.
+func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error) error {
+	hold := min(max(f.Size, 1), r.opts.MemoryBudget/2)
+	if err := r.budget.Acquire(ctx, hold); err != nil {
+		return err
+	}
+	d := newDocument(f, hold)
+	hash, err := r.readAndSplit(ctx, d, emit)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		d.fail(err)
+	}
+	if d.seal(hash) {
+		return r.finish(ctx, d)
+	}
+	return nil
+}
+
+func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) error) (string, error) {
+	content, err := reader.Open(d.file)
+	if err != nil {
+		return "", err
+	}
+	defer content.Close()
+	defer func() { r.opts.Stats.BytesRead.Add(content.BytesRead()) }()
+
+	n := 0
+	each := func(c splitter.Chunk) error {
+		n++
+		r.opts.Stats.Chunks.Add(1)
+		if r.opts.DryRun {
+			r.mu.Lock()
+			r.report.ChunksPlanned++
+			r.report.TokensPlanned += int64(c.Tokens)
+			r.mu.Unlock()
+			return nil
+		}
+		ord := d.nextOrdinal(c.Text)
+		return emit(&chunk{
+			doc: d, id: sink.NodeID(d.file.ID, c.Text, ord), ordinal: ord,
+			text: c.Text, start: c.Start, end: c.End, tokens: c.Tokens,
+		})
+	}
+	if d.file.Size > r.opts.StreamThreshold {
+		if err := r.opts.Splitter.SplitReader(ctx, content, each); err != nil {
+			return "", err
+		}
+	} else {
+		data, err := io.ReadAll(content)
+		if err != nil {
+			return "", err
+		}
+		for _, c := range r.opts.Splitter.Split(string(data)) {
+			if err := each(c); err != nil {
+				return "", err
+			}
+		}
+	}
+	r.opts.Logger.Debug("document split", "doc", d.file.ID, "bytes", content.BytesRead(), "chunks", n)
+	return content.Sum(), nil
+}
+
+// settle accounts for chunks that will not be written, completing their
+// documents if they were the last.
+func (r *run) settle(ctx context.Context, cs []*chunk) error {
+	for _, c := range cs {
+		if c.doc.settle(1) {
+			if err := r.finish(ctx, c.doc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// finish records a completed document and gives back its memory budget.
+func (r *run) finish(ctx context.Context, d *document) error {
+	if d.budget > 0 {
+		r.budget.Release(d.budget)
+	}
+	n, hash, err := d.result()
+	st := r.opts.Stats
+	st.FilesDone.Add(1)
+	if err != nil {
+		st.FilesFailed.Add(1)
+		r.opts.Logger.Debug("document failed", "doc", d.file.ID, "err", err)
+	}
+	if r.opts.OnDocument != nil {
+		if herr := r.opts.OnDocument(ctx, DocumentResult{File: d.file, Hash: hash, Chunks: n, Err: err}); herr != nil {
+			return fmt.Errorf("pipeline: recording %s: %w", d.file.ID, herr)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.report.FilesSeen++
+	if err != nil {
+		r.report.FilesFailed++
+		r.report.Failures = append(r.report.Failures, Failure{Path: d.file.ID, Error: err.Error()})
+		return nil
+	}
+	r.report.FilesIngested++
+	return nil
+}

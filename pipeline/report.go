@@ -1,0 +1,59 @@
+package pipeline
+
+import "time"
+
+// Report summarises one run. Its JSON shape is part of the command-line
+// contract (`sluice run --json`, `--report FILE`): keys may be added, never
+// renamed.
+type Report struct {
+	// FilesSeen counts the files the walk selected, good or bad.
+	FilesSeen int `json:"files_seen"`
+	// FilesIngested counts documents whose chunks were all written.
+	FilesIngested int `json:"files_ingested"`
+	// FilesUnchanged counts documents skipped because they had not changed.
+	FilesUnchanged int `json:"files_unchanged"`
+	// FilesDeleted counts documents removed from the store because their
+	// source file is gone.
+	FilesDeleted int `json:"files_deleted"`
+	// FilesFailed counts documents listed in Failures.
+	FilesFailed int `json:"files_failed"`
+	// Failures lists every document that failed, with the reason.
+	Failures []Failure `json:"failures"`
+	// ChunksWritten counts nodes written to the store.
+	ChunksWritten int `json:"chunks_written"`
+	// ChunksReused counts chunks already in the store that were kept
+	// without embedding them again.
+	ChunksReused int `json:"chunks_reused"`
+	// ChunksDeleted counts stale nodes removed from the store.
+	ChunksDeleted int `json:"chunks_deleted"`
+	// TokensEmbedded counts the tokens sent to the embedder.
+	TokensEmbedded int64 `json:"tokens_embedded"`
+	// BytesRead counts the source bytes read.
+	BytesRead int64 `json:"bytes_read"`
+	// Seconds is the wall-clock duration of the run.
+	Seconds float64 `json:"seconds"`
+	// DryRun is true when nothing was embedded or written.
+	DryRun bool `json:"dry_run,omitempty"`
+	// ChunksPlanned counts the chunks a dry run would embed.
+	ChunksPlanned int `json:"chunks_planned,omitempty"`
+	// TokensPlanned counts the tokens a dry run would embed.
+	TokensPlanned int64 `json:"tokens_planned,omitempty"`
+}
+
+// Failure is one document that could not be ingested.
+type Failure struct {
+	// Path is the document id: the root-relative path of the file.
+	Path string `json:"path"`
+	// Error says what went wrong and, where possible, how to fix it.
+	Error string `json:"error"`
+}
+
+// MBPerSecond returns the read throughput of the run in MB/s (10^6 bytes).
+func (r *Report) MBPerSecond() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.BytesRead) / 1e6 / r.Seconds
+}
+
+func (r *Report) setDuration(d time.Duration) { r.Seconds = d.Seconds() }

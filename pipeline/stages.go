@@ -1,0 +1,174 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// batch groups chunks into embedding requests of at most BatchSize chunks
+// and MaxBatchTokens tokens. A partly filled batch is sent when no chunk has
+// arrived for MaxWait, so a trickle of documents (watch mode) is not held
+// back waiting for a full batch.
+func (r *run) batch(ctx context.Context, in <-chan *chunk, out chan<- []*chunk) error {
+	defer close(out)
+	var (
+		cur    []*chunk
+		tokens int
+		timer  = time.NewTimer(r.opts.MaxWait)
+	)
+	defer timer.Stop()
+	flush := func() error {
+		if len(cur) == 0 {
+			return nil
+		}
+		b := cur
+		cur, tokens = nil, 0
+		return send(ctx, out, b)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			if err := flush(); err != nil {
+				return err
+			}
+			timer.Reset(r.opts.MaxWait)
+		case c, ok := <-in:
+			if !ok {
+				return flush()
+			}
+			if c.doc.failed() {
+				if err := r.settle(ctx, []*chunk{c}); err != nil {
+					return err
+				}
+				continue
+			}
+			if r.opts.MaxBatchTokens > 0 && len(cur) > 0 && tokens+c.tokens > r.opts.MaxBatchTokens {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			cur = append(cur, c)
+			tokens += c.tokens
+			if len(cur) >= r.opts.BatchSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			timer.Reset(r.opts.MaxWait)
+		}
+	}
+}
+
+// embed embeds one batch. Chunks of documents that failed meanwhile are
+// dropped; an error that concerns only this batch's inputs fails their
+// documents, any other error stops the run.
+func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) error {
+	live, dropped := partition(b)
+	if err := r.settle(ctx, dropped); err != nil {
+		return err
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	inputs := make([]embedder.Input, len(live))
+	tokens := 0
+	for i, c := range live {
+		inputs[i] = embedder.Input{Text: c.text, Tokens: c.tokens}
+		tokens += c.tokens
+	}
+	start := time.Now()
+	vecs, err := r.opts.Embedder.Embed(ctx, inputs)
+	r.opts.Stats.Batches.Add(1)
+	r.opts.Logger.Debug("embedding batch", "chunks", len(live), "tokens", tokens, "took", time.Since(start), "err", err)
+	if err == nil && len(vecs) != len(live) {
+		err = fmt.Errorf("pipeline: embedder returned %d vectors for %d inputs", len(vecs), len(live))
+	}
+	if err != nil {
+		if ctx.Err() != nil || !isBatchError(err) {
+			return err
+		}
+		for _, c := range live {
+			c.doc.fail(err)
+		}
+		return r.settle(ctx, live)
+	}
+	dims := r.opts.Embedder.Dimensions()
+	for i, c := range live {
+		if len(vecs[i]) != dims {
+			return &sink.DimensionError{Want: dims, Got: len(vecs[i]), NodeID: c.id}
+		}
+		c.vector = vecs[i]
+	}
+	r.opts.Stats.Tokens.Add(int64(tokens))
+	r.mu.Lock()
+	r.report.TokensEmbedded += int64(tokens)
+	r.mu.Unlock()
+	return emit(live)
+}
+
+// write stores one embedded batch and completes the documents whose last
+// chunk it holds.
+func (r *run) write(ctx context.Context, b []*chunk) error {
+	live, dropped := partition(b)
+	if err := r.settle(ctx, dropped); err != nil {
+		return err
+	}
+	nodes := make([]sink.Node, len(live))
+	for i, c := range live {
+		nodes[i] = sink.Node{
+			ID: c.id, RefDocID: c.doc.file.ID, Text: c.text, Embedding: c.vector,
+			Metadata: c.doc.file.Metadata, StartChar: c.start, EndChar: c.end,
+		}
+	}
+	written := len(nodes)
+	if len(nodes) > 0 {
+		if _, err := r.opts.Store.Add(ctx, nodes); err != nil {
+			var werr *sink.WriteError
+			if !errors.As(err, &werr) {
+				return err
+			}
+			for _, c := range live {
+				if cause, ok := werr.Failed[c.id]; ok {
+					c.doc.fail(fmt.Errorf("store rejected chunk %d: %w", c.ordinal, cause))
+					written--
+				}
+			}
+		}
+	}
+	r.opts.Stats.ChunksDone.Add(int64(written))
+	r.mu.Lock()
+	r.report.ChunksWritten += written
+	r.mu.Unlock()
+	return r.settle(ctx, live)
+}
+
+// partition splits chunks into those of live documents and those of
+// documents that already failed.
+func partition(b []*chunk) (live, dropped []*chunk) {
+	live = b[:0:0]
+	for _, c := range b {
+		if c.doc.failed() {
+			dropped = append(dropped, c)
+		} else {
+			live = append(live, c)
+		}
+	}
+	return live, dropped
+}
+
+// isBatchError reports whether an embedding error concerns only the inputs
+// of the batch (the provider rejected them), so that their documents fail
+// and the run goes on. Other errors (credentials, quota exhausted after
+// retries, an unreachable provider) would fail every document alike and
+// stop the run instead.
+func isBatchError(err error) bool {
+	var bad interface{ BadInput() bool }
+	return errors.As(err, &bad) && bad.BadInput()
+}

@@ -67,8 +67,9 @@ func (r *run) batch(ctx context.Context, in <-chan *chunk, out chan<- []*chunk) 
 }
 
 // embed embeds one batch. Chunks of documents that failed meanwhile are
-// dropped; an error that concerns only this batch's inputs fails their
-// documents, any other error stops the run.
+// dropped. When the provider rejects the batch's inputs, the batch is split
+// in halves until the offending chunks are isolated, so that only their
+// documents fail; any other error stops the run.
 func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) error {
 	live, dropped := partition(b)
 	if err := r.settle(ctx, dropped); err != nil {
@@ -77,40 +78,53 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 	if len(live) == 0 {
 		return nil
 	}
-	inputs := make([]embedder.Input, len(live))
-	tokens := 0
-	for i, c := range live {
-		inputs[i] = embedder.Input{Text: c.text, Tokens: c.tokens}
-		tokens += c.tokens
-	}
-	start := time.Now()
-	vecs, err := r.opts.Embedder.Embed(ctx, inputs)
-	r.opts.Stats.Batches.Add(1)
-	r.opts.Logger.Debug("embedding batch", "chunks", len(live), "tokens", tokens, "took", time.Since(start), "err", err)
-	if err == nil && len(vecs) != len(live) {
-		err = fmt.Errorf("pipeline: embedder returned %d vectors for %d inputs", len(vecs), len(live))
-	}
+	vecs, err := r.embedOnce(ctx, live)
 	if err != nil {
 		if ctx.Err() != nil || !isBatchError(err) {
 			return err
 		}
-		for _, c := range live {
-			c.doc.fail(err)
+		if len(live) > 1 {
+			half := len(live) / 2
+			if err := r.embed(ctx, live[:half], emit); err != nil {
+				return err
+			}
+			return r.embed(ctx, live[half:], emit)
 		}
+		live[0].doc.fail(fmt.Errorf("embedder rejected chunk %d: %w", live[0].ordinal, err))
 		return r.settle(ctx, live)
 	}
 	dims := r.opts.Embedder.Dimensions()
+	tokens := 0
 	for i, c := range live {
 		if len(vecs[i]) != dims {
 			return &sink.DimensionError{Want: dims, Got: len(vecs[i]), NodeID: c.id}
 		}
 		c.vector = vecs[i]
+		tokens += c.tokens
 	}
 	r.opts.Stats.Tokens.Add(int64(tokens))
 	r.mu.Lock()
 	r.report.TokensEmbedded += int64(tokens)
 	r.mu.Unlock()
 	return emit(live)
+}
+
+// embedOnce sends one embedding request for the chunks.
+func (r *run) embedOnce(ctx context.Context, cs []*chunk) ([][]float32, error) {
+	inputs := make([]embedder.Input, len(cs))
+	tokens := 0
+	for i, c := range cs {
+		inputs[i] = embedder.Input{Text: c.text, Tokens: c.tokens}
+		tokens += c.tokens
+	}
+	start := time.Now()
+	vecs, err := r.opts.Embedder.Embed(ctx, inputs)
+	r.opts.Stats.Batches.Add(1)
+	r.opts.Logger.Debug("embedding batch", "chunks", len(cs), "tokens", tokens, "took", time.Since(start), "err", err)
+	if err == nil && len(vecs) != len(cs) {
+		err = fmt.Errorf("pipeline: embedder returned %d vectors for %d inputs", len(vecs), len(cs))
+	}
+	return vecs, err
 }
 
 // write stores one embedded batch and completes the documents whose last

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sluice runs the command line in dir and returns stdout, stderr and the exit code.
+func sluice(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	if dir != "" {
+		t.Chdir(dir)
+	}
+	var out, errb bytes.Buffer
+	code := execute(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func jsonLines(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestLocalYAMLIsTheDefault(t *testing.T) {
+	cfg, _, err := loadConfig("../../configs/local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultConfig(); !reflect.DeepEqual(cfg, want) {
+		t.Errorf("configs/local.yaml differs from DefaultConfig():\n got %+v\nwant %+v", cfg, want)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("default config invalid: %v", err)
+	}
+}
+
+func TestConfigErrorsNameTheSetting(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"unknown key", "splitter:\n  chunkSise: 10\n", `unknown setting "chunkSise" (in section splitter)`},
+		{"overlap too large", "splitter:\n  chunkSize: 100\n  chunkOverlap: 100\n", "splitter.chunkOverlap"},
+		{"bad sink type", "sink:\n  type: postgres\n", `sink.type is "postgres"`},
+		{"bad glob", "source:\n  include: [\"[\"]\n", "source.include[0]"},
+		{"bad budget", "pipeline:\n  memoryBudgetMB: 0\n", "pipeline.memoryBudgetMB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "c.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code := sluice(t, dir, "run", ".", "--config", path)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", "a", "b"},
+		{"run", "--no-such-flag"},
+		{"query"},
+		{"query", "x", "--mode", "fuzzy"},
+		{"query", "x", "--filter", "novalue"},
+		{"delete"},
+		{"run", filepath.Join(dir, "missing")},
+	} {
+		if _, stderr, code := sluice(t, dir, args...); code != exitUsage {
+			t.Errorf("%v: exit %d (stderr %q), want 2", args, code, stderr)
+		}
+	}
+}
+
+// TestEndToEnd is the issue's acceptance scenario on a temp folder: good
+// files land, each bad one is listed with its reason, exit code 3; queries
+// find a file's chunk first; get lists every node; delete removes exactly
+// one document.
+func TestEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus")
+	files := map[string]string{
+		"guide/install.md":  "# Installing\n\nRun the installer and then configure the quartz flux capacitor carefully.\n",
+		"guide/usage.md":    "# Usage\n\nStart the service, then watch the logs for the word ready.\n",
+		"notes/o'brien.txt": "Notes by O'Brien about pelican migration and harbour seals.\n",
+		"empty.md":          "",
+		"binary.md":         "PK\x03\x04\x00\x00binary",
+		"latin1.txt":        "caf\xe9 au lait",
+	}
+	for i := range 30 {
+		files["bulk/doc"+string(rune('a'+i%26))+string(rune('a'+i/26))+".md"] = strings.Repeat("Filler sentence about nothing in particular. ", 40)
+	}
+	writeFiles(t, corpus, files)
+	// An unreadable file proper, when not running as root.
+	if os.Geteuid() != 0 {
+		p := filepath.Join(corpus, "secret.md")
+		writeFiles(t, corpus, map[string]string{"secret.md": "secret"})
+		if err := os.Chmod(p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stdout, stderr, code := sluice(t, dir, "run", "corpus", "--json", "--report", "report.json")
+	if code != exitPartial {
+		t.Fatalf("run: exit %d, want 3\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	var rep struct {
+		FilesSeen, FilesIngested, FilesFailed int
+		Failures                              []struct{ Path, Error string }
+		ChunksWritten                         int `json:"chunks_written"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]string{}
+	for _, f := range rep.Failures {
+		failed[f.Path] = f.Error
+	}
+	for _, bad := range []string{"empty.md", "binary.md", "latin1.txt"} {
+		if failed[bad] == "" {
+			t.Errorf("%s not listed in failures %v", bad, failed)
+		}
+	}
+	if _, ok := failed["guide/install.md"]; ok {
+		t.Errorf("good file listed as failed: %v", failed)
+	}
+	if !strings.Contains(stdout, `"files_ingested":33`) {
+		t.Errorf("run --json: %s", stdout)
+	}
+
+	for _, mode := range []string{"sparse", "hybrid", "vector"} {
+		out, stderr, code := sluice(t, dir, "query", "quartz flux capacitor", "--mode", mode, "--json")
+		lines := jsonLines(t, out)
+		if code != 0 || len(lines) == 0 || lines[0]["doc_id"] != "guide/install.md" {
+			t.Errorf("query --mode %s: exit %d, stderr %q, first %v", mode, code, stderr, lines)
+		}
+	}
+	out, _, _ := sluice(t, dir, "query", "pelican", "--mode", "sparse", "--json", "--filter", "file_name=o'brien.txt")
+	if lines := jsonLines(t, out); len(lines) != 1 || lines[0]["doc_id"] != "notes/o'brien.txt" {
+		t.Errorf("filtered query: %v", lines)
+	}
+	if _, stderr, code := sluice(t, dir, "query", "x", "--mode", "semantic_hybrid"); code != exitFatal || !strings.Contains(stderr, "semantic") {
+		t.Errorf("semantic_hybrid on the local store: exit %d, %q", code, stderr)
+	}
+
+	out, _, code = sluice(t, dir, "get", "--json")
+	all := jsonLines(t, out)
+	if code != 0 || len(all) != rep.ChunksWritten {
+		t.Fatalf("get: exit %d, %d nodes, want %d", code, len(all), rep.ChunksWritten)
+	}
+	for _, k := range []string{"id", "doc_id", "score", "text", "metadata"} {
+		if _, ok := all[0][k]; !ok {
+			t.Errorf("get --json line lacks %q: %v", k, all[0])
+		}
+	}
+	perDoc := map[any]int{}
+	for _, n := range all {
+		perDoc[n["doc_id"]]++
+	}
+
+	if _, stderr, code := sluice(t, dir, "delete", "--doc-id", "notes/o'brien.txt"); code != 0 {
+		t.Fatalf("delete: exit %d: %s", code, stderr)
+	}
+	out, _, _ = sluice(t, dir, "get", "--json")
+	after := jsonLines(t, out)
+	if len(after) != len(all)-perDoc["notes/o'brien.txt"] {
+		t.Errorf("delete removed %d nodes, want %d", len(all)-len(after), perDoc["notes/o'brien.txt"])
+	}
+	for _, n := range after {
+		if n["doc_id"] == "notes/o'brien.txt" {
+			t.Fatal("deleted document still has nodes")
+		}
+	}
+}
+
+func TestSplitJSON(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("One sentence here. Another one there, with a comma. ", 60)
+	writeFiles(t, dir, map[string]string{"a.txt": text, "b.txt": "short"})
+	out, stderr, code := sluice(t, dir, "split", "a.txt", "b.txt", "--chunk-size", "64", "--chunk-overlap", "8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := jsonLines(t, out)
+	if len(lines) < 3 || lines[len(lines)-1]["file"] != "b.txt" {
+		t.Fatalf("split output: %d lines", len(lines))
+	}
+	for _, l := range lines {
+		if l["file"] != "a.txt" {
+			continue
+		}
+		start, end := int(l["start"].(float64)), int(l["end"].(float64))
+		if text[start:end] != l["text"] || l["tokens"].(float64) > 64 {
+			t.Errorf("chunk %v does not slice the file or exceeds 64 tokens", l["index"])
+		}
+	}
+}

@@ -1,0 +1,373 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/splitter"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeEmbedder returns a deterministic vector per text. Texts containing
+// poison are rejected as bad input, like a provider's 400.
+type fakeEmbedder struct {
+	dims     int
+	badDims  int // if > 0, return vectors of this length
+	poison   string
+	mu       sync.Mutex
+	requests int
+	block    chan struct{} // if set, Embed waits on it or ctx
+	entered  chan struct{} // if set, closed when Embed is first called
+	once     sync.Once
+}
+
+type badInputError struct{}
+
+func (badInputError) Error() string  { return "provider: 400 input rejected" }
+func (badInputError) BadInput() bool { return true }
+
+func (e *fakeEmbedder) Dimensions() int { return e.dims }
+
+func (e *fakeEmbedder) Embed(ctx context.Context, in []embedder.Input) ([][]float32, error) {
+	e.mu.Lock()
+	e.requests++
+	e.mu.Unlock()
+	if e.entered != nil {
+		e.once.Do(func() { close(e.entered) })
+	}
+	if e.block != nil {
+		select {
+		case <-e.block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	out := make([][]float32, len(in))
+	for i, t := range in {
+		if e.poison != "" && strings.Contains(t.Text, e.poison) {
+			return nil, badInputError{}
+		}
+		n := e.dims
+		if e.badDims > 0 {
+			n = e.badDims
+		}
+		v := make([]float32, n)
+		v[len(t.Text)%n] = 1
+		out[i] = v
+	}
+	return out, nil
+}
+
+// memStore is an in-memory Writer. Nodes whose text contains reject are
+// refused with a *sink.WriteError.
+type memStore struct {
+	mu     sync.Mutex
+	nodes  map[string]sink.Node
+	adds   int
+	reject string
+}
+
+func newMemStore() *memStore { return &memStore{nodes: map[string]sink.Node{}} }
+
+func (s *memStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.adds++
+	werr := &sink.WriteError{Failed: map[string]error{}}
+	var ids []string
+	for _, n := range nodes {
+		if s.reject != "" && strings.Contains(n.Text, s.reject) {
+			werr.Failed[n.ID] = errors.New("rejected by test store")
+			continue
+		}
+		s.nodes[n.ID] = n
+		ids = append(ids, n.ID)
+	}
+	if len(werr.Failed) > 0 {
+		return ids, werr
+	}
+	return ids, nil
+}
+
+func (s *memStore) byDoc() map[string][]sink.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]sink.Node{}
+	for _, n := range s.nodes {
+		out[n.RefDocID] = append(out[n.RefDocID], n)
+	}
+	for _, ns := range out {
+		slices.SortFunc(ns, func(a, b sink.Node) int { return a.StartChar - b.StartChar })
+	}
+	return out
+}
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func paragraphText(seed string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "Sentence %d about %s goes here, with a few more words to count. ", i, seed)
+		if i%7 == 6 {
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
+}
+
+func newSplitter(t *testing.T, size, overlap int) *splitter.Splitter {
+	t.Helper()
+	sp, err := splitter.New(splitter.Config{ChunkSize: size, ChunkOverlap: overlap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func baseOptions(t *testing.T, root string, emb embedder.Embedder, store Writer) Options {
+	cfg := reader.DefaultConfig()
+	cfg.Dir = root
+	return Options{Reader: cfg, Splitter: newSplitter(t, 64, 8), Embedder: emb, Store: store, BatchSize: 7}
+}
+
+func TestRunIngestsAndReportsFailures(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"a.md":            paragraphText("alpha", 40),
+		"sub/b.txt":       paragraphText("beta", 25),
+		"sub/deep/c.rst":  "A single short sentence.",
+		"empty.md":        "",
+		"binary.txt":      "abc\x00def",
+		"invalid.md":      "valid start \xff\xfe then garbage",
+		"ignored.go":      "package x",
+		".hidden/skip.md": "hidden",
+	})
+	store := newMemStore()
+	emb := &fakeEmbedder{dims: 16}
+	var mu sync.Mutex
+	var results []DocumentResult
+	opts := baseOptions(t, root, emb, store)
+	opts.OnDocument = func(_ context.Context, d DocumentResult) error {
+		mu.Lock()
+		defer mu.Unlock()
+		results = append(results, d)
+		return nil
+	}
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.FilesSeen != 6 || rep.FilesIngested != 3 || rep.FilesFailed != 3 {
+		t.Errorf("seen/ingested/failed = %d/%d/%d, want 6/3/3", rep.FilesSeen, rep.FilesIngested, rep.FilesFailed)
+	}
+	var failed []string
+	for _, f := range rep.Failures {
+		failed = append(failed, f.Path)
+		if f.Error == "" {
+			t.Errorf("failure %s has no reason", f.Path)
+		}
+	}
+	if want := []string{"binary.txt", "empty.md", "invalid.md"}; !slices.Equal(failed, want) {
+		t.Errorf("failures = %v, want %v", failed, want)
+	}
+	docs := store.byDoc()
+	if len(docs) != 3 {
+		t.Fatalf("store has documents %v, want a.md, sub/b.txt, sub/deep/c.rst", keys(docs))
+	}
+	sp := newSplitter(t, 64, 8)
+	for id, body := range map[string]string{"a.md": paragraphText("alpha", 40), "sub/b.txt": paragraphText("beta", 25), "sub/deep/c.rst": "A single short sentence."} {
+		want := sp.Split(body)
+		got := docs[id]
+		if len(got) != len(want) {
+			t.Errorf("%s: %d nodes, want %d chunks", id, len(got), len(want))
+			continue
+		}
+		for i, n := range got {
+			if n.Text != want[i].Text || n.StartChar != want[i].Start || n.EndChar != want[i].End {
+				t.Errorf("%s chunk %d differs from the splitter's", id, i)
+			}
+			if n.Metadata["file_name"] == nil || len(n.Embedding) != 16 {
+				t.Errorf("%s chunk %d: metadata %v, %d dims", id, i, n.Metadata, len(n.Embedding))
+			}
+		}
+	}
+	if rep.ChunksWritten != len(store.nodes) {
+		t.Errorf("ChunksWritten = %d, store holds %d", rep.ChunksWritten, len(store.nodes))
+	}
+	if rep.TokensEmbedded == 0 || rep.BytesRead == 0 {
+		t.Errorf("TokensEmbedded = %d, BytesRead = %d; want both > 0", rep.TokensEmbedded, rep.BytesRead)
+	}
+	if len(results) != 6 {
+		t.Errorf("OnDocument called %d times, want 6", len(results))
+	}
+	for _, r := range results {
+		if r.Err == nil && len(r.Hash) != 64 {
+			t.Errorf("%s: hash %q, want hex SHA-256", r.File.ID, r.Hash)
+		}
+	}
+
+	// A second run writes the same node ids: nothing is duplicated.
+	before := len(store.nodes)
+	if _, err := Run(context.Background(), baseOptions(t, root, emb, store)); err != nil {
+		t.Fatal(err)
+	}
+	if len(store.nodes) != before {
+		t.Errorf("re-run changed the node count from %d to %d", before, len(store.nodes))
+	}
+}
+
+func keys[M ~map[string]V, V any](m M) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestBadInputFailsOnlyItsDocument(t *testing.T) {
+	files := map[string]string{"poison.md": "Some text. POISON here. More text."}
+	for i := range 10 {
+		files[fmt.Sprintf("ok%02d.md", i)] = paragraphText(fmt.Sprint("doc", i), 12)
+	}
+	root := writeTree(t, files)
+	store := newMemStore()
+	rep, err := Run(context.Background(), baseOptions(t, root, &fakeEmbedder{dims: 8, poison: "POISON"}, store))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.FilesFailed != 1 || rep.Failures[0].Path != "poison.md" || !strings.Contains(rep.Failures[0].Error, "400") {
+		t.Fatalf("failures = %+v, want only poison.md with the provider's message", rep.Failures)
+	}
+	if rep.FilesIngested != 10 || len(store.byDoc()) != 10 {
+		t.Errorf("ingested %d, store has %d documents; want 10", rep.FilesIngested, len(store.byDoc()))
+	}
+}
+
+func TestStoreRejectionFailsDocument(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.md": "Fine text here.", "b.md": "This one is REJECTED by the store."})
+	store := newMemStore()
+	store.reject = "REJECTED"
+	rep, err := Run(context.Background(), baseOptions(t, root, &fakeEmbedder{dims: 4}, store))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.FilesFailed != 1 || rep.Failures[0].Path != "b.md" || rep.FilesIngested != 1 || rep.ChunksWritten != 1 {
+		t.Errorf("report = %+v", rep)
+	}
+}
+
+func TestDimensionMismatchStopsBeforeWriting(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.md": paragraphText("x", 30)})
+	store := newMemStore()
+	_, err := Run(context.Background(), baseOptions(t, root, &fakeEmbedder{dims: 8, badDims: 5}, store))
+	var de *sink.DimensionError
+	if !errors.As(err, &de) || de.Want != 8 || de.Got != 5 {
+		t.Fatalf("Run error = %v, want a DimensionError 8 vs 5", err)
+	}
+	if store.adds != 0 {
+		t.Errorf("store was written %d times before the mismatch was caught", store.adds)
+	}
+}
+
+func TestCancelStopsPromptly(t *testing.T) {
+	files := map[string]string{}
+	for i := range 50 {
+		files[fmt.Sprintf("f%02d.md", i)] = paragraphText(fmt.Sprint(i), 30)
+	}
+	root := writeTree(t, files)
+	emb := &fakeEmbedder{dims: 4, block: make(chan struct{}), entered: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := baseOptions(t, root, emb, newMemStore())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, opts)
+		done <- err
+	}()
+	// Wait until the pipeline is blocked in the embedder.
+	select {
+	case <-emb.entered:
+	case err := <-done:
+		t.Fatalf("Run returned before embedding: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run error = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not stop within 5s of cancellation")
+	}
+}
+
+func TestDryRunEmbedsAndWritesNothing(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.md": paragraphText("a", 20), "b.md": paragraphText("b", 5)})
+	cfg := reader.DefaultConfig()
+	cfg.Dir = root
+	rep, err := Run(context.Background(), Options{Reader: cfg, Splitter: newSplitter(t, 64, 8), DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := newSplitter(t, 64, 8)
+	want, tokens := 0, 0
+	for _, body := range []string{paragraphText("a", 20), paragraphText("b", 5)} {
+		for _, c := range sp.Split(body) {
+			want++
+			tokens += c.Tokens
+		}
+	}
+	if !rep.DryRun || rep.ChunksPlanned != want || rep.TokensPlanned != int64(tokens) || rep.ChunksWritten != 0 || rep.TokensEmbedded != 0 {
+		t.Errorf("dry-run report = %+v, want %d chunks / %d tokens planned", rep, want, tokens)
+	}
+}
+
+func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
+	big := paragraphText("streamed", 3000) // ~200 KB
+	root := writeTree(t, map[string]string{"big.md": big, "small.md": "tiny file."})
+	store := newMemStore()
+	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
+	opts.MemoryBudget = 64 << 10 // smaller than big.md: it must be streamed
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.FilesIngested != 2 {
+		t.Fatalf("report = %+v", rep)
+	}
+	nodes := store.byDoc()["big.md"]
+	if len(nodes) < 100 {
+		t.Fatalf("big.md gave %d nodes", len(nodes))
+	}
+	for _, n := range nodes {
+		if big[n.StartChar:n.EndChar] != n.Text {
+			t.Fatalf("node offsets %d:%d do not slice the source", n.StartChar, n.EndChar)
+		}
+	}
+}

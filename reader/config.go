@@ -1,0 +1,94 @@
+package reader
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// DefaultInclude are the include patterns used when source.include is empty.
+// Like every pattern without a '/', they match at any depth: "*.md" means
+// "**/*.md".
+var DefaultInclude = []string{"*.md", "*.markdown", "*.txt", "*.text", "*.rst"}
+
+// Config selects the files of a source folder. Its yaml keys are those of the
+// `source` section of the configuration file.
+//
+// Patterns use github.com/bmatcuk/doublestar/v4 syntax and are matched
+// against the root-relative path with '/' separators:
+//
+//   - A pattern without '/' matches a name at any depth ("*.md" is "**/*.md").
+//   - A pattern with a '/' is anchored at the root ("docs/*.md" matches
+//     docs/a.md but not x/docs/a.md); a leading "/" or "./" is ignored.
+//   - An exclude pattern that matches a directory excludes everything below it
+//     ("drafts" skips every folder named drafts).
+//   - Hidden entries (a name starting with '.', such as .git or .sluice) are
+//     skipped, files and folders alike, unless an include pattern names a
+//     hidden path explicitly with a segment starting with '.'
+//     (".github/**/*.md", "**/.notes/*.md"). Exclude patterns still apply.
+type Config struct {
+	// Dir is the root folder to read. Default ".".
+	Dir string `yaml:"dir"`
+	// Include lists the glob patterns of files to read. Default DefaultInclude
+	// (used whenever the list is empty).
+	Include []string `yaml:"include"`
+	// Exclude lists glob patterns of files and folders to skip, applied after
+	// Include. Default none.
+	Exclude []string `yaml:"exclude"`
+}
+
+// DefaultConfig returns the default source settings: the current directory
+// and DefaultInclude.
+func DefaultConfig() Config {
+	return Config{Dir: ".", Include: append([]string(nil), DefaultInclude...)}
+}
+
+// WithDefaults returns c with its empty settings replaced by their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	if len(c.Include) == 0 {
+		c.Include = append([]string(nil), DefaultInclude...)
+	}
+	return c
+}
+
+// Validate reports the first invalid setting as a *ConfigError naming it
+// ("source.dir", "source.include[2]", ...). It does not touch the file
+// system; Walk reports a missing folder. Call WithDefaults first to accept
+// empty settings.
+func (c Config) Validate() error {
+	if strings.TrimSpace(c.Dir) == "" {
+		return &ConfigError{Setting: "source.dir", Reason: `is empty; set it to the folder to read (default ".")`}
+	}
+	if len(c.Include) == 0 {
+		return &ConfigError{Setting: "source.include", Reason: "is empty, so no file would be read; list patterns such as \"*.md\" or remove the key for the defaults"}
+	}
+	if err := validatePatterns("source.include", c.Include); err != nil {
+		return err
+	}
+	return validatePatterns("source.exclude", c.Exclude)
+}
+
+func validatePatterns(key string, patterns []string) error {
+	for i, p := range patterns {
+		setting := key + "[" + strconv.Itoa(i) + "]"
+		if strings.TrimSpace(p) == "" {
+			return &ConfigError{Setting: setting, Reason: "is an empty pattern; remove it or write a glob such as \"*.md\""}
+		}
+		if !doublestar.ValidatePattern(normalizePattern(p)) {
+			return &ConfigError{Setting: setting, Reason: strconv.Quote(p) + " is not a valid glob pattern; check its brackets [] and braces {}"}
+		}
+	}
+	return nil
+}
+
+// Match reports whether the root-relative, '/'-separated path relPath is
+// selected by c's include and exclude patterns and the hidden-entry rule.
+// Invalid patterns match nothing; call Validate to report them. Empty
+// patterns lists get their defaults.
+func (c Config) Match(relPath string) bool {
+	return compile(c.WithDefaults()).match(relPath)
+}

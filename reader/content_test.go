@@ -1,0 +1,306 @@
+package reader
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func fileAt(t *testing.T, name string, body []byte) File {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newFile(name, p, fi)
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func TestReadAll(t *testing.T) {
+	big := bytes.Repeat([]byte("héllo wörld ✓ 😀\n"), 10000)
+	tests := []struct {
+		name     string
+		body     []byte
+		wantText string
+		wantErr  error
+		offset   int64
+	}{
+		{"ascii", []byte("hello\n"), "hello\n", nil, 0},
+		{"multibyte", []byte("grüße 世界 😀"), "grüße 世界 😀", nil, 0},
+		{"bom stripped", []byte("\xEF\xBB\xBFtitle\n"), "title\n", nil, 0},
+		{"bom only is empty", []byte("\xEF\xBB\xBF"), "", ErrEmpty, 0},
+		{"empty", nil, "", ErrEmpty, 0},
+		{"whitespace is text", []byte("  \n"), "  \n", nil, 0},
+		{"large", big, string(big), nil, 0},
+		{"nul at start", []byte("\x00abc"), "", ErrBinary, 0},
+		{"png header", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), "", ErrBinary, 8},
+		{"nul late", append(bytes.Repeat([]byte("a"), 100000), 0, 'b'), "", ErrBinary, 100000},
+		{"invalid utf8", []byte("abc\xffdef"), "", ErrInvalidUTF8, 3},
+		{"latin1", []byte("caf\xe9 au lait"), "", ErrInvalidUTF8, 3},
+		{"truncated at end", []byte("ok \xe2\x82"), "", ErrInvalidUTF8, 3},
+		{"invalid late", append(bytes.Repeat([]byte("é"), 50000), 0xC0, 0x80), "", ErrInvalidUTF8, 100000},
+		{"surrogate", []byte("a\xed\xa0\x80b"), "", ErrInvalidUTF8, 1},
+		{"bom then invalid", []byte("\xEF\xBB\xBFab\xfe"), "", ErrInvalidUTF8, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fileAt(t, "doc.md", tt.body)
+			text, hash, err := ReadAll(f)
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("ReadAll: %v", err)
+				}
+				if text != tt.wantText {
+					t.Errorf("text = %.40q, want %.40q", text, tt.wantText)
+				}
+				if hash != sum(tt.body) {
+					t.Errorf("hash = %s, want sha256 of raw bytes %s", hash, sum(tt.body))
+				}
+				return
+			}
+			var fe *FileError
+			if !errors.As(err, &fe) || !errors.Is(err, tt.wantErr) {
+				t.Fatalf("ReadAll error = %v, want *FileError wrapping %v", err, tt.wantErr)
+			}
+			if fe.Path != "doc.md" || !strings.Contains(err.Error(), "doc.md") {
+				t.Errorf("error %q does not name the file", err)
+			}
+			if fe.Offset != tt.offset {
+				t.Errorf("Offset = %d, want %d", fe.Offset, tt.offset)
+			}
+		})
+	}
+}
+
+func TestEmptyFileMessage(t *testing.T) {
+	_, _, err := ReadAll(fileAt(t, "e.md", nil))
+	if err == nil || !strings.Contains(err.Error(), "empty file: nothing to index") {
+		t.Fatalf("error = %v, want the empty-file reason", err)
+	}
+}
+
+// TestUTF8AcrossReadBoundaries forces one-byte reads from the file after the
+// first block, so every multi-byte character is split across reads.
+func TestUTF8AcrossReadBoundaries(t *testing.T) {
+	prefix := bytes.Repeat([]byte("x"), sniffLen-1) // first block ends mid-character
+	tests := []struct {
+		name    string
+		tail    []byte
+		wantErr error
+		offset  int64
+	}{
+		{"valid 2-byte", []byte("é and more"), nil, 0},
+		{"valid 3-byte", []byte("€ and more"), nil, 0},
+		{"valid 4-byte", []byte("😀 and more"), nil, 0},
+		{"bad continuation", []byte("\xe2\x82x"), ErrInvalidUTF8, sniffLen - 1},
+		{"overlong", []byte("\xc0\xafok"), ErrInvalidUTF8, sniffLen - 1},
+		{"truncated at eof", []byte("\xf0\x9f\x98"), ErrInvalidUTF8, sniffLen - 1},
+		{"stray continuation", []byte("ab\x80"), ErrInvalidUTF8, sniffLen + 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := append(append([]byte(nil), prefix...), tt.tail...)
+			c, err := Open(fileAt(t, "u.txt", body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.src = iotest.OneByteReader(c.f)
+			var out bytes.Buffer
+			buf := make([]byte, 3) // small p: also splits returned text
+			for {
+				n, err := c.Read(buf)
+				out.Write(buf[:n])
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					if tt.wantErr == nil || !errors.Is(err, tt.wantErr) {
+						t.Fatalf("Read error %v, want %v", err, tt.wantErr)
+					}
+					var fe *FileError
+					if errors.As(err, &fe); fe.Offset != tt.offset {
+						t.Errorf("Offset = %d, want %d", fe.Offset, tt.offset)
+					}
+					if int64(out.Len()) > tt.offset {
+						t.Errorf("returned %d bytes, beyond the bad byte at %d", out.Len(), tt.offset)
+					}
+					if _, again := c.Read(buf); again != err {
+						t.Errorf("error not sticky: %v", again)
+					}
+					return
+				}
+			}
+			if tt.wantErr != nil {
+				t.Fatalf("no error, want %v", tt.wantErr)
+			}
+			if !bytes.Equal(out.Bytes(), body) {
+				t.Errorf("text differs from file")
+			}
+			if c.Sum() != sum(body) || c.BytesRead() != int64(len(body)) {
+				t.Errorf("Sum/BytesRead = %s/%d, want %s/%d", c.Sum(), c.BytesRead(), sum(body), len(body))
+			}
+		})
+	}
+}
+
+func TestIncompleteTail(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{"", 0}, {"abc", 0}, {"a\xc3", 1}, {"a\xe2\x82", 2}, {"\xf0\x9f\x98", 3},
+		{"a😀", 0}, {"a\xff", 0}, {"\x80\x80\x80", 0}, {"é", 0},
+	}
+	for _, tt := range tests {
+		if got := incompleteTail([]byte(tt.in)); got != tt.want {
+			t.Errorf("incompleteTail(%q) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLargeFileStreamsWithBoundedMemory(t *testing.T) {
+	const size = 16 << 20
+	line := []byte("The quick brown fox jumps over the lazy dog — ünïcödé 😀.\n")
+	body := bytes.Repeat(line, size/len(line)+1)
+	f := fileAt(t, "big.txt", body)
+	c, err := Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := sha256.New()
+	buf := make([]byte, 4096)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n, err := io.CopyBuffer(h, struct{ io.Reader }{c}, buf)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(len(body)) || c.BytesRead() != int64(len(body)) {
+		t.Fatalf("read %d bytes (BytesRead %d), want %d", n, c.BytesRead(), len(body))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != c.Sum() || got != sum(body) {
+		t.Errorf("hash mismatch")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("streaming %d MiB allocated %d bytes, want under 1 MiB", size>>20, alloc)
+	}
+}
+
+func TestOpenFailures(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		file    File
+		wantErr error
+		mention string
+	}{
+		{"vanished before open", File{ID: "gone.md", Path: filepath.Join(dir, "gone.md")}, ErrVanished, "gone.md"},
+		{"directory named like a file", File{ID: "dir.md", Path: dir}, ErrUnreadable, "directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := ReadAll(tt.file)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("error %q does not mention %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+// TestReadErrorIsUnreadable injects an I/O error after the first block.
+func TestReadErrorIsUnreadable(t *testing.T) {
+	body := bytes.Repeat([]byte("a"), 3*bufSize)
+	c, err := Open(fileAt(t, "io.md", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.src = iotest.TimeoutReader(c.f) // second read fails
+	_, err = io.Copy(io.Discard, c)
+	if !errors.Is(err, ErrUnreadable) || !errors.Is(err, iotest.ErrTimeout) {
+		t.Fatalf("error = %v, want ErrUnreadable wrapping the I/O error", err)
+	}
+}
+
+func TestVanishedMidRead(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault func(path string) error
+	}{
+		{"removed", os.Remove},
+		{"truncated", func(p string) error { return os.Truncate(p, bufSize) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := bytes.Repeat([]byte("abcdefgh"), bufSize)
+			f := fileAt(t, "v.md", body)
+			c, err := Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Read(make([]byte, 10)); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.fault(f.Path); err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.Copy(io.Discard, c)
+			var fe *FileError
+			if !errors.As(err, &fe) || !errors.Is(err, ErrVanished) {
+				t.Fatalf("error = %v, want ErrVanished", err)
+			}
+		})
+	}
+}
+
+func TestCloseTwice(t *testing.T) {
+	c, err := Open(fileAt(t, "c.md", []byte("x")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("Read after Close = %v, want ErrUnreadable", err)
+	}
+}
+
+func TestMIMEType(t *testing.T) {
+	for name, want := range map[string]string{
+		"a.md": "text/markdown", "A.MARKDOWN": "text/markdown", "x.txt": "text/plain",
+		"x.text": "text/plain", "i.rst": "text/x-rst", "noext": "text/plain", "d.json": "application/json",
+	} {
+		if got := MIMEType(name); got != want {
+			t.Errorf("MIMEType(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package reader_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sluice-dev/sluice/reader"
+)
+
+func Example() {
+	root, err := os.MkdirTemp("", "sluice-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(root)
+	for name, body := range map[string]string{
+		"guide.md":       "# Guide\n",
+		"notes/todo.txt": "buy milk\n",
+		"notes/empty.md": "",
+		"logo.png":       "\x89PNG",
+		".git/HEAD.md":   "hidden",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		_ = os.WriteFile(p, []byte(body), 0o644)
+	}
+
+	cfg := reader.DefaultConfig()
+	cfg.Dir = root
+	err = reader.Walk(context.Background(), cfg, func(f reader.File, err error) error {
+		if err != nil {
+			fmt.Println("skip:", err)
+			return nil
+		}
+		c, err := reader.Open(f)
+		if err != nil {
+			fmt.Println("skip:", err)
+			return nil
+		}
+		defer c.Close()
+		text, err := io.ReadAll(c)
+		if errors.Is(err, reader.ErrEmpty) {
+			fmt.Println("skip:", err)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		fmt.Printf("%s (%s): %q sha256 %.12s…\n", f.ID, f.Metadata[reader.KeyFileType], text, c.Sum())
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// guide.md (text/markdown): "# Guide\n" sha256 bc553ffe57e5…
+	// skip: reader: notes/empty.md: empty file: nothing to index
+	// notes/todo.txt (text/plain): "buy milk\n" sha256 409baa381eae…
+}
+
+func ExampleConfig_Match() {
+	cfg := reader.Config{Include: []string{"*.md"}, Exclude: []string{"drafts"}}
+	for _, p := range []string{"a.md", "docs/b.md", "docs/drafts/c.md", ".github/d.md", "e.txt"} {
+		fmt.Println(p, cfg.Match(p))
+	}
+	// Output:
+	// a.md true
+	// docs/b.md true
+	// docs/drafts/c.md false
+	// .github/d.md false
+	// e.txt false
+}
+
+// ExampleNewWatcher shows watch mode: create the watcher first, reconcile
+// with a Walk, then apply events until the context ends.
+func ExampleNewWatcher() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := reader.DefaultConfig()
+	w, err := reader.NewWatcher(cfg, reader.WatchOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events := make(chan reader.Event)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, events) }() // Run closes events when it returns
+
+	// ... initial reconciliation with reader.Walk(ctx, cfg, ...) here ...
+
+	for ev := range events {
+		switch ev.Op {
+		case reader.Changed:
+			f, err := reader.Stat(cfg, ev.ID)
+			fmt.Println("re-ingest", f.ID, err)
+		case reader.Removed:
+			fmt.Println("delete", ev.ID)
+		case reader.Rescan:
+			fmt.Println("reconcile everything:", ev.Err)
+		}
+	}
+	if err := <-done; err != nil {
+		fmt.Println(err)
+	}
+}

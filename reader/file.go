@@ -1,0 +1,89 @@
+package reader
+
+import (
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+)
+
+// File is one source document found by the walk.
+type File struct {
+	// ID is the root-relative path with '/' separators: the document id.
+	ID string
+	// Path is the path on disk: the root as given joined with ID.
+	Path string
+	// Size is the file's size in bytes when it was found.
+	Size int64
+	// ModTime is the file's modification time when it was found.
+	ModTime time.Time
+	// Metadata holds the document metadata, with LlamaIndex's directory
+	// reader keys: file_path (string, Path), file_name (string),
+	// file_type (string, a MIME type such as text/markdown), file_size
+	// (int64), creation_date and last_modified_date (string, YYYY-MM-DD in
+	// UTC). It is nil on a File passed to a walk callback with an error.
+	Metadata map[string]any
+}
+
+// Metadata keys set on every File found by Walk.
+const (
+	KeyFilePath         = "file_path"
+	KeyFileName         = "file_name"
+	KeyFileType         = "file_type"
+	KeyFileSize         = "file_size"
+	KeyCreationDate     = "creation_date"
+	KeyLastModifiedDate = "last_modified_date"
+)
+
+// dateLayout is LlamaIndex's "%Y-%m-%d".
+const dateLayout = "2006-01-02"
+
+// newFile describes the file id at path p with info fi.
+func newFile(id, p string, fi fs.FileInfo) File {
+	created := creationTime(fi)
+	return File{
+		ID:      id,
+		Path:    p,
+		Size:    fi.Size(),
+		ModTime: fi.ModTime(),
+		Metadata: map[string]any{
+			KeyFilePath:         p,
+			KeyFileName:         path.Base(id),
+			KeyFileType:         MIMEType(id),
+			KeyFileSize:         fi.Size(),
+			KeyCreationDate:     created.UTC().Format(dateLayout),
+			KeyLastModifiedDate: fi.ModTime().UTC().Format(dateLayout),
+		},
+	}
+}
+
+// mimeTypes maps lower-case extensions to MIME types. The table is fixed
+// (not read from the system) so metadata is the same on every machine.
+var mimeTypes = map[string]string{
+	".md":       "text/markdown",
+	".markdown": "text/markdown",
+	".txt":      "text/plain",
+	".text":     "text/plain",
+	".rst":      "text/x-rst",
+	".html":     "text/html",
+	".htm":      "text/html",
+	".csv":      "text/csv",
+	".tsv":      "text/tab-separated-values",
+	".json":     "application/json",
+	".xml":      "text/xml",
+	".yaml":     "application/yaml",
+	".yml":      "application/yaml",
+	".org":      "text/org",
+	".adoc":     "text/asciidoc",
+	".tex":      "text/x-tex",
+}
+
+// MIMEType returns the MIME type for a file name by its extension, as
+// LlamaIndex records in file_type; unknown extensions give "text/plain",
+// since every document Sluice reads has been checked to be text.
+func MIMEType(name string) string {
+	if t, ok := mimeTypes[strings.ToLower(path.Ext(name))]; ok {
+		return t
+	}
+	return "text/plain"
+}

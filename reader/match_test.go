@@ -1,0 +1,127 @@
+package reader
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestConfigMatch(t *testing.T) {
+	tests := []struct {
+		name    string
+		include []string
+		exclude []string
+		path    string
+		want    bool
+	}{
+		{"default md at root", nil, nil, "a.md", true},
+		{"default md deep", nil, nil, "x/y/z/a.md", true},
+		{"default markdown", nil, nil, "a.markdown", true},
+		{"default txt", nil, nil, "notes/a.txt", true},
+		{"default text", nil, nil, "a.text", true},
+		{"default rst", nil, nil, "docs/index.rst", true},
+		{"default skips go", nil, nil, "main.go", false},
+		{"default skips hidden dir", nil, nil, ".git/HEAD.md", false},
+		{"default skips .sluice", nil, nil, ".sluice/x.md", false},
+		{"default skips nested hidden dir", nil, nil, "a/.cache/b.md", false},
+		{"default skips hidden file", nil, nil, "a/.draft.md", false},
+		{"anchored pattern at root", []string{"docs/*.md"}, nil, "docs/a.md", true},
+		{"anchored pattern not deeper", []string{"docs/*.md"}, nil, "x/docs/a.md", false},
+		{"anchored pattern one level only", []string{"docs/*.md"}, nil, "docs/sub/a.md", false},
+		{"doublestar pattern", []string{"docs/**/*.md"}, nil, "docs/sub/deep/a.md", true},
+		{"doublestar zero dirs", []string{"docs/**/*.md"}, nil, "docs/a.md", true},
+		{"leading slash anchors", []string{"/a.md"}, nil, "a.md", true},
+		{"leading slash not deeper", []string{"/a.md"}, nil, "x/a.md", false},
+		{"leading dot slash", []string{"./docs/*.md"}, nil, "docs/a.md", true},
+		{"braces", []string{"*.{md,txt}"}, nil, "x/a.txt", true},
+		{"exclude file name", nil, []string{"README.md"}, "x/README.md", false},
+		{"exclude dir name prunes subtree", nil, []string{"drafts"}, "a/drafts/b/c.md", false},
+		{"exclude anchored dir", nil, []string{"docs/old"}, "docs/old/a.md", false},
+		{"exclude anchored dir leaves others", nil, []string{"docs/old"}, "x/docs/old/a.md", true},
+		{"exclude glob", nil, []string{"**/*.draft.md"}, "a/b.draft.md", false},
+		{"exclude does not hit sibling", nil, []string{"drafts"}, "a/drafts.md", true},
+		{"explicit hidden include", []string{".github/**/*.md"}, nil, ".github/x/a.md", true},
+		{"explicit hidden bare", []string{".notes.md"}, nil, "a/.notes.md", true},
+		{"explicit hidden still excluded", []string{".github/**/*.md"}, []string{"*.md"}, ".github/a.md", false},
+		{"non-hidden include does not reach hidden", []string{"**/*.md"}, nil, ".github/a.md", false},
+		{"empty path", nil, nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Dir: ".", Include: tt.include, Exclude: tt.exclude}
+			if got := cfg.Match(tt.path); got != tt.want {
+				t.Errorf("Match(%q) with include %q exclude %q = %v, want %v", tt.path, tt.include, tt.exclude, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMayMatchBelow(t *testing.T) {
+	tests := []struct {
+		pattern, dir string
+		want         bool
+	}{
+		{"**/*.md", "a/b", true},
+		{"docs/*.md", "docs", true},
+		{"docs/*.md", "src", false},
+		{"docs/*.md", "docs/sub", false},
+		{"docs/**/*.md", "docs/sub/x", true},
+		{"d*/sub/*.md", "docs/sub", true},
+		{"{a,b/c}/*.md", "b", true},
+		{"/a.md", "x", false},
+	}
+	for _, tt := range tests {
+		if got := newPattern(tt.pattern).mayMatchBelow(tt.dir); got != tt.want {
+			t.Errorf("pattern %q mayMatchBelow(%q) = %v, want %v", tt.pattern, tt.dir, got, tt.want)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		setting string // "" means valid
+		mention string // text the error must contain
+	}{
+		{"defaults", DefaultConfig(), "", ""},
+		{"zero with defaults", Config{}.WithDefaults(), "", ""},
+		{"empty dir", Config{Include: DefaultInclude}, "source.dir", "source.dir"},
+		{"empty include", Config{Dir: "."}, "source.include", "source.include"},
+		{"bad include glob", Config{Dir: ".", Include: []string{"*.md", "[abc"}}, "source.include[1]", `"[abc"`},
+		{"bad exclude glob", Config{Dir: ".", Include: DefaultInclude, Exclude: []string{"{a,b"}}, "source.exclude[0]", `"{a,b"`},
+		{"blank exclude", Config{Dir: ".", Include: DefaultInclude, Exclude: []string{" "}}, "source.exclude[0]", "empty pattern"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.setting == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Validate() = %v, want *ConfigError", err)
+			}
+			if ce.Setting != tt.setting {
+				t.Errorf("Setting = %q, want %q", ce.Setting, tt.setting)
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("error does not wrap ErrConfig: %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("error %q does not mention %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+func TestDefaultConfigIsACopy(t *testing.T) {
+	c := DefaultConfig()
+	c.Include[0] = "changed"
+	if DefaultInclude[0] != "*.md" {
+		t.Fatalf("DefaultConfig shares DefaultInclude's array")
+	}
+}

@@ -1,0 +1,48 @@
+package reader
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Stat describes the document id under cfg.Dir as Walk would, for callers
+// that learn ids from elsewhere (watch events, a retry list). It returns a
+// *FileError wrapping ErrVanished if the file is gone, ErrOutsideRoot if it
+// is reached through a symlink leaving the root, ErrUnreadable if it is not a
+// regular file, or a *ConfigError for a bad root or an id that is not a
+// clean root-relative path. Stat does not apply include/exclude; use
+// Config.Match for that.
+func Stat(cfg Config, id string) (File, error) {
+	cfg = cfg.WithDefaults()
+	if id == "" || path.IsAbs(id) || path.Clean(id) != id || id == ".." || strings.HasPrefix(id, "../") {
+		return File{}, &ConfigError{Setting: "document id", Reason: "\"" + id + "\" is not a clean root-relative path with '/' separators"}
+	}
+	realRoot, err := resolveRoot(cfg.Dir)
+	if err != nil {
+		return File{}, err
+	}
+	p := filepath.Join(cfg.Dir, filepath.FromSlash(id))
+	fi, err := os.Stat(p)
+	if err != nil {
+		return File{ID: id, Path: p}, statFault(id, err)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return File{ID: id, Path: p}, statFault(id, err)
+	case err != nil:
+		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot resolve path", Cause: err}
+	case !within(realRoot, real):
+		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrOutsideRoot, Detail: "target " + real}
+	case !fi.Mode().IsRegular():
+		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "not a regular file: " + fi.Mode().Type().String()}
+	}
+	return newFile(id, p, fi), nil
+}

@@ -1,0 +1,234 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Walk calls fn for each file under cfg.Dir selected by cfg, in lexical order
+// of File.ID, so two walks of the same tree visit the same sequence.
+//
+// Empty settings get their defaults (see Config.WithDefaults); an invalid
+// setting or a missing root is returned as a *ConfigError before fn is
+// called. Per-entry problems (an unreadable directory, a broken symlink, a
+// symlink leaving the root, a symlink loop, an entry that is not a regular
+// file) are passed to fn as a *FileError together with a File carrying only
+// ID and Path; the walk goes on unless fn returns an error. If fn returns a
+// non-nil error, Walk stops and returns it unchanged. Walk returns ctx.Err()
+// if ctx is cancelled.
+//
+// Symbolic links are followed only when their resolved target lies inside
+// the resolved root; a linked directory is entered at most once on any path
+// from the root, so loops end.
+func Walk(ctx context.Context, cfg Config, fn func(File, error) error) error {
+	return newWalker(cfg, fn).run(ctx)
+}
+
+type walker struct {
+	cfg      Config
+	m        *matcher
+	fn       func(File, error) error
+	readDir  func(string) ([]os.DirEntry, error) // replaced by tests to inject faults
+	realRoot string
+	active   map[string]bool // resolved directories on the current walk path
+}
+
+func newWalker(cfg Config, fn func(File, error) error) *walker {
+	cfg = cfg.WithDefaults()
+	return &walker{cfg: cfg, m: compile(cfg), fn: fn, readDir: os.ReadDir, active: make(map[string]bool)}
+}
+
+func (w *walker) run(ctx context.Context) error {
+	if err := w.cfg.Validate(); err != nil {
+		return err
+	}
+	root := w.cfg.Dir
+	real, err := resolveRoot(root)
+	if err != nil {
+		return err
+	}
+	w.realRoot = real
+	entries, err := w.readDir(root)
+	if err != nil {
+		return &ConfigError{Setting: "source.dir", Reason: "cannot list folder " + root + "; check its permissions", Cause: err}
+	}
+	return w.walkEntries(ctx, "", root, real, entries)
+}
+
+// resolveRoot checks that root is a folder and returns its absolute path
+// with symlinks resolved.
+func resolveRoot(root string) (string, error) {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &ConfigError{Setting: "source.dir", Reason: "folder " + root + " does not exist; create it or point source.dir at the folder to read", Cause: err}
+	case err != nil:
+		return "", &ConfigError{Setting: "source.dir", Reason: "cannot open folder " + root + "; check its permissions", Cause: err}
+	case !fi.IsDir():
+		return "", &ConfigError{Setting: "source.dir", Reason: root + " is a file, not a folder; point source.dir at the folder that contains it"}
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		return "", &ConfigError{Setting: "source.dir", Reason: "cannot resolve folder " + root, Cause: err}
+	}
+	return real, nil
+}
+
+// entry is one directory entry with its symlink resolved.
+type entry struct {
+	name  string
+	key   string // sort key: name, plus "/" for directories
+	dir   bool
+	real  string      // resolved path (for directories)
+	info  fs.FileInfo // of the target, for symlinked files
+	de    os.DirEntry // for plain files, whose info is read on demand
+	fault *FileError  // a problem found while resolving
+}
+
+func (w *walker) walkDir(ctx context.Context, rel, dir, real string) error {
+	entries, err := w.readDir(dir)
+	if err != nil {
+		return w.fn(File{ID: rel, Path: dir}, &FileError{Path: rel, Err: ErrUnreadable, Detail: "directory", Cause: err})
+	}
+	return w.walkEntries(ctx, rel, dir, real, entries)
+}
+
+func (w *walker) walkEntries(ctx context.Context, rel, dir, real string, des []os.DirEntry) error {
+	list := make([]entry, 0, len(des))
+	for _, de := range des {
+		list = append(list, w.resolve(joinRel(rel, de.Name()), dir, real, de))
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].key < list[j].key })
+	w.active[real] = true
+	defer delete(w.active, real)
+	for _, e := range list {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.visit(ctx, rel, dir, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *walker) visit(ctx context.Context, rel, dir string, e entry) error {
+	id := joinRel(rel, e.name)
+	p := filepath.Join(dir, e.name)
+	if e.dir {
+		if !w.m.descend(id) {
+			return nil
+		}
+		if e.fault == nil && w.active[e.real] {
+			e.fault = &FileError{Path: id, Err: ErrSymlinkLoop, Detail: "leads back to " + w.display(e.real)}
+		}
+		if e.fault != nil {
+			return w.fn(File{ID: id, Path: p}, e.fault)
+		}
+		return w.walkDir(ctx, id, p, e.real)
+	}
+	if !w.m.match(id) {
+		return nil
+	}
+	if e.fault == nil && e.info == nil {
+		info, err := e.de.Info()
+		if err != nil {
+			e.fault = statFault(id, err)
+		}
+		e.info = info
+	}
+	if e.fault != nil {
+		return w.fn(File{ID: id, Path: p}, e.fault)
+	}
+	if !e.info.Mode().IsRegular() {
+		return w.fn(File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "not a regular file: " + e.info.Mode().Type().String()})
+	}
+	return w.fn(newFile(id, p, e.info), nil)
+}
+
+// resolve classifies a directory entry, following a symlink if it stays
+// inside the root.
+func (w *walker) resolve(id, dir, real string, de os.DirEntry) entry {
+	name := de.Name()
+	e := entry{name: name, key: name}
+	p := filepath.Join(dir, name)
+	if de.Type()&fs.ModeSymlink == 0 {
+		if de.IsDir() {
+			e.dir, e.key, e.real = true, name+"/", filepath.Join(real, name)
+			return e
+		}
+		e.de = de // stat lazily: most entries are not selected
+		return e
+	}
+	// os.Stat follows the chain in the kernel, which classifies loops
+	// (ELOOP) and dangling links for us; EvalSymlinks then names the target.
+	info, err := os.Stat(p)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		e.fault = &FileError{Path: id, Err: ErrSymlinkLoop, Detail: "the chain of links never ends"}
+		return e
+	case errors.Is(err, fs.ErrNotExist):
+		e.fault = &FileError{Path: id, Err: ErrBrokenSymlink}
+		return e
+	case err != nil:
+		e.fault = &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot follow symlink", Cause: err}
+		return e
+	}
+	target, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		target, err = filepath.Abs(target)
+	}
+	if err != nil {
+		e.fault = &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot resolve symlink", Cause: err}
+		return e
+	}
+	if info.IsDir() {
+		e.dir, e.key, e.real = true, name+"/", target
+	}
+	e.info = info
+	if !within(w.realRoot, target) {
+		e.fault = &FileError{Path: id, Err: ErrOutsideRoot, Detail: "target " + target}
+	}
+	return e
+}
+
+// display shows a resolved path relative to the root where possible.
+func (w *walker) display(real string) string {
+	r, err := filepath.Rel(w.realRoot, real)
+	if err != nil || r == "." {
+		return "the root"
+	}
+	return filepath.ToSlash(r)
+}
+
+func statFault(id string, err error) *FileError {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &FileError{Path: id, Err: ErrVanished, Detail: "removed before it could be read", Cause: err}
+	}
+	return &FileError{Path: id, Err: ErrUnreadable, Cause: err}
+}
+
+// within reports whether the resolved path p is root or inside it.
+func within(root, p string) bool {
+	r, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return r == "." || (r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)))
+}
+
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}

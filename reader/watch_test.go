@@ -1,0 +1,416 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+const testDebounce = 40 * time.Millisecond
+
+// waitLimit is a generous bound for events to arrive; tests never wait for
+// it unless something is wrong.
+const waitLimit = 10 * time.Second
+
+type watchRun struct {
+	t      *testing.T
+	root   string
+	w      *Watcher
+	out    chan Event
+	cancel context.CancelFunc
+	done   chan error
+	marks  int
+}
+
+func startWatch(t *testing.T, cfg Config, setup func(*Watcher)) *watchRun {
+	t.Helper()
+	w, err := NewWatcher(cfg, WatchOptions{Debounce: testDebounce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(w)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &watchRun{t: t, root: cfg.Dir, w: w, out: make(chan Event), cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- w.Run(ctx, r.out) }()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop cancels Run and waits for it; Run must return nil and close out.
+func (r *watchRun) stop() {
+	r.cancel()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("Run = %v, want nil after cancel", err)
+		}
+	case <-time.After(waitLimit):
+		r.t.Fatal("Run did not return after cancel")
+	}
+	for range r.out { // drained and closed by Run
+	}
+}
+
+func (r *watchRun) write(name, body string) {
+	r.t.Helper()
+	p := filepath.Join(r.root, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *watchRun) path(name string) string { return filepath.Join(r.root, filepath.FromSlash(name)) }
+
+// until writes a marker document and returns the events received before the
+// marker's own event. Every change made before the marker has an earlier
+// deadline, so its event comes first.
+func (r *watchRun) until() []string {
+	r.t.Helper()
+	r.marks++
+	mark := fmt.Sprintf("zz-mark-%d.md", r.marks)
+	r.write(mark, "mark")
+	var got []string
+	timeout := time.After(waitLimit)
+	for {
+		select {
+		case ev, ok := <-r.out:
+			if !ok {
+				r.t.Fatal("out closed early")
+			}
+			if ev.ID == mark && ev.Op == Changed {
+				return got
+			}
+			if strings.HasPrefix(ev.ID, "zz-mark-") {
+				continue
+			}
+			got = append(got, ev.Op.String()+" "+ev.ID)
+		case <-timeout:
+			r.t.Fatalf("no event for %s within %v; got %q", mark, waitLimit, got)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
+}
+
+func TestWatchCreateModifyRemove(t *testing.T) {
+	root := t.TempDir()
+	r := startWatch(t, Config{Dir: root}, nil)
+
+	r.write("a.md", "one")
+	if got, want := r.until(), []string{"changed a.md"}; !equalStrings(got, want) {
+		t.Errorf("create: %q, want %q", got, want)
+	}
+	for i := 0; i < 20; i++ {
+		r.write("a.md", strings.Repeat("x", i))
+	}
+	if got, want := r.until(), []string{"changed a.md"}; !equalStrings(got, want) {
+		t.Errorf("burst of writes: %q, want one %q", got, want)
+	}
+	if err := os.Remove(r.path("a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.until(), []string{"removed a.md"}; !equalStrings(got, want) {
+		t.Errorf("remove: %q, want %q", got, want)
+	}
+	r.write("b.md", "short-lived")
+	if err := os.Remove(r.path("b.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.until(); len(got) != 0 {
+		t.Errorf("created and removed within the quiet period: %q, want nothing", got)
+	}
+}
+
+func TestWatchAtomicSaveAndEditorFiles(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"doc.md": "v1"})
+	r := startWatch(t, Config{Dir: root, Include: []string{"*"}}, nil)
+
+	r.write(".doc.md.swp", "swap")
+	r.write("doc.md~", "backup")
+	r.write(".#doc.md", "lock")
+	r.write("doc.md.tmp", "v2")
+	if err := os.Rename(r.path("doc.md.tmp"), r.path("doc.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(r.path(".doc.md.swp")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.until(), []string{"changed doc.md"}; !equalStrings(got, want) {
+		t.Errorf("atomic save: %q, want one %q", got, want)
+	}
+}
+
+func TestWatchNewFolders(t *testing.T) {
+	root := t.TempDir()
+	r := startWatch(t, Config{Dir: root}, nil)
+
+	// A tree moved in: its files existed before any watch could see them.
+	staging := t.TempDir()
+	writeTree(t, staging, map[string]string{"sub/x.md": "x", "sub/deep/y.txt": "y", "sub/img.png": "png", "sub/.git/z.md": "hidden"})
+	if err := os.Rename(filepath.Join(staging, "sub"), r.path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sorted(r.until()), []string{"changed sub/deep/y.txt", "changed sub/x.md"}; !equalStrings(got, want) {
+		t.Errorf("folder moved in: %q, want %q", got, want)
+	}
+	// The new folders are watched.
+	r.write("sub/deep/later.md", "later")
+	if got, want := r.until(), []string{"changed sub/deep/later.md"}; !equalStrings(got, want) {
+		t.Errorf("file in new folder: %q, want %q", got, want)
+	}
+	// A folder created and filled at once.
+	if err := os.MkdirAll(r.path("n1/n2/n3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.write("n1/n2/n3/a.md", "a")
+	r.write("n1/b.md", "b")
+	if got, want := sorted(r.until()), []string{"changed n1/b.md", "changed n1/n2/n3/a.md"}; !equalStrings(got, want) {
+		t.Errorf("folders created and filled: %q, want %q", got, want)
+	}
+}
+
+func TestWatchFoldersRemovedAndMoved(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"docs/a.md": "a", "docs/b/c.md": "c", "docs/b/skip.go": "go",
+		"other/d.md": "d", "keep.md": "k", "old.md": "o",
+	})
+	r := startWatch(t, Config{Dir: root}, nil)
+
+	away := filepath.Join(t.TempDir(), "away")
+	if err := os.Rename(r.path("docs"), away); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sorted(r.until()), []string{"removed docs/a.md", "removed docs/b/c.md"}; !equalStrings(got, want) {
+		t.Errorf("folder moved out: %q, want %q", got, want)
+	}
+	// The moved-out folder is no longer watched.
+	if err := os.WriteFile(filepath.Join(away, "a.md"), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(r.path("other")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.until(), []string{"removed other/d.md"}; !equalStrings(got, want) {
+		t.Errorf("folder removed: %q, want %q", got, want)
+	}
+	if err := os.Rename(r.path("old.md"), r.path("new.md")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.until(), []string{"removed old.md", "changed new.md"}; !equalStrings(got, want) {
+		t.Errorf("rename: %q, want %q", got, want)
+	}
+}
+
+func TestWatchIgnoresUnselectedPaths(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".git/x": "", "drafts/": ""})
+	r := startWatch(t, Config{Dir: root, Exclude: []string{"drafts", "*.skip.md"}}, nil)
+	r.write("main.go", "package main")
+	r.write(".git/HEAD.md", "hidden")
+	r.write("drafts/a.md", "excluded folder")
+	r.write("a.skip.md", "excluded file")
+	r.write("newdrafts/drafts/b.md", "excluded nested")
+	r.write("ok.md", "selected")
+	if got, want := r.until(), []string{"changed ok.md"}; !equalStrings(got, want) {
+		t.Errorf("got %q, want only %q", got, want)
+	}
+}
+
+func TestWatchOverflowSendsRescan(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.md": "a"})
+	errs := make(chan error)
+	r := startWatch(t, Config{Dir: root}, func(w *Watcher) { w.errs = errs })
+	select {
+	case errs <- fsnotify.ErrEventOverflow:
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not read the error channel")
+	}
+	select {
+	case ev := <-r.out:
+		if ev.Op != Rescan || ev.ID != "" || !errors.Is(ev.Err, fsnotify.ErrEventOverflow) {
+			t.Errorf("event = %+v, want Rescan carrying ErrEventOverflow", ev)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("no Rescan event")
+	}
+	// Watching goes on after the rescan.
+	r.write("b.md", "b")
+	if got, want := r.until(), []string{"changed b.md"}; !equalStrings(got, want) {
+		t.Errorf("after rescan: %q, want %q", got, want)
+	}
+}
+
+func TestWatchLimitSendsRescan(t *testing.T) {
+	root := t.TempDir()
+	limit := &FileError{Path: "big", Err: ErrWatchLimit}
+	r := startWatch(t, Config{Dir: root}, func(w *Watcher) { w.limitErr = limit })
+	select {
+	case ev := <-r.out:
+		if ev.Op != Rescan || !errors.Is(ev.Err, ErrWatchLimit) {
+			t.Errorf("event = %+v, want Rescan carrying ErrWatchLimit", ev)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("no Rescan event")
+	}
+}
+
+// TestDebounceTiming drives the debouncer with explicit times.
+func TestDebounceTiming(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.md": "a", "b.md": "b"})
+	w, err := NewWatcher(Config{Dir: root}, WatchOptions{Debounce: 500 * time.Millisecond, MaxDelay: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	ms := time.Millisecond
+	steps := []struct {
+		touch []string
+		flush time.Duration
+		want  []string
+	}{
+		{touch: []string{"a.md"}, flush: 0, want: nil},
+		{touch: []string{"a.md"}, flush: 400 * ms, want: nil},                       // a due at 900ms
+		{touch: []string{"b.md"}, flush: 899 * ms, want: nil},                       // b due at 1399ms
+		{flush: 900 * ms, want: []string{"changed a.md"}},                           // quiet for 500ms
+		{flush: 1399 * ms, want: []string{"changed b.md"}},                          //
+		{touch: []string{"a.md"}, flush: 1400 * ms, want: nil},                      // a again, first at 1400
+		{touch: []string{"a.md"}, flush: 1800 * ms, want: nil},                      // keeps changing
+		{touch: []string{"a.md"}, flush: 2200 * ms, want: nil},                      //
+		{touch: []string{"a.md"}, flush: 3000 * ms, want: nil},                      //
+		{touch: []string{"a.md"}, flush: 3400 * ms, want: []string{"changed a.md"}}, // MaxDelay from 1400ms
+	}
+	var now time.Duration
+	for i, s := range steps {
+		now = s.flush
+		for _, id := range s.touch {
+			w.touch(id, at(now))
+		}
+		w.flush(at(now))
+		var got []string
+		for ; w.head < len(w.ready); w.pop() {
+			got = append(got, w.ready[w.head].Op.String()+" "+w.ready[w.head].ID)
+		}
+		if !equalStrings(got, s.want) {
+			t.Errorf("step %d at %v: %q, want %q", i, now, got, s.want)
+		}
+	}
+}
+
+func TestWatcherLifecycle(t *testing.T) {
+	root := t.TempDir()
+	w, err := NewWatcher(Config{Dir: root}, WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := make(chan Event)
+	if err := w.Run(ctx, out); err != nil {
+		t.Fatalf("Run with cancelled ctx = %v", err)
+	}
+	if _, ok := <-out; ok {
+		t.Error("out not closed")
+	}
+	if err := w.Run(context.Background(), make(chan Event)); !errors.Is(err, ErrWatcherClosed) {
+		t.Errorf("second Run = %v, want ErrWatcherClosed", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("Close after Run = %v", err)
+	}
+
+	w2, err := NewWatcher(Config{Dir: root}, WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w2.Run(context.Background(), make(chan Event)) }()
+	if err := w2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, ErrWatcherClosed) {
+			t.Errorf("Run after Close = %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not return after Close")
+	}
+}
+
+func TestNewWatcherErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		opts    WatchOptions
+		setting string
+	}{
+		{"missing root", Config{Dir: filepath.Join(t.TempDir(), "nope")}, WatchOptions{}, "source.dir"},
+		{"bad glob", Config{Dir: t.TempDir(), Exclude: []string{"[x"}}, WatchOptions{}, "source.exclude[0]"},
+		{"negative debounce", Config{Dir: t.TempDir()}, WatchOptions{Debounce: -1}, "watch.debounce"},
+		{"max below debounce", Config{Dir: t.TempDir()}, WatchOptions{Debounce: time.Second, MaxDelay: time.Millisecond}, "watch.maxDelay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := NewWatcher(tt.cfg, tt.opts)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Setting != tt.setting {
+				if w != nil {
+					w.Close()
+				}
+				t.Fatalf("NewWatcher = %v, want *ConfigError for %s", err, tt.setting)
+			}
+		})
+	}
+}
+
+func TestWatchOptionsDefaults(t *testing.T) {
+	o := WatchOptions{}.WithDefaults()
+	if o.Debounce != DefaultDebounce || o.MaxDelay != DefaultMaxDelay {
+		t.Errorf("defaults = %+v", o)
+	}
+	if o := (WatchOptions{Debounce: time.Minute}).WithDefaults(); o.MaxDelay != time.Minute {
+		t.Errorf("MaxDelay default below a long Debounce: %v", o.MaxDelay)
+	}
+}
+
+func TestEditorTempNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a.md~": true, ".a.md.swp": true, ".a.md.swx": true, "a.tmp": true, ".#a.md": true,
+		"a.md": false, "swp.md": false, "a.swp.md": false, "tmp.md": false,
+	} {
+		if got := isEditorTemp(name); got != want {
+			t.Errorf("isEditorTemp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestEventOpString(t *testing.T) {
+	for op, want := range map[EventOp]string{Changed: "changed", Removed: "removed", Rescan: "rescan", 9: "EventOp(9)"} {
+		if got := op.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", op, got, want)
+		}
+	}
+}

@@ -3,26 +3,34 @@ package pipeline
 import (
 	"sync"
 
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 )
 
 // document tracks one source file through the stages. It is complete when
 // the splitter has sealed it (emitted its last chunk) and every emitted
-// chunk has been accounted for: written, or dropped because the document
-// failed. Completion happens exactly once, in whichever goroutine accounts
-// for the last chunk.
+// chunk has been accounted for: written, reused, or dropped because the
+// document failed. Completion happens exactly once, in whichever goroutine
+// accounts for the last chunk.
 type document struct {
-	file   reader.File
-	budget int64 // bytes held in the memory budget until completion
+	file     reader.File
+	budget   int64  // bytes held in the memory budget until completion
+	metaHash string // hash of file.Metadata
+
+	// Set before the first chunk is emitted, read-only afterwards.
+	prev  *state.Doc      // the manifest record, nil for a new document
+	known map[string]bool // node ids already in the store: prev's and pending ones
 
 	mu       sync.Mutex
 	emitted  int
 	settled  int
+	reused   int
 	sealed   bool
 	finished bool
 	hash     string
 	err      error // first failure
-	ids      map[string]int
+	ordinals map[string]int
+	ids      []string // node ids in chunk order
 }
 
 // chunk is one piece of a document on its way to the store.
@@ -33,23 +41,36 @@ type chunk struct {
 	start   int
 	end     int
 	tokens  int
-	vector  []float32
 	ordinal int
+	vector  []float32
+	// reuse marks a chunk already in the store: it is not embedded again;
+	// with update set, its metadata and offsets are rewritten.
+	reuse, update bool
 }
 
 func newDocument(f reader.File, budget int64) *document {
-	return &document{file: f, budget: budget, ids: make(map[string]int)}
+	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[string]int)}
 }
 
-// nextOrdinal returns how many chunks with this text the document has
-// emitted before, for content-addressed node ids.
+// add registers the next chunk with this text and returns its ordinal
+// among identical chunks of the document, for content-addressed node ids.
 func (d *document) nextOrdinal(text string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := d.ids[text]
-	d.ids[text] = n + 1
+	n := d.ordinals[text]
+	d.ordinals[text] = n + 1
 	d.emitted++
 	return n
+}
+
+// record notes the id of an emitted chunk and whether it is reused.
+func (d *document) record(id string, reused bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.ids = append(d.ids, id)
+	if reused {
+		d.reused++
+	}
 }
 
 // seal marks the end of the document's chunks and reports whether the
@@ -59,7 +80,7 @@ func (d *document) seal(hash string) bool {
 	defer d.mu.Unlock()
 	d.sealed = true
 	d.hash = hash
-	d.ids = nil // only needed while emitting
+	d.ordinals = nil // only needed while emitting
 	return d.completeLocked()
 }
 
@@ -97,9 +118,16 @@ func (d *document) completeLocked() bool {
 	return true
 }
 
-// result returns the outcome once the document is complete.
-func (d *document) result() (chunks int, hash string, err error) {
+// outcome is a completed document's result.
+type outcome struct {
+	chunks, reused int
+	hash           string
+	ids            []string
+	err            error
+}
+
+func (d *document) outcome() outcome {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.emitted, d.hash, d.err
+	return outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, ids: d.ids, err: d.err}
 }

@@ -28,14 +28,19 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/splitter"
 )
 
-// Writer is the part of a vector store the pipeline writes to.
+// Writer is the part of a vector store the pipeline writes to. If it also
+// implements sink.MetadataUpdater, incremental runs rewrite the metadata of
+// unchanged chunks instead of embedding them again.
 type Writer interface {
 	Add(ctx context.Context, nodes []sink.Node) ([]string, error)
+	DeleteNodes(ctx context.Context, ids []string) error
+	Delete(ctx context.Context, refDocID string) error
 }
 
 // FileSource produces the files of a run: it calls fn for each file, or for
@@ -83,8 +88,20 @@ type Options struct {
 	// stream in windows instead of read whole (default MemoryBudget/8).
 	StreamThreshold int64
 	// DryRun reads and splits but neither embeds nor writes; the report
-	// gives the chunks and tokens a real run would embed.
+	// gives the plan: documents to add, update and delete, and the chunks
+	// and tokens a real run would embed.
 	DryRun bool
+	// State, if set, makes the run incremental: unchanged documents are
+	// skipped, only new chunks are embedded, stale chunks and the chunks of
+	// deleted sources are removed, and failures go to the dead-letter table.
+	State *state.Store
+	// Embedder identifies the embedder for State, which refuses a run whose
+	// embedder differs from the one the index was built with (unless Full).
+	EmbedderInfo state.Embedder
+	// Full re-embeds every document, even unchanged ones.
+	Full bool
+	// PricePerMillionTokens, if set, gives the report's estimated cost.
+	PricePerMillionTokens float64
 	// Prescan walks the source once more, concurrently, to fill
 	// Stats.FilesTotal and BytesTotal for progress and ETA displays.
 	Prescan bool
@@ -158,25 +175,52 @@ func (o *Options) validate() error {
 // run stopped. Per-document failures are not errors: they are listed in
 // Report.Failures.
 func Run(ctx context.Context, opts Options) (*Report, error) {
+	fullWalk := opts.Source == nil
 	opts.applyDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	r := &run{opts: opts, budget: semaphore.NewWeighted(opts.MemoryBudget), report: &Report{DryRun: opts.DryRun}}
+	r := &run{
+		opts:     opts,
+		budget:   semaphore.NewWeighted(opts.MemoryBudget),
+		report:   &Report{DryRun: opts.DryRun, Failures: []Failure{}},
+		seen:     make(map[string]bool),
+		fullWalk: fullWalk,
+	}
+	r.updater, _ = opts.Store.(sink.MetadataUpdater)
 	start := time.Now()
-	err := r.run(ctx)
+	err := r.prepare(ctx)
+	if err == nil {
+		err = r.run(ctx)
+	}
+	if err == nil {
+		err = r.conclude(ctx)
+	}
 	r.report.setDuration(time.Since(start))
 	r.report.BytesRead = opts.Stats.BytesRead.Load()
+	if opts.PricePerMillionTokens > 0 {
+		tokens := r.report.TokensEmbedded
+		if opts.DryRun {
+			tokens = r.report.TokensPlanned
+		}
+		r.report.EstimatedCost = float64(tokens) / 1e6 * opts.PricePerMillionTokens
+	}
 	slices.SortFunc(r.report.Failures, func(a, b Failure) int { return cmp.Compare(a.Path, b.Path) })
 	return r.report, err
 }
 
 type run struct {
-	opts   Options
-	budget *semaphore.Weighted
+	opts    Options
+	budget  *semaphore.Weighted
+	updater sink.MetadataUpdater // nil if the store cannot update metadata alone
+	stamps  map[string]state.Stamp
 
-	mu     sync.Mutex
-	report *Report
+	mu          sync.Mutex
+	report      *Report
+	seen        map[string]bool // document ids the source produced
+	failedDirs  []string        // folders the walk could not read
+	fullWalk    bool            // the source is the whole folder: missing documents are deleted
+	pendingOnly map[string]bool // documents with acknowledged chunks but no record
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -285,6 +329,13 @@ func (r *run) walk(ctx context.Context, out chan<- reader.File) error {
 	defer close(out)
 	return r.opts.Source(ctx, func(f reader.File, err error) error {
 		r.opts.Stats.FilesSeen.Add(1)
+		r.mu.Lock()
+		r.report.FilesSeen++
+		r.seen[f.ID] = true
+		if err != nil && isDirError(err) {
+			r.failedDirs = append(r.failedDirs, f.ID)
+		}
+		r.mu.Unlock()
 		if err != nil {
 			return r.finish(ctx, &document{file: f, err: err, sealed: true, finished: true})
 		}
@@ -292,14 +343,22 @@ func (r *run) walk(ctx context.Context, out chan<- reader.File) error {
 	})
 }
 
-// split reads one file and emits its chunks.
+// split reads one file and emits its chunks, or skips it if unchanged.
 func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error) error {
 	hold := min(max(f.Size, 1), r.opts.MemoryBudget/2)
 	if err := r.budget.Acquire(ctx, hold); err != nil {
 		return err
 	}
 	d := newDocument(f, hold)
-	hash, err := r.readAndSplit(ctx, d, emit)
+	unchanged, err := r.plan(ctx, d)
+	if err == nil && unchanged {
+		r.budget.Release(hold)
+		return r.unchanged(ctx, d)
+	}
+	var hash string
+	if err == nil {
+		hash, err = r.readAndSplit(ctx, d, emit)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -324,16 +383,30 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	each := func(c splitter.Chunk) error {
 		n++
 		r.opts.Stats.Chunks.Add(1)
-		if r.opts.DryRun {
-			r.mu.Lock()
-			r.report.ChunksPlanned++
-			r.report.TokensPlanned += int64(c.Tokens)
-			r.mu.Unlock()
+		ord := d.nextOrdinal(c.Text)
+		id := sink.NodeID(d.file.ID, c.Text, ord)
+		reuse := !r.opts.Full && d.known[id]
+		update := reuse && (d.prev == nil || d.prev.MetaHash != d.metaHash || !slices.Contains(d.prev.NodeIDs, id))
+		if update && r.updater == nil {
+			reuse, update = false, false // the store cannot rewrite metadata alone: embed again
+		}
+		d.record(id, reuse)
+		if reuse && !update {
+			d.settle(1) // already in the store as it is
 			return nil
 		}
-		ord := d.nextOrdinal(c.Text)
+		if r.opts.DryRun {
+			r.mu.Lock()
+			if !reuse {
+				r.report.ChunksPlanned++
+				r.report.TokensPlanned += int64(c.Tokens)
+			}
+			r.mu.Unlock()
+			d.settle(1)
+			return nil
+		}
 		return emit(&chunk{
-			doc: d, id: sink.NodeID(d.file.ID, c.Text, ord), ordinal: ord,
+			doc: d, id: id, ordinal: ord, reuse: reuse, update: update,
 			text: c.Text, start: c.Start, end: c.End, tokens: c.Tokens,
 		})
 	}
@@ -356,7 +429,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	return content.Sum(), nil
 }
 
-// settle accounts for chunks that will not be written, completing their
+// settle accounts for chunks that will not go further, completing their
 // documents if they were the last.
 func (r *run) settle(ctx context.Context, cs []*chunk) error {
 	for _, c := range cs {
@@ -369,31 +442,48 @@ func (r *run) settle(ctx context.Context, cs []*chunk) error {
 	return nil
 }
 
-// finish records a completed document and gives back its memory budget.
+// finish completes a document: on success its stale chunks are deleted and
+// the manifest records it; on failure the dead-letter table does. Then its
+// memory budget is given back and the report counts it.
 func (r *run) finish(ctx context.Context, d *document) error {
 	if d.budget > 0 {
 		r.budget.Release(d.budget)
 	}
-	n, hash, err := d.result()
+	o := d.outcome()
+	var stale int
+	if o.err == nil {
+		var err error
+		if stale, err = r.commit(ctx, d, o); err != nil {
+			return err
+		}
+	} else if err := r.deadLetter(ctx, d, o.err); err != nil {
+		return err
+	}
 	st := r.opts.Stats
 	st.FilesDone.Add(1)
-	if err != nil {
+	if o.err != nil {
 		st.FilesFailed.Add(1)
-		r.opts.Logger.Debug("document failed", "doc", d.file.ID, "err", err)
+		r.opts.Logger.Debug("document failed", "doc", d.file.ID, "err", o.err)
 	}
 	if r.opts.OnDocument != nil {
-		if herr := r.opts.OnDocument(ctx, DocumentResult{File: d.file, Hash: hash, Chunks: n, Err: err}); herr != nil {
+		if herr := r.opts.OnDocument(ctx, DocumentResult{File: d.file, Hash: o.hash, Chunks: o.chunks, Err: o.err}); herr != nil {
 			return fmt.Errorf("pipeline: recording %s: %w", d.file.ID, herr)
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.report.FilesSeen++
-	if err != nil {
+	if o.err != nil {
 		r.report.FilesFailed++
-		r.report.Failures = append(r.report.Failures, Failure{Path: d.file.ID, Error: err.Error()})
+		r.report.Failures = append(r.report.Failures, Failure{Path: d.file.ID, Error: o.err.Error()})
 		return nil
 	}
 	r.report.FilesIngested++
+	if d.prev != nil {
+		r.report.FilesUpdated++
+	} else {
+		r.report.FilesAdded++
+	}
+	r.report.ChunksReused += o.reused
+	r.report.ChunksDeleted += stale
 	return nil
 }

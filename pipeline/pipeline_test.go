@@ -75,10 +75,12 @@ func (e *fakeEmbedder) Embed(ctx context.Context, in []embedder.Input) ([][]floa
 // memStore is an in-memory Writer. Nodes whose text contains reject are
 // refused with a *sink.WriteError.
 type memStore struct {
-	mu     sync.Mutex
-	nodes  map[string]sink.Node
-	adds   int
-	reject string
+	mu      sync.Mutex
+	nodes   map[string]sink.Node
+	adds    int
+	deletes int
+	updates int
+	reject  string
 }
 
 func newMemStore() *memStore { return &memStore{nodes: map[string]sink.Node{}} }
@@ -101,6 +103,44 @@ func (s *memStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error)
 		return ids, werr
 	}
 	return ids, nil
+}
+
+func (s *memStore) DeleteNodes(_ context.Context, ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deletes++
+	for _, id := range ids {
+		delete(s.nodes, id)
+	}
+	return nil
+}
+
+func (s *memStore) Delete(_ context.Context, refDocID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deletes++
+	for id, n := range s.nodes {
+		if n.RefDocID == refDocID {
+			delete(s.nodes, id)
+		}
+	}
+	return nil
+}
+
+// UpdateMetadata makes memStore a sink.MetadataUpdater.
+func (s *memStore) UpdateMetadata(_ context.Context, nodes []sink.Node) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.updates += len(nodes)
+	for _, n := range nodes {
+		old, ok := s.nodes[n.ID]
+		if !ok {
+			return fmt.Errorf("update of unknown node %s", n.ID)
+		}
+		old.Metadata, old.StartChar, old.EndChar = n.Metadata, n.StartChar, n.EndChar
+		s.nodes[n.ID] = old
+	}
+	return nil
 }
 
 func (s *memStore) byDoc() map[string][]sink.Node {

@@ -10,6 +10,10 @@ type Report struct {
 	FilesSeen int `json:"files_seen"`
 	// FilesIngested counts documents whose chunks were all written.
 	FilesIngested int `json:"files_ingested"`
+	// FilesAdded and FilesUpdated split FilesIngested into documents new
+	// to the store and documents that changed.
+	FilesAdded   int `json:"files_added"`
+	FilesUpdated int `json:"files_updated"`
 	// FilesUnchanged counts documents skipped because they had not changed.
 	FilesUnchanged int `json:"files_unchanged"`
 	// FilesDeleted counts documents removed from the store because their
@@ -38,6 +42,9 @@ type Report struct {
 	ChunksPlanned int `json:"chunks_planned,omitempty"`
 	// TokensPlanned counts the tokens a dry run would embed.
 	TokensPlanned int64 `json:"tokens_planned,omitempty"`
+	// EstimatedCost is the embedding cost of TokensEmbedded (TokensPlanned
+	// in a dry run) at the configured price per million tokens.
+	EstimatedCost float64 `json:"estimated_cost,omitempty"`
 }
 
 // Failure is one document that could not be ingested.

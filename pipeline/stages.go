@@ -66,47 +66,72 @@ func (r *run) batch(ctx context.Context, in <-chan *chunk, out chan<- []*chunk) 
 	}
 }
 
-// embed embeds one batch. Chunks of documents that failed meanwhile are
-// dropped. When the provider rejects the batch's inputs, the batch is split
-// in halves until the offending chunks are isolated, so that only their
-// documents fail; any other error stops the run.
+// embed embeds the chunks of one batch that need it (reused chunks pass
+// through). Chunks of documents that failed meanwhile are dropped.
 func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) error {
 	live, dropped := partition(b)
 	if err := r.settle(ctx, dropped); err != nil {
 		return err
 	}
-	if len(live) == 0 {
+	var need []*chunk
+	for _, c := range live {
+		if !c.reuse {
+			need = append(need, c)
+		}
+	}
+	if err := r.embedChunks(ctx, need); err != nil {
+		return err
+	}
+	out := live[:0:0]
+	for _, c := range live {
+		if c.reuse || c.vector != nil {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
 		return nil
 	}
-	vecs, err := r.embedOnce(ctx, live)
+	return emit(out)
+}
+
+// embedChunks sets the vectors of cs. When the provider rejects the inputs,
+// the chunks are split in halves until the offending ones are isolated, so
+// that only their documents fail; any other error stops the run.
+func (r *run) embedChunks(ctx context.Context, cs []*chunk) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	vecs, err := r.embedOnce(ctx, cs)
 	if err != nil {
 		if ctx.Err() != nil || !isBatchError(err) {
 			return err
 		}
-		if len(live) > 1 {
-			half := len(live) / 2
-			if err := r.embed(ctx, live[:half], emit); err != nil {
+		if len(cs) > 1 {
+			half := len(cs) / 2
+			if err := r.embedChunks(ctx, cs[:half]); err != nil {
 				return err
 			}
-			return r.embed(ctx, live[half:], emit)
+			return r.embedChunks(ctx, cs[half:])
 		}
-		live[0].doc.fail(fmt.Errorf("embedder rejected chunk %d: %w", live[0].ordinal, err))
-		return r.settle(ctx, live)
+		cs[0].doc.fail(fmt.Errorf("embedder rejected chunk %d: %w", cs[0].ordinal, err))
+		return r.settle(ctx, cs)
 	}
 	dims := r.opts.Embedder.Dimensions()
 	tokens := 0
-	for i, c := range live {
+	for i, c := range cs {
 		if len(vecs[i]) != dims {
 			return &sink.DimensionError{Want: dims, Got: len(vecs[i]), NodeID: c.id}
 		}
-		c.vector = vecs[i]
 		tokens += c.tokens
+	}
+	for i, c := range cs {
+		c.vector = vecs[i]
 	}
 	r.opts.Stats.Tokens.Add(int64(tokens))
 	r.mu.Lock()
 	r.report.TokensEmbedded += int64(tokens)
 	r.mu.Unlock()
-	return emit(live)
+	return nil
 }
 
 // embedOnce sends one embedding request for the chunks.
@@ -127,40 +152,77 @@ func (r *run) embedOnce(ctx context.Context, cs []*chunk) ([][]float32, error) {
 	return vecs, err
 }
 
-// write stores one embedded batch and completes the documents whose last
-// chunk it holds.
+// write stores one batch: new chunks with their embeddings, reused chunks
+// whose metadata changed without them. It records the acknowledged ids in
+// the manifest and completes the documents whose last chunk it holds.
 func (r *run) write(ctx context.Context, b []*chunk) error {
 	live, dropped := partition(b)
 	if err := r.settle(ctx, dropped); err != nil {
 		return err
 	}
-	nodes := make([]sink.Node, len(live))
-	for i, c := range live {
+	var add, update []*chunk
+	for _, c := range live {
+		if c.reuse {
+			update = append(update, c)
+		} else {
+			add = append(add, c)
+		}
+	}
+	acked := make(map[string][]string)
+	written, err := r.writeNodes(ctx, add, acked, func(ns []sink.Node) error {
+		_, err := r.opts.Store.Add(ctx, ns)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := r.writeNodes(ctx, update, acked, func(ns []sink.Node) error { return r.updater.UpdateMetadata(ctx, ns) }); err != nil {
+		return err
+	}
+	if r.opts.State != nil && len(acked) > 0 {
+		if err := r.opts.State.AddPending(ctx, acked); err != nil {
+			return err
+		}
+	}
+	r.opts.Stats.ChunksDone.Add(int64(len(live)))
+	r.mu.Lock()
+	r.report.ChunksWritten += written
+	r.mu.Unlock()
+	return r.settle(ctx, live)
+}
+
+// writeNodes sends chunks to the store with fn and collects the acknowledged
+// node ids by document. Nodes the store rejects fail their documents; any
+// other error stops the run. It returns the number of nodes acknowledged.
+func (r *run) writeNodes(ctx context.Context, cs []*chunk, acked map[string][]string, fn func([]sink.Node) error) (int, error) {
+	if len(cs) == 0 {
+		return 0, nil
+	}
+	nodes := make([]sink.Node, len(cs))
+	for i, c := range cs {
 		nodes[i] = sink.Node{
 			ID: c.id, RefDocID: c.doc.file.ID, Text: c.text, Embedding: c.vector,
 			Metadata: c.doc.file.Metadata, StartChar: c.start, EndChar: c.end,
 		}
 	}
-	written := len(nodes)
-	if len(nodes) > 0 {
-		if _, err := r.opts.Store.Add(ctx, nodes); err != nil {
-			var werr *sink.WriteError
-			if !errors.As(err, &werr) {
-				return err
-			}
-			for _, c := range live {
-				if cause, ok := werr.Failed[c.id]; ok {
-					c.doc.fail(fmt.Errorf("store rejected chunk %d: %w", c.ordinal, cause))
-					written--
-				}
-			}
+	var rejected map[string]error
+	if err := fn(nodes); err != nil {
+		var werr *sink.WriteError
+		if !errors.As(err, &werr) {
+			return 0, err
 		}
+		rejected = werr.Failed
 	}
-	r.opts.Stats.ChunksDone.Add(int64(written))
-	r.mu.Lock()
-	r.report.ChunksWritten += written
-	r.mu.Unlock()
-	return r.settle(ctx, live)
+	n := 0
+	for _, c := range cs {
+		if cause, ok := rejected[c.id]; ok {
+			c.doc.fail(fmt.Errorf("store rejected chunk %d: %w", c.ordinal, cause))
+			continue
+		}
+		acked[c.doc.file.ID] = append(acked[c.doc.file.ID], c.id)
+		n++
+	}
+	return n, nil
 }
 
 // partition splits chunks into those of live documents and those of

@@ -239,3 +239,11 @@ func withHint(s, hint string) string {
 	}
 	return s + "; " + hint
 }
+
+// MetadataUpdater is implemented by stores that can replace the metadata
+// and offsets of existing nodes without their embeddings. Incremental runs
+// use it when a document changed around chunks whose text did not, so those
+// chunks are not embedded again. Nodes passed to it carry no Embedding.
+type MetadataUpdater interface {
+	UpdateMetadata(ctx context.Context, nodes []Node) error
+}

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"io"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Chart size.
+const (
+	chartWidth  = 8 * vg.Inch
+	chartHeight = 5 * vg.Inch
+)
+
+// WriteChart draws throughput (tokens per second) against batch size, on a
+// logarithmic axis, one line per concurrency, and writes it in format
+// ("svg" or "png"). Failed trials are left out.
+func WriteChart(w io.Writer, results []Result, format string) error {
+	byConc := map[int]plotter.XYs{}
+	for _, r := range results {
+		if r.Error == "" {
+			byConc[r.Concurrency] = append(byConc[r.Concurrency], plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
+		}
+	}
+	if len(byConc) == 0 {
+		return fmt.Errorf("bench: no successful trial to chart")
+	}
+	p := plot.New()
+	p.Title.Text = "Embedding throughput by batch size"
+	p.X.Label.Text = "batch size (chunks per request)"
+	p.Y.Label.Text = "tokens per second"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = batchTicks(results)
+	p.Y.Min = 0
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+
+	concs := make([]int, 0, len(byConc))
+	for c := range byConc {
+		concs = append(concs, c)
+	}
+	slices.Sort(concs)
+	for i, c := range concs {
+		pts := byConc[c]
+		slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("bench: charting concurrency %d: %w", c, err)
+		}
+		col := plotutil.Color(i)
+		line.Color, points.Color = col, col
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(fmt.Sprintf("concurrency %d", c), line, points)
+	}
+	if win := Pick(results); win >= 0 {
+		r := results[win]
+		mark, err := plotter.NewScatter(plotter.XYs{{X: float64(r.BatchSize), Y: r.TokensPerS}})
+		if err != nil {
+			return fmt.Errorf("bench: charting the winner: %w", err)
+		}
+		mark.Color = color.Black
+		mark.Shape = draw.RingGlyph{}
+		mark.Radius = vg.Points(6)
+		p.Add(mark)
+		p.Legend.Add(fmt.Sprintf("recommended (%s)", r.Trial()), mark)
+	}
+	wt, err := p.WriterTo(chartWidth, chartHeight, format)
+	if err != nil {
+		return fmt.Errorf("bench: chart format %q: %w", format, err)
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// batchTicks labels the x axis at each batch size tried.
+func batchTicks(results []Result) plot.ConstantTicks {
+	var sizes []int
+	for _, r := range results {
+		if r.Error == "" {
+			sizes = append(sizes, r.BatchSize)
+		}
+	}
+	slices.Sort(sizes)
+	ticks := make(plot.ConstantTicks, 0, len(sizes))
+	for _, s := range slices.Compact(sizes) {
+		ticks = append(ticks, plot.Tick{Value: float64(s), Label: strconv.Itoa(s)})
+	}
+	return ticks
+}

@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrInvalidOptions marks every error returned by Options.Validate and
+// SimOptions.Validate.
+var ErrInvalidOptions = errors.New("bench: invalid options")
+
+// OptionsError names the setting that is wrong and says how to fix it.
+type OptionsError struct {
+	Setting string // e.g. "bench.batchSizes (--batch-sizes)"
+	Reason  string
+}
+
+func (e *OptionsError) Error() string { return "bench: " + e.Setting + ": " + e.Reason }
+
+// Unwrap returns ErrInvalidOptions.
+func (e *OptionsError) Unwrap() error { return ErrInvalidOptions }
+
+func optErr(setting, format string, args ...any) error {
+	return &OptionsError{Setting: setting, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Defaults of Options.
+var (
+	// DefaultBatchSizes are the batch sizes tried when none are given.
+	DefaultBatchSizes = []int{1, 8, 16, 32, 64, 100, 256, 512, 1024, 2048}
+	// DefaultConcurrencies are the concurrencies tried when none are given.
+	DefaultConcurrencies = []int{1, 4, 16}
+)
+
+// Defaults of Options' durations and counts.
+const (
+	DefaultWarmup      = 2 * time.Second
+	DefaultDuration    = 5 * time.Second
+	DefaultMaxDuration = 30 * time.Second
+	DefaultMinRequests = 20
+)
+
+// Options choose the configurations to try and how long to measure each.
+// A zero field means its default; ApplyDefaults fills them in.
+type Options struct {
+	// BatchSizes are the chunks per embedding request to try;
+	// default 1, 8, 16, 32, 64, 100, 256, 512, 1024, 2048.
+	BatchSizes []int `yaml:"batchSizes"`
+	// Concurrencies are the numbers of requests in flight to try;
+	// default 1, 4, 16.
+	Concurrencies []int `yaml:"concurrency"`
+	// Warmup is run and discarded before each measurement; default 2s.
+	Warmup time.Duration `yaml:"warmup"`
+	// Duration is the shortest measured window of each trial; default 5s.
+	Duration time.Duration `yaml:"duration"`
+	// MinRequests is the fewest embedding requests a window must hold for
+	// stable medians; the window grows past Duration until it has them,
+	// up to MaxDuration. Default 20.
+	MinRequests int `yaml:"minRequests"`
+	// MaxDuration caps the measured window; default 30s.
+	MaxDuration time.Duration `yaml:"maxDuration"`
+}
+
+// ApplyDefaults replaces zero fields with their defaults.
+func (o *Options) ApplyDefaults() {
+	if len(o.BatchSizes) == 0 {
+		o.BatchSizes = append([]int(nil), DefaultBatchSizes...)
+	}
+	if len(o.Concurrencies) == 0 {
+		o.Concurrencies = append([]int(nil), DefaultConcurrencies...)
+	}
+	if o.Warmup == 0 {
+		o.Warmup = DefaultWarmup
+	}
+	if o.Duration == 0 {
+		o.Duration = DefaultDuration
+	}
+	if o.MinRequests == 0 {
+		o.MinRequests = DefaultMinRequests
+	}
+	if o.MaxDuration == 0 {
+		o.MaxDuration = DefaultMaxDuration
+	}
+}
+
+// Validate checks the options, defaults applied, and returns an
+// *OptionsError naming the first wrong setting.
+func (o Options) Validate() error {
+	o.ApplyDefaults()
+	for _, l := range []struct {
+		setting string
+		vals    []int
+	}{
+		{"bench.batchSizes (--batch-sizes)", o.BatchSizes},
+		{"bench.concurrency (--concurrency)", o.Concurrencies},
+	} {
+		seen := make(map[int]bool, len(l.vals))
+		for _, v := range l.vals {
+			if v < 1 {
+				return optErr(l.setting, "%d is not a positive number; give a comma-separated list such as 1,8,32", v)
+			}
+			if seen[v] {
+				return optErr(l.setting, "%d is listed twice; list each value once", v)
+			}
+			seen[v] = true
+		}
+	}
+	switch {
+	case o.Warmup < 0:
+		return optErr("bench.warmup (--warmup)", "must be a duration of 0s or more such as 2s, got %s", o.Warmup)
+	case o.Duration < 0:
+		return optErr("bench.duration (--duration)", "must be a positive duration such as 5s, got %s", o.Duration)
+	case o.MinRequests < 0:
+		return optErr("bench.minRequests (--min-requests)", "must be 1 or more, got %d", o.MinRequests)
+	case o.MaxDuration < o.Duration:
+		return optErr("bench.maxDuration (--max-duration)", "%s is shorter than bench.duration (%s); raise it", o.MaxDuration, o.Duration)
+	}
+	return nil
+}
+
+// Trials returns every configuration to try: each batch size with each
+// concurrency, concurrency varying slowest.
+func (o Options) Trials() []Trial {
+	o.ApplyDefaults()
+	ts := make([]Trial, 0, len(o.BatchSizes)*len(o.Concurrencies))
+	for _, c := range o.Concurrencies {
+		for _, b := range o.BatchSizes {
+			ts = append(ts, Trial{BatchSize: b, Concurrency: c})
+		}
+	}
+	return ts
+}
+
+// Trial is one configuration to measure.
+type Trial struct {
+	BatchSize   int // chunks per embedding request
+	Concurrency int // embedding requests in flight
+}
+
+// String formats t as "BATCHxCONCURRENCY", the form ParseTrial reads.
+func (t Trial) String() string { return strconv.Itoa(t.BatchSize) + "x" + strconv.Itoa(t.Concurrency) }
+
+// ParseTrial parses the "BATCHxCONCURRENCY" form of Trial.String.
+func ParseTrial(s string) (Trial, error) {
+	b, c, ok := strings.Cut(s, "x")
+	bs, err1 := strconv.Atoi(b)
+	cs, err2 := strconv.Atoi(c)
+	if !ok || err1 != nil || err2 != nil || bs < 1 || cs < 1 {
+		return Trial{}, fmt.Errorf("bench: trial %q is not of the form BATCHxCONCURRENCY, such as 256x4: %w", s, ErrInvalidOptions)
+	}
+	return Trial{BatchSize: bs, Concurrency: cs}, nil
+}

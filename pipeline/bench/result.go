@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Result is the measurement of one trial. Its JSON shape is part of the
+// command-line contract (`sluice bench --json`): keys may be added, never
+// renamed.
+type Result struct {
+	BatchSize   int     `json:"batch_size"`
+	Concurrency int     `json:"concurrency"`
+	ChunksPerS  float64 `json:"chunks_per_s"`
+	TokensPerS  float64 `json:"tokens_per_s"`
+	// TPMUtilization is the share of the tokens-per-minute quota used in
+	// the measured window (1 is all of it); null without a quota.
+	TPMUtilization *float64 `json:"tpm_utilization"`
+	HTTP429        int64    `json:"http_429"`
+	Retries        int64    `json:"retries"`
+	P50Ms          float64  `json:"p50_ms"`
+	P95Ms          float64  `json:"p95_ms"`
+	// PeakRSSMB is the peak resident set size in MiB (VmHWM) of the process
+	// that ran the trial: the trial's own when run by Exec, the running
+	// peak of the process when run in-process.
+	PeakRSSMB float64 `json:"peak_rss_mb"`
+	// Requests counts the embedding requests of the measured window.
+	Requests int64 `json:"requests"`
+	// Seconds is the length of the measured window.
+	Seconds float64 `json:"seconds"`
+	// Error, when set, says why the trial could not be measured; the other
+	// figures are then zero.
+	Error string `json:"error,omitempty"`
+}
+
+// Trial returns the configuration r measured.
+func (r Result) Trial() Trial { return Trial{BatchSize: r.BatchSize, Concurrency: r.Concurrency} }
+
+// nearBest is the share of the best throughput within which Pick prefers
+// the cheaper configuration: differences that small are measurement noise.
+const nearBest = 0.98
+
+// Pick returns the index of the winning result, or -1 if every trial
+// failed. The winner is the unthrottled result (no 429) with the most
+// tokens per second; among results within 2% of that, the one with the
+// lowest concurrency, then the smallest batch, wins, since differences that
+// small are noise and fewer requests in flight are kinder to the quota.
+// When every result was throttled, the one with the fewest 429s wins, by
+// throughput on a tie.
+func Pick(results []Result) int {
+	ok := make([]int, 0, len(results))
+	for i, r := range results {
+		if r.Error == "" && r.HTTP429 == 0 {
+			ok = append(ok, i)
+		}
+	}
+	if len(ok) == 0 {
+		best := -1
+		for i, r := range results {
+			if r.Error != "" {
+				continue
+			}
+			if best < 0 || r.HTTP429 < results[best].HTTP429 ||
+				r.HTTP429 == results[best].HTTP429 && r.TokensPerS > results[best].TokensPerS {
+				best = i
+			}
+		}
+		return best
+	}
+	top := 0.0
+	for _, i := range ok {
+		top = max(top, results[i].TokensPerS)
+	}
+	best := -1
+	for _, i := range ok {
+		r := results[i]
+		if r.TokensPerS < nearBest*top {
+			continue
+		}
+		if best < 0 || cheaper(r, results[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+func cheaper(a, b Result) bool {
+	if a.Concurrency != b.Concurrency {
+		return a.Concurrency < b.Concurrency
+	}
+	return a.BatchSize < b.BatchSize
+}
+
+// Recommendation is the one-line advice for the winner, such as
+// "batchSize 256, concurrency 4: 41k tokens/s, 0 throttled".
+func Recommendation(results []Result) string {
+	i := Pick(results)
+	if i < 0 {
+		return "no recommendation: every configuration failed (see the errors above)"
+	}
+	r := results[i]
+	s := fmt.Sprintf("batchSize %d, concurrency %d: %s tokens/s, %d throttled", r.BatchSize, r.Concurrency, human(r.TokensPerS), r.HTTP429)
+	if r.TPMUtilization != nil {
+		s += fmt.Sprintf(", %.0f%% of the token quota", 100**r.TPMUtilization)
+	}
+	if r.HTTP429 > 0 {
+		s += " (every configuration was throttled; lower embedder.tokensPerMinute/requestsPerMinute to the real quota)"
+	}
+	return s
+}
+
+// human formats a rate compactly: 950, 9.5k, 41k, 1.2M.
+func human(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	case a >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// percentile returns the q-quantile (0 < q <= 1) of samples by the
+// nearest-rank method: the smallest sample with at least q of the samples
+// at or below it. It sorts samples in place and returns 0 for none.
+func percentile(samples []time.Duration, q float64) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	slices.Sort(samples)
+	rank := int(math.Ceil(q * float64(len(samples))))
+	return samples[min(max(rank, 1), len(samples))-1]
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

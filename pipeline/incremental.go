@@ -1,0 +1,260 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/reader"
+)
+
+// Incremental runs (Options.State set) follow these rules:
+//
+//   - A document whose size, modification time and metadata match its
+//     manifest record is unchanged and not read; one whose content hash
+//     matches is unchanged and not split.
+//   - A changed document's chunks whose node ids are already in the store
+//     (its recorded ids, or ids acknowledged by a run that died before
+//     finishing it) are not embedded again; if the document's metadata
+//     changed they are rewritten without their embeddings.
+//   - When every new chunk is acknowledged, the chunks that disappeared are
+//     deleted and only then the manifest records the document, so a run
+//     killed at any moment converges on the next run.
+//   - After a complete walk, documents in the manifest that the walk did not
+//     find, and that the include/exclude settings select, are deleted from
+//     the store and the manifest. A folder the walk could not read protects
+//     the documents below it.
+
+// prepare loads the manifest and checks the embedder.
+func (r *run) prepare(ctx context.Context) error {
+	st := r.opts.State
+	if st == nil {
+		return nil
+	}
+	if !r.opts.Full {
+		if err := st.CheckEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
+			return err
+		}
+		if !r.opts.DryRun {
+			if err := st.SetEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
+				return err
+			}
+		}
+	}
+	stamps, err := st.Stamps(ctx)
+	if err != nil {
+		return err
+	}
+	ids, err := st.DocIDs(ctx)
+	if err != nil {
+		return err
+	}
+	r.stamps = stamps
+	r.pendingOnly = make(map[string]bool)
+	for _, id := range ids {
+		if _, ok := stamps[id]; !ok {
+			r.pendingOnly[id] = true
+		}
+	}
+	return nil
+}
+
+// plan decides whether a document is unchanged and, if not, loads what the
+// store already holds of it.
+func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error) {
+	st := r.opts.State
+	if st == nil {
+		return false, nil
+	}
+	f := d.file
+	stamp, recorded := r.stamps[f.ID]
+	if !recorded && !r.pendingOnly[f.ID] {
+		return false, nil
+	}
+	fresh := recorded && !r.opts.Full && stamp.Size == f.Size && stamp.MetaHash == d.metaHash
+	if fresh && stamp.ModTime.Equal(f.ModTime) {
+		return true, nil
+	}
+	if recorded {
+		prev, ok, err := st.Doc(ctx, f.ID)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			d.prev = &prev
+		}
+	}
+	pending, err := st.Pending(ctx, f.ID)
+	if err != nil {
+		return false, err
+	}
+	d.known = make(map[string]bool)
+	if d.prev != nil {
+		for _, id := range d.prev.NodeIDs {
+			d.known[id] = true
+		}
+	}
+	for _, id := range pending {
+		d.known[id] = true
+	}
+	if fresh && d.prev != nil && len(pending) == 0 {
+		// Touched but maybe not edited: the content hash decides.
+		hash, n, err := hashFile(f)
+		r.opts.Stats.BytesRead.Add(n)
+		if err != nil {
+			return false, err
+		}
+		if hash == stamp.Hash {
+			d.hash = hash
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func hashFile(f reader.File) (string, int64, error) {
+	c, err := reader.Open(f)
+	if err != nil {
+		return "", 0, err
+	}
+	defer c.Close()
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		return "", c.BytesRead(), err
+	}
+	return c.Sum(), c.BytesRead(), nil
+}
+
+// unchanged counts a skipped document, refreshing its record's
+// modification time when only that changed.
+func (r *run) unchanged(ctx context.Context, d *document) error {
+	if d.prev != nil && !r.opts.DryRun {
+		rec := *d.prev
+		rec.ModTime = d.file.ModTime
+		if err := r.opts.State.Commit(ctx, rec); err != nil {
+			return err
+		}
+	}
+	r.opts.Stats.FilesDone.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.report.FilesUnchanged++
+	return nil
+}
+
+// commit deletes a completed document's stale chunks and records it in the
+// manifest. It returns the number of stale chunks.
+func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
+	if r.opts.State == nil {
+		return 0, nil
+	}
+	current := make(map[string]bool, len(o.ids))
+	for _, id := range o.ids {
+		current[id] = true
+	}
+	var stale []string
+	for id := range d.known {
+		if !current[id] {
+			stale = append(stale, id)
+		}
+	}
+	if r.opts.DryRun {
+		return len(stale), nil
+	}
+	if len(stale) > 0 {
+		if err := r.opts.Store.DeleteNodes(ctx, stale); err != nil {
+			return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(stale), d.file.ID, err)
+		}
+	}
+	rec := state.Doc{ID: d.file.ID, Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash, NodeIDs: o.ids}
+	return len(stale), r.opts.State.Commit(ctx, rec)
+}
+
+// deadLetter records a failed document for `sluice failed`.
+func (r *run) deadLetter(ctx context.Context, d *document, cause error) error {
+	if r.opts.State == nil || r.opts.DryRun || d.file.ID == "" {
+		return nil
+	}
+	return r.opts.State.Fail(ctx, d.file.ID, cause.Error(), time.Now())
+}
+
+// conclude removes the documents whose source is gone, after a complete walk.
+func (r *run) conclude(ctx context.Context) error {
+	st := r.opts.State
+	if st == nil || !r.fullWalk {
+		return nil
+	}
+	ids, err := st.DocIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if r.seen[id] || !r.opts.Reader.Match(id) || r.protected(id) {
+			continue
+		}
+		if err := r.removeDocument(ctx, id); err != nil {
+			return err
+		}
+	}
+	if r.opts.DryRun {
+		return nil
+	}
+	return st.SetEmbedder(ctx, r.opts.EmbedderInfo)
+}
+
+// removeDocument deletes every node of a document whose source is gone.
+func (r *run) removeDocument(ctx context.Context, id string) error {
+	st := r.opts.State
+	prev, _, err := st.Doc(ctx, id)
+	if err != nil {
+		return err
+	}
+	pending, err := st.Pending(ctx, id)
+	if err != nil {
+		return err
+	}
+	n := len(prev.NodeIDs) + len(pending)
+	if !r.opts.DryRun {
+		if err := r.opts.Store.Delete(ctx, id); err != nil {
+			return fmt.Errorf("pipeline: deleting the nodes of %s, whose file is gone: %w", id, err)
+		}
+		if err := st.Forget(ctx, id); err != nil {
+			return err
+		}
+	}
+	r.opts.Logger.Debug("document deleted", "doc", id, "chunks", n)
+	r.report.FilesDeleted++
+	r.report.ChunksDeleted += n
+	return nil
+}
+
+// protected reports whether id lies under a folder the walk could not read.
+func (r *run) protected(id string) bool {
+	for _, dir := range r.failedDirs {
+		if id == dir || strings.HasPrefix(id, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// isDirError reports whether a walk error may hide documents below it.
+func isDirError(err error) bool {
+	return errors.Is(err, reader.ErrUnreadable) || errors.Is(err, reader.ErrSymlinkLoop) || errors.Is(err, reader.ErrOutsideRoot)
+}
+
+// metadataHash identifies the metadata a document's nodes are written with.
+func metadataHash(md map[string]any) string {
+	data, err := json.Marshal(md) // map keys are sorted: stable
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
+}

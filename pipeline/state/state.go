@@ -1,0 +1,369 @@
+// Package state is the durable manifest of incremental runs: for each
+// document of a sink, the content hash, size and modification time it was
+// ingested with, the ids of its nodes, and whether it failed. It also
+// records which embedder built the index, so that a model change is caught
+// before it mixes vectors of two models in one index.
+//
+// The manifest lives in an SQLite database (by default .sluice/state.db).
+// Every change is one transaction, so a process killed at any moment leaves
+// either the old or the new record, never half of one. Records are kept per
+// scope — one scope per sink and index — so one state file can serve
+// several indexes.
+package state
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// ErrModelChanged marks an index built with another embedder than the
+// configured one.
+var ErrModelChanged = errors.New("state: embedder changed")
+
+// Doc is the manifest record of one ingested document.
+type Doc struct {
+	ID       string    // document id (root-relative path)
+	Hash     string    // hex SHA-256 of the source bytes
+	Size     int64     // source size in bytes
+	ModTime  time.Time // source modification time
+	MetaHash string    // hash of the metadata its nodes were written with
+	NodeIDs  []string  // ids of its nodes in the store
+}
+
+// Failure is a dead-letter record: a document that failed, why, and how
+// many runs have tried it.
+type Failure struct {
+	ID       string    `json:"path"`
+	Reason   string    `json:"error"`
+	Attempts int       `json:"attempts"`
+	LastTry  time.Time `json:"last_try"`
+}
+
+// Embedder identifies the embedder an index was built with.
+type Embedder struct {
+	Provider   string `json:"provider"`
+	Model      string `json:"model"`
+	Dimensions int    `json:"dimensions"`
+}
+
+func (e Embedder) String() string {
+	s := e.Provider
+	if e.Model != "" {
+		s += " model " + e.Model
+	}
+	return fmt.Sprintf("%s with %d dimensions", s, e.Dimensions)
+}
+
+// ModelChangedError reports that the configured embedder differs from the
+// one the index was built with.
+type ModelChangedError struct {
+	Scope       string
+	Built, Want Embedder
+}
+
+func (e *ModelChangedError) Error() string {
+	return fmt.Sprintf("state: the index %s was built with %s, but the configuration asks for %s; vectors of two models cannot be mixed in one index: run again with --full to re-embed everything, or point the sink at a new index",
+		e.Scope, e.Built, e.Want)
+}
+
+// Unwrap returns ErrModelChanged.
+func (e *ModelChangedError) Unwrap() error { return ErrModelChanged }
+
+// Store is an open manifest bound to one scope. It is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	scope string
+
+	mu     sync.Mutex // serialises writers
+	closed bool
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS docs (
+	scope     TEXT NOT NULL,
+	id        TEXT NOT NULL,
+	hash      TEXT NOT NULL,
+	size      INTEGER NOT NULL,
+	mtime_ns  INTEGER NOT NULL,
+	meta_hash TEXT NOT NULL,
+	node_ids  TEXT NOT NULL,
+	PRIMARY KEY (scope, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending (
+	scope   TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	node_id TEXT NOT NULL,
+	PRIMARY KEY (scope, id, node_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS failures (
+	scope    TEXT NOT NULL,
+	id       TEXT NOT NULL,
+	reason   TEXT NOT NULL,
+	attempts INTEGER NOT NULL,
+	last_ns  INTEGER NOT NULL,
+	PRIMARY KEY (scope, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS embedders (
+	scope TEXT PRIMARY KEY,
+	info  TEXT NOT NULL
+) WITHOUT ROWID;
+`
+
+// Open opens (creating if needed) the manifest at path for scope.
+func Open(ctx context.Context, path, scope string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("state: creating the folder of state.path %s: %w", path, err)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("state: opening %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: preparing %s (is it a Sluice state file? check state.path): %w", path, err)
+	}
+	return &Store{db: db, scope: scope}, nil
+}
+
+// Close closes the database; calling it twice is harmless.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.db.Close()
+}
+
+// Scope returns the scope the store is bound to.
+func (s *Store) Scope() string { return s.scope }
+
+// Doc returns the record of a document, if any.
+func (s *Store) Doc(ctx context.Context, id string) (Doc, bool, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash, node_ids FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
+	d := Doc{ID: id}
+	var mtime int64
+	var ids string
+	switch err := row.Scan(&d.Hash, &d.Size, &mtime, &d.MetaHash, &ids); {
+	case errors.Is(err, sql.ErrNoRows):
+		return Doc{}, false, nil
+	case err != nil:
+		return Doc{}, false, fmt.Errorf("state: reading %s: %w", id, err)
+	}
+	d.ModTime = time.Unix(0, mtime)
+	if err := json.Unmarshal([]byte(ids), &d.NodeIDs); err != nil {
+		return Doc{}, false, fmt.Errorf("state: record of %s is corrupt: %w", id, err)
+	}
+	return d, true, nil
+}
+
+// DocIDs returns the ids of every recorded document, sorted.
+func (s *Store) DocIDs(ctx context.Context) ([]string, error) {
+	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ? UNION SELECT id FROM pending WHERE scope = ? ORDER BY 1`, s.scope, s.scope)
+}
+
+// Pending returns the node ids written for a document since its record was
+// last committed: chunks acknowledged by the sink in a run that did not
+// finish the document.
+func (s *Store) Pending(ctx context.Context, id string) ([]string, error) {
+	return s.ids(ctx, `SELECT node_id FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
+}
+
+func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// AddPending records node ids the sink has acknowledged for documents not
+// yet committed, keyed by document id.
+func (s *Store) AddPending(ctx context.Context, nodes map[string][]string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for id, nodeIDs := range nodes {
+			for _, n := range nodeIDs {
+				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id) VALUES (?, ?, ?)`, s.scope, id, n); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Commit records a document as done: its record is replaced, its pending
+// node ids and any dead-letter entry are cleared, in one transaction.
+func (s *Store) Commit(ctx context.Context, d Doc) error {
+	ids := d.NodeIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	slices.Sort(ids)
+	data, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash, node_ids) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			s.scope, d.ID, d.Hash, d.Size, d.ModTime.UnixNano(), d.MetaHash, string(data)); err != nil {
+			return err
+		}
+		return s.clear(ctx, tx, d.ID, "pending", "failures")
+	})
+}
+
+// Forget removes every record of a document (after its nodes were deleted
+// from the sink).
+func (s *Store) Forget(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error { return s.clear(ctx, tx, id, "docs", "pending", "failures") })
+}
+
+func (s *Store) clear(ctx context.Context, tx *sql.Tx, id string, tables ...string) error {
+	for _, t := range tables {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE scope = ? AND id = ?`, s.scope, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Fail records a failed document in the dead-letter table, counting attempts.
+func (s *Store) Fail(ctx context.Context, id, reason string, at time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO failures (scope, id, reason, attempts, last_ns) VALUES (?, ?, ?, 1, ?)
+			ON CONFLICT (scope, id) DO UPDATE SET reason = excluded.reason, attempts = attempts + 1, last_ns = excluded.last_ns`,
+			s.scope, id, reason, at.UnixNano())
+		return err
+	})
+}
+
+// Failures lists the dead-letter table, sorted by document id.
+func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, reason, attempts, last_ns FROM failures WHERE scope = ? ORDER BY id`, s.scope)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	defer rows.Close()
+	var out []Failure
+	for rows.Next() {
+		var f Failure
+		var last int64
+		if err := rows.Scan(&f.ID, &f.Reason, &f.Attempts, &last); err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		f.LastTry = time.Unix(0, last).UTC()
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// CheckEmbedder compares the embedder the scope's index was built with to
+// want. It returns a *ModelChangedError when they differ and the index holds
+// documents; an empty index adopts want.
+func (s *Store) CheckEmbedder(ctx context.Context, want Embedder) error {
+	var info string
+	err := s.db.QueryRowContext(ctx, `SELECT info FROM embedders WHERE scope = ?`, s.scope).Scan(&info)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	var built Embedder
+	if err := json.Unmarshal([]byte(info), &built); err != nil {
+		return fmt.Errorf("state: embedder record of %s is corrupt: %w", s.scope, err)
+	}
+	if built == want {
+		return nil
+	}
+	ids, err := s.DocIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return &ModelChangedError{Scope: s.scope, Built: built, Want: want}
+}
+
+// SetEmbedder records the embedder the scope's index is built with.
+func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embedders (scope, info) VALUES (?, ?)`, s.scope, string(data))
+		return err
+	})
+}
+
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("state: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	return nil
+}
+
+// Stamp is the part of a record that decides whether a document changed.
+type Stamp struct {
+	Hash     string
+	Size     int64
+	ModTime  time.Time
+	MetaHash string
+}
+
+// Stamps returns the stamp of every recorded document, for the unchanged
+// fast path: one query however many documents there are.
+func (s *Store) Stamps(ctx context.Context) (map[string]Stamp, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ?`, s.scope)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]Stamp)
+	for rows.Next() {
+		var id string
+		var st Stamp
+		var mtime int64
+		if err := rows.Scan(&id, &st.Hash, &st.Size, &mtime, &st.MetaHash); err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		st.ModTime = time.Unix(0, mtime)
+		out[id] = st
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,57 @@
+// Package searchtest is a strict, in-memory stand-in for the Cloud AI Search
+// (Azure AI Search) REST API, api-version 2024-07-01, for tests and for the
+// `sluice devserver search` command.
+//
+// The server speaks the real wire protocol and enforces what the service
+// enforces, so that a client that passes against it has a good chance of
+// passing against the service:
+//
+//   - the api-version query parameter (2024-07-01 or any *-preview version);
+//   - the api-key header or an Authorization: Bearer token (401 when missing,
+//     403 when the key is wrong);
+//   - index and field naming rules, exactly one Edm.String key field, vector
+//     fields with dimensions and an existing vector profile, and no
+//     compression on exhaustive KNN profiles (2024-07-01 quantizes HNSW only);
+//   - document key characters and length, at most 1000 actions and
+//     16 MiB per docs/index request (413 above), unknown fields, field types,
+//     vector dimensions;
+//   - filters only on filterable fields, in the OData subset Sluice emits;
+//   - with Options.SpecDir, every request body is validated against the JSON
+//     schemas of the official swagger definitions (IndexBatch, SearchRequest,
+//     SearchIndex).
+//
+// Supported routes (both /indexes/NAME and /indexes('NAME') forms):
+//
+//	GET|PUT|DELETE /indexes/NAME         POST /indexes        GET /indexes
+//	GET /indexes/NAME/stats (or search.stats)
+//	POST /indexes/NAME/docs/index        POST /indexes/NAME/docs/search
+//	GET /indexes/NAME/docs/$count        GET /indexes/NAME/docs/KEY or docs('KEY')
+//
+// Scoring: vector queries are exact (exhaustive) for every algorithm, with
+// the profile's metric; cosine scores are 1/(1+(1-cos)) and euclidean scores
+// 1/(1+d) as the service documents; dotProduct scores are 1/(1+e^-dot) (the
+// service's exact formula is not documented). Text queries use BM25 (k1=1.2,
+// b=0.75) over the searchable string fields with a simple lower-casing word
+// tokenizer. Text and vector rankings are fused by reciprocal rank fusion,
+// sum of weight/(60+rank) with 1-based ranks. Semantic ranking is a
+// deterministic stand-in: the top 50 fused results get an
+// @search.rerankerScore in [0, 4] from the share of query words found in the
+// semantic configuration's prioritized fields, and are reordered by it.
+//
+// Filters apply before the k nearest vectors are chosen (vectorFilterMode
+// preFilter, the default) or after (postFilter, which can return fewer
+// than k).
+//
+// Paging: top defaults to 50 and skip is at most 100000; a response carries
+// at most MaxPageSize results, and when top asks for more it also carries
+// @search.nextPageParameters and @odata.nextLink for the rest. Results are
+// ordered by score, ties by key, so every answer is deterministic.
+//
+// What it does not emulate: the Lucene (full) query syntax and the simple
+// syntax operators, analyzers and stemming, scoring profiles, facets,
+// orderby, highlights, captions and answers (ignored), suggesters and
+// autocomplete, GET search, complex (Edm.ComplexType) fields, geo
+// functions, vectorizers and text vector queries, approximate (HNSW) recall loss and quantization effects, ETag
+// concurrency, indexers, skillsets, data sources, synonym maps and service
+// statistics. Documents live in memory only.
+package searchtest

@@ -1,0 +1,462 @@
+package embedder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/sourcegraph/conc/pool"
+	"golang.org/x/time/rate"
+)
+
+// Client is an Embedder backed by an HTTP embeddings API: the openai
+// provider (NewOpenAI) or the azure-openai provider (NewAzureOpenAI).
+//
+// One Client holds one budget shared by every goroutine that calls Embed:
+// requests per minute and tokens per minute (waited for before each
+// request), an adaptive cap on requests in flight, and the server's own
+// rate-limit headers. Embed splits its inputs into requests within Limits,
+// sends them concurrently, retries transient failures with exponential
+// backoff and jitter, and maps results back by the response's index.
+//
+// A Client is safe for concurrent use.
+type Client struct {
+	cfg        Config // defaults applied
+	provider   string
+	url        string // endpoint URL, never holding credentials
+	limits     Limits
+	auth       func(context.Context, *http.Request) error
+	authHint   string                 // how to fix a 401
+	notFound   string                 // how to fix a 404
+	secret     string                 // the API key, redacted from provider messages
+	credential azcore.TokenCredential // Entra auth, from WithTokenCredential
+	hc         *http.Client
+	count      func(string) (int, error)
+
+	gate  *gate
+	pace  pacer
+	rpm   *rate.Limiter // nil: unlimited
+	tpm   *rate.Limiter // nil: unlimited
+	stats stats
+}
+
+var _ StatsReporter = (*Client)(nil)
+
+// Option customises a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the Client send requests through hc (default: a
+// client keeping concurrency idle connections per host, with no overall
+// timeout; embedder.timeout bounds each attempt).
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithLatencyObserver calls observe with the latency of each successful
+// attempt, e.g. to feed a Prometheus histogram. observe must be fast and
+// safe for concurrent use.
+func WithLatencyObserver(observe func(time.Duration)) Option {
+	return func(c *Client) { c.stats.observe = observe }
+}
+
+// WithTokenCounter makes the Client count the tokens of inputs whose Tokens
+// is 0 with count instead of the built-in cl100k_base tokenizer.
+func WithTokenCounter(count func(string) (int, error)) Option {
+	return func(c *Client) { c.count = count }
+}
+
+func newClient(cfg Config, provider string, opts []Option) *Client {
+	c := &Client{
+		cfg:      cfg,
+		provider: provider,
+		limits:   cfg.Limits(),
+		count:    countTokens,
+		gate:     newGate(cfg.Concurrency),
+		pace:     pacer{rpm: float64(cfg.RequestsPerMinute), tpm: float64(cfg.TokensPerMinute)},
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = max(cfg.Concurrency, 2)
+	c.hc = &http.Client{Transport: tr}
+	if n := cfg.RequestsPerMinute; n > 0 {
+		c.rpm = rate.NewLimiter(rate.Limit(float64(n)/60), max(1, n/60))
+	}
+	if n := cfg.TokensPerMinute; n > 0 {
+		c.tpm = rate.NewLimiter(rate.Limit(float64(n)/60), c.limits.MaxTokens)
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Dimensions returns embedder.dimensions.
+func (c *Client) Dimensions() int { return c.cfg.Dimensions }
+
+// Limits returns the request caps the Client applies.
+func (c *Client) Limits() Limits { return c.limits }
+
+// Stats returns the counters since the Client was created.
+func (c *Client) Stats() Stats {
+	s := c.stats.snapshot()
+	s.Concurrency = c.gate.current()
+	return s
+}
+
+// Embed returns one vector per input, in input order. Inputs whose Tokens
+// is 0 are counted with cl100k_base first. Empty texts are not sent (the
+// APIs reject them); their vectors are all zeros. An input above
+// maxTokensPerInput fails the call with *InputTooLargeError before anything
+// is sent. On failure no vectors are returned.
+func (c *Client) Embed(ctx context.Context, inputs []Input) ([][]float32, error) {
+	toks := make([]int, len(inputs))
+	var send []int // indexes of non-empty inputs
+	for i, in := range inputs {
+		if in.Text == "" {
+			continue
+		}
+		t := in.Tokens
+		if t <= 0 {
+			n, err := c.count(in.Text)
+			if err != nil {
+				return nil, fmt.Errorf("embedder: counting the tokens of input %d: %w", i, err)
+			}
+			t = max(n, 1)
+		}
+		if t > c.limits.MaxInputTokens {
+			return nil, &InputTooLargeError{Index: i, Tokens: t, Max: c.limits.MaxInputTokens}
+		}
+		toks[i] = t
+		send = append(send, i)
+	}
+	out := make([][]float32, len(inputs))
+	groups := plan(send, toks, c.limits)
+	run := func(ctx context.Context, g []int) error {
+		texts := make([]string, len(g))
+		tokens := 0
+		for k, i := range g {
+			texts[k] = inputs[i].Text
+			tokens += toks[i]
+		}
+		vecs, err := c.request(ctx, texts, tokens)
+		if err != nil {
+			return err
+		}
+		for k, i := range g {
+			out[i] = vecs[k]
+		}
+		return nil
+	}
+	if len(groups) == 1 {
+		if err := run(ctx, groups[0]); err != nil {
+			return nil, err
+		}
+	} else if len(groups) > 1 {
+		p := pool.New().WithMaxGoroutines(c.cfg.Concurrency).WithContext(ctx).WithCancelOnError().WithFirstError()
+		for _, g := range groups {
+			p.Go(func(ctx context.Context) error { return run(ctx, g) })
+		}
+		if err := p.Wait(); err != nil {
+			if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+				return nil, fmt.Errorf("%w (%w)", ctx.Err(), err)
+			}
+			return nil, err
+		}
+	}
+	for i := range out {
+		if out[i] == nil {
+			out[i] = make([]float32, c.cfg.Dimensions)
+		}
+	}
+	return out, nil
+}
+
+// plan packs the inputs at idx, in order, into requests within l.
+func plan(idx, toks []int, l Limits) [][]int {
+	var groups [][]int
+	start, sum := 0, 0
+	for k, i := range idx {
+		full := k > start && ((l.MaxInputs > 0 && k-start >= l.MaxInputs) ||
+			(l.MaxTokens > 0 && sum+toks[i] > l.MaxTokens))
+		if full {
+			groups = append(groups, idx[start:k])
+			start, sum = k, 0
+		}
+		sum += toks[i]
+	}
+	if start < len(idx) {
+		groups = append(groups, idx[start:])
+	}
+	return groups
+}
+
+type embedRequest struct {
+	Model          string   `json:"model,omitempty"`
+	Input          []string `json:"input"`
+	EncodingFormat string   `json:"encoding_format"`
+	Dimensions     int      `json:"dimensions,omitempty"`
+}
+
+type embedResponse struct {
+	Data []struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	} `json:"data"`
+}
+
+type errorBody struct {
+	Error struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// request embeds one request's worth of texts, with retries.
+func (c *Client) request(ctx context.Context, texts []string, tokens int) ([][]float32, error) {
+	body, err := json.Marshal(embedRequest{
+		Model:          c.requestModel(),
+		Input:          texts,
+		EncodingFormat: "float",
+		Dimensions:     c.requestDimensions(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedder: encoding request: %w", err)
+	}
+	return c.retryLoop(ctx, func() ([][]float32, error) {
+		return c.attempt(ctx, body, len(texts), tokens)
+	})
+}
+
+func (c *Client) requestModel() string {
+	if c.provider == ProviderOpenAI {
+		return c.cfg.Model
+	}
+	return ""
+}
+
+func (c *Client) requestDimensions() int {
+	if c.cfg.SendDimensions {
+		return c.cfg.Dimensions
+	}
+	return 0
+}
+
+// acquire waits for a concurrency slot and the request's share of the
+// budget. The returned release gives the slot back.
+func (c *Client) acquire(ctx context.Context, tokens int) (release func(), err error) {
+	if err := c.gate.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.gate.release()
+		}
+	}()
+	if err := c.pace.wait(ctx, tokens); err != nil {
+		return nil, err
+	}
+	if err := waitN(ctx, c.rpm, 1, "embedder.requestsPerMinute"); err != nil {
+		return nil, err
+	}
+	if err := waitN(ctx, c.tpm, tokens, "embedder.tokensPerMinute"); err != nil {
+		return nil, err
+	}
+	return c.gate.release, nil
+}
+
+func waitN(ctx context.Context, l *rate.Limiter, n int, setting string) error {
+	if l == nil {
+		return nil
+	}
+	if err := l.WaitN(ctx, n); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// rate reports a wait past the deadline without wrapping it.
+		return fmt.Errorf("embedder: waiting for the %s budget would pass the context deadline: %w", setting, context.DeadlineExceeded)
+	}
+	return nil
+}
+
+// attempt sends one HTTP request and decodes its answer.
+func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]float32, error) {
+	release, err := c.acquire(ctx, tokens)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("embedder: building request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if err := c.auth(actx, req); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	c.stats.requests.Add(1)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	now := time.Now()
+	c.pace.observe(resp.Header, now)
+	if resp.StatusCode != http.StatusOK {
+		apiErr := c.apiError(resp)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			c.stats.throttled.Add(1)
+			c.gate.throttled(start, now)
+			c.pace.pause(now, min(apiErr.RetryAfter, c.cfg.MaxRetryAfter))
+		}
+		return nil, apiErr
+	}
+	vecs, err := c.decode(resp.Body, n)
+	if err != nil {
+		if errors.Is(err, ErrEmbed) {
+			return nil, err
+		}
+		return nil, c.transportError(ctx, err)
+	}
+	c.stats.latency(time.Since(start))
+	c.stats.tokens.Add(int64(tokens))
+	c.stats.inputs.Add(int64(n))
+	c.gate.succeeded()
+	return vecs, nil
+}
+
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("no answer within embedder.timeout (%s): %w", c.cfg.Timeout, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		err = fmt.Errorf("%w; is the server at %s running? (check %s)", err, c.redactedURL(), c.urlSetting())
+	}
+	return &TransportError{Provider: c.provider, URL: c.redactedURL(), Err: err}
+}
+
+func (c *Client) urlSetting() string {
+	if c.provider == ProviderAzureOpenAI {
+		return "embedder.endpoint"
+	}
+	return "embedder.baseURL"
+}
+
+func (c *Client) redactedURL() string {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		return "the configured endpoint"
+	}
+	u.RawQuery = ""
+	return u.String()
+}
+
+// decode reads the data array and maps it back by index.
+func (c *Client) decode(r io.Reader, n int) ([][]float32, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var resp embedResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, &ResponseError{Provider: c.provider, Reason: "invalid JSON: " + err.Error()}
+	}
+	if len(resp.Data) != n {
+		return nil, &ResponseError{Provider: c.provider, Reason: fmt.Sprintf("%d embeddings for %d inputs", len(resp.Data), n)}
+	}
+	out := make([][]float32, n)
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= n {
+			return nil, &ResponseError{Provider: c.provider, Reason: fmt.Sprintf("index %d out of range for %d inputs", d.Index, n)}
+		}
+		if out[d.Index] != nil {
+			return nil, &ResponseError{Provider: c.provider, Reason: fmt.Sprintf("index %d appears twice", d.Index)}
+		}
+		if len(d.Embedding) != c.cfg.Dimensions {
+			return nil, &DimensionError{Want: c.cfg.Dimensions, Got: len(d.Embedding)}
+		}
+		out[d.Index] = d.Embedding
+	}
+	return out, nil
+}
+
+// apiError turns a non-200 answer into an *APIError.
+func (c *Client) apiError(resp *http.Response) *APIError {
+	e := &APIError{Provider: c.provider, Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header, time.Now())}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var body errorBody
+	if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
+		e.Message = body.Error.Message
+	} else {
+		e.Message = strings.TrimSpace(string(raw))
+		if len(e.Message) > 300 {
+			e.Message = e.Message[:300] + "..."
+		}
+	}
+	e.Message = redact(e.Message, c.secret)
+	switch resp.StatusCode {
+	case 401, 403:
+		e.Hint = c.authHint
+	case 404:
+		e.Hint = c.notFound
+	case 400, 413, 422:
+		e.Hint = "the provider rejected the request; check embedder.model, embedder.dimensions (sendDimensions) and the per-request caps (maxInputsPerRequest, maxTokensPerRequest, maxTokensPerInput)"
+	case 429:
+		e.Hint = "rate limited; set embedder.requestsPerMinute and embedder.tokensPerMinute to your quota (see the embedder README)"
+	}
+	return e
+}
+
+// parseRetryAfter reads retry-after-ms, then Retry-After (seconds or an
+// HTTP date).
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// redact removes the API key, and anything shaped like an OpenAI key, from
+// a provider message.
+func redact(msg, secret string) string {
+	if secret != "" {
+		msg = strings.ReplaceAll(msg, secret, "[redacted]")
+	}
+	fields := strings.Fields(msg)
+	changed := false
+	for i, f := range fields {
+		if strings.HasPrefix(f, "sk-") {
+			fields[i], changed = "[redacted]", true
+		}
+	}
+	if changed {
+		msg = strings.Join(fields, " ")
+	}
+	return msg
+}

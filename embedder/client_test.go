@@ -1,0 +1,476 @@
+package embedder_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/embedder/embedtest"
+)
+
+const testKey = "test-secret-key-0123456789"
+
+// fastRetries makes retries quick enough for unit tests.
+func fastRetries(c *embedder.Config) {
+	c.RetryInitialDelay = time.Millisecond
+	c.RetryMaxDelay = 5 * time.Millisecond
+}
+
+// startOpenAI starts a test server and an openai Client for it.
+func startOpenAI(t *testing.T, opts embedtest.Options, edit func(*embedder.Config)) (*embedder.Client, *embedtest.Server) {
+	t.Helper()
+	t.Setenv("SLUICE_TEST_KEY", testKey)
+	if opts.Key == "" {
+		opts.Key = testKey
+	}
+	if opts.Dimensions == 0 {
+		opts.Dimensions = 32
+	}
+	srv, url := embedtest.Start(t, opts)
+	cfg := embedder.Config{
+		Provider:   "openai",
+		BaseURL:    url + "/v1",
+		Model:      "test-model",
+		Dimensions: 32,
+		APIKeyEnv:  "SLUICE_TEST_KEY",
+	}
+	fastRetries(&cfg)
+	if edit != nil {
+		edit(&cfg)
+	}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(hc.CloseIdleConnections)
+	c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, srv
+}
+
+func texts(n int) []embedder.Input {
+	in := make([]embedder.Input, n)
+	for i := range in {
+		in[i] = embedder.Input{Text: fmt.Sprintf("chunk %d talks about topic %d and topic %d", i, i%7, i%13)}
+	}
+	return in
+}
+
+// checkVectors asserts that vecs are the hash vectors of in, in order.
+func checkVectors(t *testing.T, in []embedder.Input, vecs [][]float32, dims int) {
+	t.Helper()
+	if len(vecs) != len(in) {
+		t.Fatalf("%d vectors for %d inputs", len(vecs), len(in))
+	}
+	h := embedder.NewHash(dims)
+	for i := range in {
+		want := h.Vector(in[i].Text)
+		if len(vecs[i]) != dims {
+			t.Fatalf("vector %d has %d dimensions, want %d", i, len(vecs[i]), dims)
+		}
+		for j := range want {
+			if vecs[i][j] != want[j] {
+				t.Fatalf("vector %d is not the vector of input %d: results not mapped by index", i, i)
+			}
+		}
+	}
+}
+
+func TestEmbedMapsByIndex(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{Shuffle: true}, nil)
+	in := texts(50)
+	vecs, err := c.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVectors(t, in, vecs, 32)
+	if st := srv.Stats(); st.OK != 1 || st.InputsServed != 50 {
+		t.Fatalf("server stats %+v, want one request of 50 inputs", st)
+	}
+	if st := c.Stats(); st.Requests != 1 || st.InputsSent != 50 || st.TokensSent != srv.Stats().TokensServed || st.P50 <= 0 {
+		t.Fatalf("client stats %+v disagree with the server's %+v", st, srv.Stats())
+	}
+}
+
+func TestEmbedSplitsWithinCaps(t *testing.T) {
+	tests := []struct {
+		name         string
+		server       embedtest.Options
+		edit         func(*embedder.Config)
+		inputs       int
+		wantRequests int64
+	}{
+		{"batchSize", embedtest.Options{MaxInputs: 100}, func(c *embedder.Config) { c.BatchSize = 40 }, 100, 3},
+		{"maxInputsPerRequest", embedtest.Options{MaxInputs: 16}, func(c *embedder.Config) { c.MaxInputsPerRequest = 16; c.BatchSize = 16 }, 50, 4},
+		{"maxTokensPerRequest", embedtest.Options{MaxTokens: 100}, func(c *embedder.Config) { c.MaxTokensPerRequest = 100; c.MaxTokensPerInput = 50 }, 30, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, srv := startOpenAI(t, tt.server, tt.edit)
+			in := texts(tt.inputs)
+			vecs, err := c.Embed(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVectors(t, in, vecs, 32)
+			st := srv.Stats()
+			if st.TooLarge != 0 || st.OK < tt.wantRequests {
+				t.Fatalf("server stats %+v: want 0 rejected for caps and at least %d requests", st, tt.wantRequests)
+			}
+		})
+	}
+}
+
+func TestEmbedEmptyAndTooLarge(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{}, func(c *embedder.Config) { c.MaxTokensPerInput = 10 })
+	vecs, err := c.Embed(context.Background(), embedder.Texts("", "hello there", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if norm(vecs[0]) != 0 || norm(vecs[2]) != 0 || norm(vecs[1]) == 0 || srv.Stats().InputsServed != 1 {
+		t.Fatalf("empty texts must be zero vectors and not sent; served %d", srv.Stats().InputsServed)
+	}
+	before := srv.Stats().Requests
+	_, err = c.Embed(context.Background(), []embedder.Input{{Text: "a"}, {Text: "long", Tokens: 11}})
+	var tl *embedder.InputTooLargeError
+	if !errors.As(err, &tl) || tl.Index != 1 || tl.Tokens != 11 || !strings.Contains(err.Error(), "embedder.maxTokensPerInput") {
+		t.Fatalf("Embed(too large) = %v, want *InputTooLargeError for input 1", err)
+	}
+	if srv.Stats().Requests != before {
+		t.Fatal("a request was sent although an input was too large")
+	}
+}
+
+func TestEmbedPermanentErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		server   embedtest.Options
+		edit     func(*embedder.Config)
+		sentinel error
+		mention  []string
+	}{
+		{"401 names the variable", embedtest.Options{Key: "another-key"}, nil, embedder.ErrUnauthorized, []string{"401", "SLUICE_TEST_KEY", "embedder.apiKeyEnv"}},
+		{"404 names the model", embedtest.Options{Model: "other-model"}, nil, embedder.ErrNotFound, []string{"404", `"test-model"`, "embedder.model"}},
+		{"400 shows the provider message", embedtest.Options{MaxInputs: 2}, nil, embedder.ErrBadRequest, []string{"400", "the maximum is 2"}},
+		{"dimension mismatch", embedtest.Options{Dimensions: 48}, nil, embedder.ErrDimensions, []string{"embeddingDimensionality", "embedder.dimensions", "48", "32"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, srv := startOpenAI(t, tt.server, tt.edit)
+			_, err := c.Embed(context.Background(), texts(5))
+			if !errors.Is(err, tt.sentinel) || !errors.Is(err, embedder.ErrEmbed) {
+				t.Fatalf("Embed() = %v, want %v", err, tt.sentinel)
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not mention %q", err, m)
+				}
+			}
+			if strings.Contains(err.Error(), testKey) {
+				t.Fatalf("error %q leaks the key", err)
+			}
+			if got := srv.Stats().Requests; got != 1 {
+				t.Fatalf("%d requests sent; a permanent error must not be retried", got)
+			}
+			if st := c.Stats(); st.Retries != 0 || st.Failures != 1 {
+				t.Fatalf("client stats %+v, want 0 retries and 1 failure", st)
+			}
+		})
+	}
+}
+
+func TestEmbedRetriesEachFault(t *testing.T) {
+	tests := []struct {
+		fault    embedtest.Fault
+		sentinel error
+	}{
+		{embedtest.Fault500, embedder.ErrServer},
+		{embedtest.Fault502, embedder.ErrServer},
+		{embedtest.Fault503, embedder.ErrServer},
+		{embedtest.Fault504, embedder.ErrServer},
+		{embedtest.FaultReset, embedder.ErrTransport},
+		{embedtest.FaultStall, embedder.ErrTransport},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.fault), func(t *testing.T) {
+			c, srv := startOpenAI(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{tt.fault}},
+				func(c *embedder.Config) { c.MaxRetries = 2; c.Timeout = 100 * time.Millisecond })
+			_, err := c.Embed(context.Background(), texts(3))
+			if !errors.Is(err, tt.sentinel) {
+				t.Fatalf("Embed() = %v, want %v", err, tt.sentinel)
+			}
+			if got := srv.Stats().Requests; got != 3 {
+				t.Fatalf("%d attempts, want 3 (1 + maxRetries 2)", got)
+			}
+			if st := c.Stats(); st.Retries != 2 || st.Failures != 1 {
+				t.Fatalf("client stats %+v, want 2 retries and 1 failure", st)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	hs := httptest.NewServer(http.NotFoundHandler())
+	url := hs.URL
+	hs.Close()
+	c, err := embedder.NewOpenAI(embedder.Config{BaseURL: url + "/v1", Model: "m", Auth: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Embed(context.Background(), texts(1))
+	if !errors.Is(err, embedder.ErrTransport) || !strings.Contains(err.Error(), "embedder.baseURL") {
+		t.Fatalf("Embed() = %v, want ErrTransport naming embedder.baseURL", err)
+	}
+	if st := c.Stats(); st.Requests != 1 || st.Retries != 0 {
+		t.Fatalf("stats %+v: a refused connection must not be retried", st)
+	}
+}
+
+func TestMaxRetriesDisabled(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.Fault503}},
+		func(c *embedder.Config) { c.MaxRetries = -1 })
+	if _, err := c.Embed(context.Background(), texts(1)); !errors.Is(err, embedder.ErrServer) {
+		t.Fatalf("Embed() = %v, want ErrServer", err)
+	}
+	if got := srv.Stats().Requests; got != 1 {
+		t.Fatalf("%d attempts with maxRetries -1, want 1", got)
+	}
+}
+
+// A 30% fault rate (every kind, stalls included) still embeds every input
+// exactly once, each with its own vector. Stalls end in a 504 after 50ms
+// here and the attempt timeout is generous: an answer the client gave up on
+// after the server sent it would be (correctly) asked for again and counted
+// twice by the server. Stalls cut by the attempt timeout are covered by
+// TestEmbedRetriesEachFault.
+func TestEmbedThirtyPercentFaults(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{FaultRate: 0.3, Seed: 7, Stall: 50 * time.Millisecond}, func(c *embedder.Config) {
+		c.MaxRetries = 10
+		c.Timeout = 10 * time.Second
+		c.BatchSize = 10
+		c.Concurrency = 8
+	})
+	in := texts(400)
+	vecs, err := c.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVectors(t, in, vecs, 32)
+	st := srv.Stats()
+	if st.InputsServed != 400 {
+		t.Fatalf("server served %d inputs, want each of 400 exactly once", st.InputsServed)
+	}
+	if st.Faults == 0 || c.Stats().Retries == 0 {
+		t.Fatalf("no faults injected (%+v); the test proves nothing", st)
+	}
+}
+
+// A 60 s Retry-After with a 1 s deadline returns at once with the context
+// error, without waiting for the deadline.
+func TestRetryAfterBeyondDeadline(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{RPM: 1, RetryAfter: time.Minute, NoRateLimitHeaders: true}, nil)
+	if _, err := c.Embed(context.Background(), texts(1)); err != nil {
+		t.Fatal(err) // uses the one request of the quota
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := c.Embed(ctx, texts(1))
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, embedder.ErrThrottled) {
+		t.Fatalf("Embed() = %v, want DeadlineExceeded wrapping the 429", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Embed waited for the deadline instead of returning at once")
+	}
+	if srv.Stats().Throttled != 1 || c.Stats().Throttled != 1 {
+		t.Fatalf("server %+v / client %+v: want exactly one 429", srv.Stats(), c.Stats())
+	}
+}
+
+// Retry-After wins over the computed delay: the retry comes after the
+// server's delay even though the computed one is a millisecond.
+func TestRetryAfterHonoured(t *testing.T) {
+	const after = 300 * time.Millisecond
+	c, srv := startOpenAI(t, embedtest.Options{RPM: 1, RetryAfter: after, NoRateLimitHeaders: true}, func(c *embedder.Config) { c.MaxRetries = 5 })
+	if _, err := c.Embed(context.Background(), texts(1)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Embed(ctx, texts(1))
+	// RPM 1 admits the next request only after a minute: every retry is
+	// throttled, each after waiting the server's delay.
+	if !errors.Is(err, embedder.ErrThrottled) {
+		t.Fatalf("Embed() = %v, want ErrThrottled after retries", err)
+	}
+	if got, min := time.Since(start), 5*after; got < min {
+		t.Fatalf("5 retries took %v, want at least 5 × Retry-After = %v", got, min)
+	}
+	if got := srv.Stats().Throttled; got != 6 {
+		t.Fatalf("%d 429s, want 6", got)
+	}
+}
+
+// The x-ratelimit-* headers let the client hold back a request the server
+// would refuse: no 429 is ever provoked.
+func TestRateLimitHeadersPreventThrottling(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{RPM: 1}, nil)
+	if _, err := c.Embed(context.Background(), texts(1)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := c.Embed(ctx, texts(1))
+	if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("Embed() = %v, want an immediate DeadlineExceeded (the headers say the quota is spent for a minute)", err)
+	}
+	if st := srv.Stats(); st.Requests != 1 || st.Throttled != 0 {
+		t.Fatalf("server stats %+v, want the second request never sent", st)
+	}
+}
+
+func TestCancelWhileStalled(t *testing.T) {
+	c, _ := startOpenAI(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall}}, func(c *embedder.Config) {
+		c.BatchSize = 2
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Embed(ctx, texts(8)) // 4 concurrent stalled requests
+		errc <- err
+	}()
+	for c.Stats().Requests < 4 {
+		select {
+		case err := <-errc:
+			t.Fatalf("Embed returned early: %v", err)
+		default:
+			time.Sleep(time.Millisecond) // polling for the stalls to begin, not to hide a race
+		}
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Embed() = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Embed did not return after cancel")
+	}
+}
+
+// A budget equal to the server's quota is never throttled, even with many
+// concurrent callers sharing the Client.
+func TestBudgetAvoids429(t *testing.T) {
+	const tpm = 120_000 // 2,000 tokens/s
+	// Slack 200ms: tolerate scheduling jitter of a loaded machine under -race.
+	c, srv := startOpenAI(t, embedtest.Options{TPM: tpm, RPM: 600, Slack: 200 * time.Millisecond}, func(c *embedder.Config) {
+		c.TokensPerMinute = tpm
+		c.RequestsPerMinute = 600
+		c.BatchSize = 8
+		c.Concurrency = 4
+	})
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[w] = c.Embed(context.Background(), texts(40))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := srv.Stats(); st.Throttled != 0 || st.InputsServed != 160 {
+		t.Fatalf("server stats %+v, want 160 inputs served and no 429", st)
+	}
+}
+
+// A budget above the quota meets 429s, cuts concurrency, and still finishes.
+func TestOverBudgetRecovers(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{RPM: 1200, NoRateLimitHeaders: true}, func(c *embedder.Config) {
+		c.BatchSize = 1
+		c.Concurrency = 8
+		c.MaxRetries = 20
+	})
+	in := texts(60)
+	vecs, err := c.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkVectors(t, in, vecs, 32)
+	st := c.Stats()
+	if st.Throttled == 0 || srv.Stats().Throttled != st.Throttled {
+		t.Fatalf("client stats %+v, server %+v: want some 429s counted on both sides", st, srv.Stats())
+	}
+	if st.Concurrency >= 8 {
+		t.Fatalf("concurrency %v after 429s, want it cut below 8", st.Concurrency)
+	}
+}
+
+type fakeCredential struct{ token string }
+
+func (f fakeCredential) GetToken(_ context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	if len(o.Scopes) != 1 || o.Scopes[0] != embedder.CognitiveServicesScope {
+		return azcore.AccessToken{}, fmt.Errorf("unexpected scopes %v", o.Scopes)
+	}
+	return azcore.AccessToken{Token: f.token, ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+func TestAzureOpenAI(t *testing.T) {
+	t.Setenv("SLUICE_TEST_AZ_KEY", testKey)
+	tests := []struct {
+		name     string
+		cfg      embedder.Config
+		opts     []embedder.Option
+		sentinel error // nil: success
+		mention  string
+	}{
+		{"api-key", embedder.Config{Deployment: "emb", APIKeyEnv: "SLUICE_TEST_AZ_KEY"}, nil, nil, ""},
+		{"entra", embedder.Config{Deployment: "emb", Auth: "defaultAzureCredential"},
+			[]embedder.Option{embedder.WithTokenCredential(fakeCredential{testKey})}, nil, ""},
+		{"wrong token", embedder.Config{Deployment: "emb", Auth: "managedIdentity"},
+			[]embedder.Option{embedder.WithTokenCredential(fakeCredential{"nope"})}, embedder.ErrUnauthorized, "Cognitive Services OpenAI User"},
+		{"unknown deployment", embedder.Config{Deployment: "missing", APIKeyEnv: "SLUICE_TEST_AZ_KEY"}, nil, embedder.ErrNotFound, `deployment "missing"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := embedtest.Start(t, embedtest.Options{Key: testKey, Deployment: "emb", Dimensions: 16})
+			cfg := tt.cfg
+			cfg.Provider, cfg.Endpoint, cfg.Dimensions = "azure-openai", url, 16
+			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+			t.Cleanup(hc.CloseIdleConnections)
+			c, err := embedder.NewAzureOpenAI(context.Background(), cfg, append(tt.opts, embedder.WithHTTPClient(hc))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := texts(3)
+			vecs, err := c.Embed(context.Background(), in)
+			if tt.sentinel == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkVectors(t, in, vecs, 16)
+				return
+			}
+			if !errors.Is(err, tt.sentinel) || !strings.Contains(err.Error(), tt.mention) {
+				t.Fatalf("Embed() = %v, want %v mentioning %q", err, tt.sentinel, tt.mention)
+			}
+			if strings.Contains(err.Error(), testKey) || srv.Stats().Requests != 1 {
+				t.Fatalf("error %q leaks the key or was retried", err)
+			}
+		})
+	}
+}

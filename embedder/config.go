@@ -1,0 +1,347 @@
+package embedder
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Provider names, the values of embedder.provider.
+const (
+	ProviderHash        = "hash"
+	ProviderOpenAI      = "openai"
+	ProviderAzureOpenAI = "azure-openai"
+)
+
+// Authentication modes, the values of embedder.auth.
+const (
+	// AuthAPIKey sends the key read from the apiKeyEnv variable (default).
+	AuthAPIKey = "apiKey"
+	// AuthNone sends no key (openai only: Ollama, vLLM, LM Studio, TEI).
+	AuthNone = "none"
+	// AuthDefaultAzureCredential uses azidentity's DefaultAzureCredential
+	// (azure-openai only).
+	AuthDefaultAzureCredential = "defaultAzureCredential"
+	// AuthManagedIdentity uses a managed identity, user-assigned when
+	// managedIdentityClientId is set (azure-openai only).
+	AuthManagedIdentity = "managedIdentity"
+)
+
+// Defaults of the settings in Config.
+const (
+	DefaultBatchSize           = 100
+	DefaultConcurrency         = 4
+	DefaultMaxRetries          = 3
+	DefaultTimeout             = 60 * time.Second
+	DefaultMaxInputsPerRequest = 2048
+	DefaultMaxTokensPerRequest = 300_000
+	DefaultMaxTokensPerInput   = 8191
+	DefaultMaxRetryAfter       = 60 * time.Second
+	DefaultRetryInitialDelay   = 500 * time.Millisecond
+	DefaultRetryMaxDelay       = 30 * time.Second
+	DefaultOpenAIBaseURL       = "https://api.openai.com/v1"
+	DefaultAzureAPIVersion     = "2024-10-21"
+	DefaultOpenAIKeyEnv        = "OPENAI_API_KEY"
+	DefaultAzureKeyEnv         = "AZURE_OPENAI_API_KEY"
+)
+
+// Config is the embedder section of the Sluice configuration. A zero field
+// means its default; ApplyDefaults fills them in.
+type Config struct {
+	// Provider selects the embedder: hash (default, local and offline),
+	// openai (any OpenAI-compatible /v1/embeddings endpoint) or azure-openai.
+	Provider string `yaml:"provider"`
+	// Dimensions is the vector length; default 1536. It must equal the sink's
+	// embeddingDimensionality.
+	Dimensions int `yaml:"dimensions"`
+	// BatchSize is the number of texts per embedding request; default 100.
+	BatchSize int `yaml:"batchSize"`
+	// Concurrency caps the requests in flight; default 4. After a 429 the
+	// client lowers it and climbs back gradually.
+	Concurrency int `yaml:"concurrency"`
+	// MaxRetries is the number of retries after a failed attempt; default 3
+	// (0 means the default; -1 disables retries).
+	MaxRetries int `yaml:"maxRetries"`
+	// Timeout bounds each HTTP attempt; default 60s.
+	Timeout time.Duration `yaml:"timeout"`
+	// RequestsPerMinute is the request budget shared by all workers;
+	// default 0, unlimited.
+	RequestsPerMinute int `yaml:"requestsPerMinute"`
+	// TokensPerMinute is the token budget shared by all workers; default 0,
+	// unlimited.
+	TokensPerMinute int `yaml:"tokensPerMinute"`
+	// Model is the model name sent to an openai provider, e.g.
+	// text-embedding-3-small; required for openai. Default "".
+	Model string `yaml:"model"`
+	// BaseURL is the openai API root, up to and including /v1; default
+	// https://api.openai.com/v1.
+	BaseURL string `yaml:"baseURL"`
+	// Endpoint is the Azure OpenAI resource URL, e.g.
+	// https://NAME.openai.azure.com; required for azure-openai. Default "".
+	Endpoint string `yaml:"endpoint"`
+	// Deployment is the Azure OpenAI deployment name; required for
+	// azure-openai. Default "".
+	Deployment string `yaml:"deployment"`
+	// APIVersion is the Azure OpenAI api-version; default 2024-10-21.
+	APIVersion string `yaml:"apiVersion"`
+	// APIKeyEnv names the environment variable holding the API key (never
+	// the key itself); default OPENAI_API_KEY for openai and
+	// AZURE_OPENAI_API_KEY for azure-openai.
+	APIKeyEnv string `yaml:"apiKeyEnv"`
+	// Auth selects how requests authenticate: apiKey (default), none
+	// (openai only), defaultAzureCredential or managedIdentity (azure-openai
+	// only).
+	Auth string `yaml:"auth"`
+	// ManagedIdentityClientID selects a user-assigned managed identity when
+	// auth is managedIdentity; default "" (system-assigned).
+	ManagedIdentityClientID string `yaml:"managedIdentityClientId"`
+	// SendDimensions sends dimensions in each request, for models that can
+	// shorten their vectors (text-embedding-3-*); default false.
+	SendDimensions bool `yaml:"sendDimensions"`
+	// MaxInputsPerRequest caps the texts per request; default 2048.
+	MaxInputsPerRequest int `yaml:"maxInputsPerRequest"`
+	// MaxTokensPerRequest caps the tokens per request; default 300000.
+	MaxTokensPerRequest int `yaml:"maxTokensPerRequest"`
+	// MaxTokensPerInput caps the tokens of one text; default 8191.
+	MaxTokensPerInput int `yaml:"maxTokensPerInput"`
+	// MaxRetryAfter caps the delay a server may ask for with Retry-After or
+	// retry-after-ms; default 60s.
+	MaxRetryAfter time.Duration `yaml:"maxRetryAfter"`
+	// RetryInitialDelay is the first computed retry delay, before jitter;
+	// default 500ms. It doubles on each retry.
+	RetryInitialDelay time.Duration `yaml:"retryInitialDelay"`
+	// RetryMaxDelay caps the computed retry delay; default 30s.
+	RetryMaxDelay time.Duration `yaml:"retryMaxDelay"`
+}
+
+// DefaultConfig returns the default configuration: the hash provider with
+// every default applied.
+func DefaultConfig() Config {
+	var c Config
+	c.ApplyDefaults()
+	return c
+}
+
+// ApplyDefaults replaces zero fields with their defaults. Provider-specific
+// defaults (baseURL, apiVersion, apiKeyEnv) follow c.Provider.
+func (c *Config) ApplyDefaults() {
+	setDefault(&c.Provider, ProviderHash)
+	setDefault(&c.Dimensions, DefaultDimensions)
+	setDefault(&c.BatchSize, DefaultBatchSize)
+	setDefault(&c.Concurrency, DefaultConcurrency)
+	setDefault(&c.MaxRetries, DefaultMaxRetries)
+	setDefault(&c.Timeout, DefaultTimeout)
+	setDefault(&c.MaxInputsPerRequest, DefaultMaxInputsPerRequest)
+	setDefault(&c.MaxTokensPerRequest, DefaultMaxTokensPerRequest)
+	setDefault(&c.MaxTokensPerInput, DefaultMaxTokensPerInput)
+	setDefault(&c.MaxRetryAfter, DefaultMaxRetryAfter)
+	setDefault(&c.RetryInitialDelay, DefaultRetryInitialDelay)
+	setDefault(&c.RetryMaxDelay, DefaultRetryMaxDelay)
+	switch c.Provider {
+	case ProviderOpenAI:
+		setDefault(&c.BaseURL, DefaultOpenAIBaseURL)
+		setDefault(&c.Auth, AuthAPIKey)
+		setDefault(&c.APIKeyEnv, DefaultOpenAIKeyEnv)
+	case ProviderAzureOpenAI:
+		setDefault(&c.APIVersion, DefaultAzureAPIVersion)
+		setDefault(&c.Auth, AuthAPIKey)
+		setDefault(&c.APIKeyEnv, DefaultAzureKeyEnv)
+	}
+}
+
+func setDefault[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
+}
+
+// Validate checks every setting, defaults applied, and returns a
+// *ConfigError naming the first wrong one (e.g. "embedder.dimensions") and
+// what is allowed.
+func (c Config) Validate() error {
+	c.ApplyDefaults()
+	switch c.Provider {
+	case ProviderHash, ProviderOpenAI, ProviderAzureOpenAI:
+	default:
+		return cfgErr("embedder.provider", "%q is not a provider; use hash, openai or azure-openai", c.Provider)
+	}
+	for _, f := range []struct {
+		name   string
+		v, min int
+	}{
+		{"embedder.dimensions", c.Dimensions, 1},
+		{"embedder.batchSize", c.BatchSize, 1},
+		{"embedder.concurrency", c.Concurrency, 1},
+		{"embedder.maxRetries", c.MaxRetries, -1},
+		{"embedder.requestsPerMinute", c.RequestsPerMinute, 0},
+		{"embedder.tokensPerMinute", c.TokensPerMinute, 0},
+		{"embedder.maxInputsPerRequest", c.MaxInputsPerRequest, 1},
+		{"embedder.maxTokensPerRequest", c.MaxTokensPerRequest, 1},
+		{"embedder.maxTokensPerInput", c.MaxTokensPerInput, 1},
+	} {
+		if f.v < f.min {
+			return cfgErr(f.name, "must be at least %d (0 means the default), got %d", f.min, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"embedder.timeout", c.Timeout},
+		{"embedder.maxRetryAfter", c.MaxRetryAfter},
+		{"embedder.retryInitialDelay", c.RetryInitialDelay},
+		{"embedder.retryMaxDelay", c.RetryMaxDelay},
+	} {
+		if f.v < 0 {
+			return cfgErr(f.name, "must be a positive duration such as 60s, got %s", f.v)
+		}
+	}
+	if c.Dimensions > 65536 {
+		return cfgErr("embedder.dimensions", "must be at most 65536, got %d", c.Dimensions)
+	}
+	if c.Provider != ProviderHash && c.BatchSize > c.MaxInputsPerRequest {
+		return cfgErr("embedder.batchSize", "%d is above embedder.maxInputsPerRequest (%d); lower it", c.BatchSize, c.MaxInputsPerRequest)
+	}
+	if c.MaxTokensPerInput > c.MaxTokensPerRequest {
+		return cfgErr("embedder.maxTokensPerInput", "%d is above embedder.maxTokensPerRequest (%d)", c.MaxTokensPerInput, c.MaxTokensPerRequest)
+	}
+	switch c.Provider {
+	case ProviderOpenAI:
+		return c.validateOpenAI()
+	case ProviderAzureOpenAI:
+		return c.validateAzure()
+	}
+	return nil
+}
+
+func (c Config) validateOpenAI() error {
+	if c.Model == "" {
+		return cfgErr("embedder.model", "is required for provider openai, e.g. text-embedding-3-small (or the model name your server serves)")
+	}
+	if err := checkURL("embedder.baseURL", c.BaseURL, "https://api.openai.com/v1 or http://localhost:11434/v1"); err != nil {
+		return err
+	}
+	switch c.Auth {
+	case AuthAPIKey:
+		return checkEnvName(c.APIKeyEnv)
+	case AuthNone:
+		return nil
+	}
+	return cfgErr("embedder.auth", "%q is not valid for provider openai; use apiKey or none", c.Auth)
+}
+
+func (c Config) validateAzure() error {
+	if err := checkURL("embedder.endpoint", c.Endpoint, "https://NAME.openai.azure.com"); err != nil {
+		return err
+	}
+	if c.Deployment == "" {
+		return cfgErr("embedder.deployment", "is required for provider azure-openai: the name of your embedding deployment")
+	}
+	if strings.ContainsAny(c.Deployment, "/?#") {
+		return cfgErr("embedder.deployment", "must be a deployment name, not a path or URL")
+	}
+	switch c.Auth {
+	case AuthAPIKey:
+		return checkEnvName(c.APIKeyEnv)
+	case AuthDefaultAzureCredential, AuthManagedIdentity:
+		return nil
+	}
+	return cfgErr("embedder.auth", "%q is not valid for provider azure-openai; use apiKey, defaultAzureCredential or managedIdentity", c.Auth)
+}
+
+func checkURL(field, raw, example string) error {
+	if raw == "" {
+		return cfgErr(field, "is required, e.g. %s", example)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cfgErr(field, "%q is not an http(s) URL; use e.g. %s", raw, example)
+	}
+	if u.User != nil {
+		return cfgErr(field, "must not hold credentials; put the key in the variable named by embedder.apiKeyEnv")
+	}
+	return nil
+}
+
+// checkEnvName rejects an apiKeyEnv that is not a variable name without
+// echoing it: a key pasted there must not reach an error message.
+func checkEnvName(name string) error {
+	ok := name != ""
+	for i, r := range name {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			ok = false
+			break
+		}
+	}
+	if !ok {
+		return cfgErr("embedder.apiKeyEnv", "must name an environment variable (letters, digits and _), such as OPENAI_API_KEY, not hold the key itself")
+	}
+	return nil
+}
+
+func cfgErr(field, format string, args ...any) error {
+	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Limits are the caps one embedding request must respect. The pipeline's
+// batcher sizes batches by them; the HTTP providers also split larger
+// batches themselves. A zero field means no cap.
+type Limits struct {
+	MaxInputs      int // texts per request
+	MaxTokens      int // tokens per request
+	MaxInputTokens int // tokens of one text
+}
+
+// Limits returns the request caps of the configuration, defaults applied.
+// The hash provider caps only the inputs, at batchSize. The HTTP providers
+// cap inputs at min(batchSize, maxInputsPerRequest) and tokens at
+// maxTokensPerRequest; with a tokensPerMinute budget, a request also carries
+// at most one second's worth of the budget (or, with a requestsPerMinute
+// budget, one request's share, tokensPerMinute/requestsPerMinute, if that is
+// larger), but never less than maxTokensPerInput, so that pacing stays
+// smooth and no request exceeds what the budget can ever admit.
+func (c Config) Limits() Limits {
+	c.ApplyDefaults()
+	if c.Provider == ProviderHash {
+		return Limits{MaxInputs: c.BatchSize}
+	}
+	l := Limits{
+		MaxInputs:      min(c.BatchSize, c.MaxInputsPerRequest),
+		MaxTokens:      c.MaxTokensPerRequest,
+		MaxInputTokens: c.MaxTokensPerInput,
+	}
+	if tpm := c.TokensPerMinute; tpm > 0 {
+		share := (tpm + 59) / 60
+		if c.RequestsPerMinute > 0 {
+			share = max(share, tpm/c.RequestsPerMinute)
+		}
+		l.MaxTokens = min(l.MaxTokens, max(share, l.MaxInputTokens), tpm)
+		l.MaxInputTokens = min(l.MaxInputTokens, l.MaxTokens)
+	}
+	return l
+}
+
+// New returns the embedder the configuration selects. It validates cfg and,
+// for the HTTP providers, checks that the API key variable is set, so a
+// missing key is reported here (as a *MissingKeyError naming the variable)
+// and not by the first request. ctx bounds the start-up checks (such as
+// obtaining a first Microsoft Entra token).
+func New(ctx context.Context, cfg Config) (Embedder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.ApplyDefaults()
+	switch cfg.Provider {
+	case ProviderOpenAI:
+		return NewOpenAI(cfg)
+	case ProviderAzureOpenAI:
+		return NewAzureOpenAI(ctx, cfg)
+	}
+	return NewHash(cfg.Dimensions), nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

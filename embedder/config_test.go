@@ -1,0 +1,207 @@
+package embedder_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/sluice-dev/sluice/embedder"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	c := embedder.DefaultConfig()
+	if c.Provider != "hash" || c.Dimensions != 1536 || c.BatchSize != 100 || c.Concurrency != 4 ||
+		c.MaxRetries != 3 || c.Timeout != 60*time.Second || c.RequestsPerMinute != 0 || c.TokensPerMinute != 0 {
+		t.Fatalf("DefaultConfig() = %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("default config invalid: %v", err)
+	}
+	if l := c.Limits(); l != (embedder.Limits{MaxInputs: 100}) {
+		t.Fatalf("hash limits = %+v, want only MaxInputs 100", l)
+	}
+}
+
+func TestApplyDefaultsByProvider(t *testing.T) {
+	o := embedder.Config{Provider: "openai"}
+	o.ApplyDefaults()
+	a := embedder.Config{Provider: "azure-openai"}
+	a.ApplyDefaults()
+	if o.APIKeyEnv != "OPENAI_API_KEY" || o.BaseURL != "https://api.openai.com/v1" || o.Auth != "apiKey" {
+		t.Fatalf("openai defaults = %+v", o)
+	}
+	if a.APIKeyEnv != "AZURE_OPENAI_API_KEY" || a.APIVersion == "" || a.Auth != "apiKey" {
+		t.Fatalf("azure-openai defaults = %+v", a)
+	}
+	if o.MaxInputsPerRequest != 2048 || o.MaxTokensPerRequest != 300000 || o.MaxTokensPerInput != 8191 {
+		t.Fatalf("request caps = %d, %d, %d", o.MaxInputsPerRequest, o.MaxTokensPerRequest, o.MaxTokensPerInput)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	openai := func(f func(*embedder.Config)) embedder.Config {
+		c := embedder.Config{Provider: "openai", Model: "m"}
+		f(&c)
+		return c
+	}
+	azure := func(f func(*embedder.Config)) embedder.Config {
+		c := embedder.Config{Provider: "azure-openai", Endpoint: "https://x.openai.azure.com", Deployment: "d"}
+		f(&c)
+		return c
+	}
+	tests := []struct {
+		name  string
+		cfg   embedder.Config
+		field string // "" = valid
+		not   string // must not appear in the message
+	}{
+		{"zero value is the default", embedder.Config{}, "", ""},
+		{"valid openai", openai(func(*embedder.Config) {}), "", ""},
+		{"valid azure", azure(func(*embedder.Config) {}), "", ""},
+		{"unknown provider", embedder.Config{Provider: "cohere"}, "embedder.provider", ""},
+		{"negative dimensions", embedder.Config{Dimensions: -1}, "embedder.dimensions", ""},
+		{"huge dimensions", embedder.Config{Dimensions: 1 << 20}, "embedder.dimensions", ""},
+		{"negative batch", embedder.Config{BatchSize: -5}, "embedder.batchSize", ""},
+		{"negative concurrency", embedder.Config{Concurrency: -1}, "embedder.concurrency", ""},
+		{"maxRetries below -1", embedder.Config{MaxRetries: -2}, "embedder.maxRetries", ""},
+		{"negative timeout", embedder.Config{Timeout: -time.Second}, "embedder.timeout", ""},
+		{"negative rpm", embedder.Config{RequestsPerMinute: -1}, "embedder.requestsPerMinute", ""},
+		{"negative tpm", embedder.Config{TokensPerMinute: -1}, "embedder.tokensPerMinute", ""},
+		{"batch above cap", openai(func(c *embedder.Config) { c.BatchSize = 5000 }), "embedder.batchSize", ""},
+		{"input cap above request cap", openai(func(c *embedder.Config) { c.MaxTokensPerRequest = 100 }), "embedder.maxTokensPerInput", ""},
+		{"openai without model", embedder.Config{Provider: "openai"}, "embedder.model", ""},
+		{"openai bad url", openai(func(c *embedder.Config) { c.BaseURL = "localhost:11434" }), "embedder.baseURL", ""},
+		{"openai url with password", openai(func(c *embedder.Config) { c.BaseURL = "https://u:hunter2@h/v1" }), "embedder.baseURL", "hunter2"},
+		{"openai azure auth", openai(func(c *embedder.Config) { c.Auth = "managedIdentity" }), "embedder.auth", ""},
+		{"key pasted into apiKeyEnv", openai(func(c *embedder.Config) { c.APIKeyEnv = "sk-proj-abc123" }), "embedder.apiKeyEnv", "sk-proj-abc123"},
+		{"openai no auth", openai(func(c *embedder.Config) { c.Auth = "none" }), "", ""},
+		{"azure without endpoint", embedder.Config{Provider: "azure-openai", Deployment: "d"}, "embedder.endpoint", ""},
+		{"azure without deployment", azure(func(c *embedder.Config) { c.Deployment = "" }), "embedder.deployment", ""},
+		{"azure deployment path", azure(func(c *embedder.Config) { c.Deployment = "a/b" }), "embedder.deployment", ""},
+		{"azure auth none", azure(func(c *embedder.Config) { c.Auth = "none" }), "embedder.auth", ""},
+		{"azure entra", azure(func(c *embedder.Config) { c.Auth = "defaultAzureCredential" }), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var ce *embedder.ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, embedder.ErrConfig) {
+				t.Fatalf("Validate() = %v, want a *ConfigError", err)
+			}
+			if ce.Field != tt.field || !strings.HasPrefix(err.Error(), "embedder: "+tt.field+": ") {
+				t.Fatalf("Validate() = %q, want it to name %s", err, tt.field)
+			}
+			if tt.not != "" && strings.Contains(err.Error(), tt.not) {
+				t.Fatalf("Validate() = %q echoes the secret %q", err, tt.not)
+			}
+		})
+	}
+}
+
+func TestLimits(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  embedder.Config
+		want embedder.Limits
+	}{
+		{"hash", embedder.Config{BatchSize: 32}, embedder.Limits{MaxInputs: 32}},
+		{"openai defaults", embedder.Config{Provider: "openai"}, embedder.Limits{MaxInputs: 100, MaxTokens: 300000, MaxInputTokens: 8191}},
+		{"custom caps", embedder.Config{Provider: "openai", BatchSize: 500, MaxInputsPerRequest: 256, MaxTokensPerRequest: 9000, MaxTokensPerInput: 512},
+			embedder.Limits{MaxInputs: 256, MaxTokens: 9000, MaxInputTokens: 512}},
+		{"one second of a large TPM", embedder.Config{Provider: "openai", TokensPerMinute: 6_000_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 100000, MaxInputTokens: 8191}},
+		{"small TPM keeps one full input", embedder.Config{Provider: "openai", TokensPerMinute: 60_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 8191, MaxInputTokens: 8191}},
+		{"TPM below one input", embedder.Config{Provider: "azure-openai", TokensPerMinute: 1000}, embedder.Limits{MaxInputs: 100, MaxTokens: 1000, MaxInputTokens: 1000}},
+		{"few requests carry more", embedder.Config{Provider: "openai", TokensPerMinute: 1_200_000, RequestsPerMinute: 10}, embedder.Limits{MaxInputs: 100, MaxTokens: 120000, MaxInputTokens: 8191}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cfg.Limits(); got != tt.want {
+				t.Fatalf("Limits() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// The example configs must decode strictly into Config and validate.
+func TestExampleConfigs(t *testing.T) {
+	for _, name := range []string{"openai.yaml", "azure-openai.yaml", "local.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "configs", name))
+			if errors.Is(err, os.ErrNotExist) {
+				t.Skip("not written yet")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var file struct {
+				Embedder embedder.Config `yaml:"embedder"`
+			}
+			var doc map[string]yaml.Node
+			if err := yaml.Unmarshal(raw, &doc); err != nil {
+				t.Fatal(err)
+			}
+			section := doc["embedder"]
+			var buf bytes.Buffer
+			if err := yaml.NewEncoder(&buf).Encode(map[string]*yaml.Node{"embedder": &section}); err != nil {
+				t.Fatal(err)
+			}
+			dec := yaml.NewDecoder(&buf)
+			dec.KnownFields(true)
+			if err := dec.Decode(&file); err != nil {
+				t.Fatalf("embedder section does not match Config: %v", err)
+			}
+			if err := file.Embedder.Validate(); err != nil {
+				t.Fatalf("Validate() = %v", err)
+			}
+			if file.Embedder.Timeout != 60*time.Second && file.Embedder.Timeout != 0 {
+				t.Fatalf("timeout decoded as %v", file.Embedder.Timeout)
+			}
+		})
+	}
+}
+
+func TestNewMissingKey(t *testing.T) {
+	t.Setenv("SLUICE_TEST_UNSET_KEY", "")
+	tests := []embedder.Config{
+		{Provider: "openai", Model: "m", APIKeyEnv: "SLUICE_TEST_UNSET_KEY"},
+		{Provider: "azure-openai", Endpoint: "https://x.openai.azure.com", Deployment: "d", APIKeyEnv: "SLUICE_TEST_UNSET_KEY"},
+	}
+	for _, cfg := range tests {
+		t.Run(cfg.Provider, func(t *testing.T) {
+			_, err := embedder.New(context.Background(), cfg)
+			var mk *embedder.MissingKeyError
+			if !errors.As(err, &mk) || mk.Env != "SLUICE_TEST_UNSET_KEY" || !errors.Is(err, embedder.ErrMissingKey) {
+				t.Fatalf("New() = %v, want a *MissingKeyError for SLUICE_TEST_UNSET_KEY", err)
+			}
+			if !strings.Contains(err.Error(), "SLUICE_TEST_UNSET_KEY") || !strings.Contains(err.Error(), "embedder.apiKeyEnv") {
+				t.Fatalf("message %q must name the variable and the setting", err)
+			}
+		})
+	}
+}
+
+func TestNewHashProvider(t *testing.T) {
+	e, err := embedder.New(context.Background(), embedder.Config{Dimensions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.(*embedder.Hash); !ok || e.Dimensions() != 8 {
+		t.Fatalf("New(hash) = %T with %d dimensions", e, e.Dimensions())
+	}
+	if _, err := embedder.New(context.Background(), embedder.Config{Provider: "nope"}); !errors.Is(err, embedder.ErrConfig) {
+		t.Fatalf("New(bad provider) = %v, want ErrConfig", err)
+	}
+}

@@ -1,0 +1,175 @@
+package embedder
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Sentinel errors. The typed errors below wrap them (and ErrEmbed, for errors
+// that come from embedding) so callers classify failures with errors.Is.
+var (
+	// ErrConfig marks an invalid embedder configuration.
+	ErrConfig = errors.New("embedder: invalid configuration")
+	// ErrMissingKey marks an API key environment variable that is not set.
+	ErrMissingKey = errors.New("embedder: API key not set")
+	// ErrUnauthorized marks a request the provider refused (401, 403).
+	ErrUnauthorized = errors.New("embedder: unauthorized")
+	// ErrNotFound marks an unknown model, deployment or URL (404).
+	ErrNotFound = errors.New("embedder: model or deployment not found")
+	// ErrBadRequest marks a request the provider rejected as invalid (400, 422).
+	ErrBadRequest = errors.New("embedder: request rejected")
+	// ErrThrottled marks a rate-limited request (429).
+	ErrThrottled = errors.New("embedder: rate limited")
+	// ErrServer marks a transient provider failure (408, 5xx).
+	ErrServer = errors.New("embedder: server error")
+	// ErrTransport marks a request that failed before a response arrived:
+	// connection reset, timeout, refused connection.
+	ErrTransport = errors.New("embedder: transport error")
+	// ErrBadResponse marks a response that could not be mapped to the inputs.
+	ErrBadResponse = errors.New("embedder: malformed response")
+	// ErrDimensions marks a vector whose length differs from the configured
+	// dimensions.
+	ErrDimensions = errors.New("embedder: dimension mismatch")
+	// ErrInputTooLarge marks an input above maxTokensPerInput.
+	ErrInputTooLarge = errors.New("embedder: input too large")
+)
+
+// ConfigError reports an invalid setting. Field is the full setting name,
+// such as "embedder.dimensions".
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "embedder: " + e.Field + ": " + e.Reason }
+
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+// MissingKeyError reports an API key environment variable that is unset or
+// empty. It is returned by New, before any request is sent.
+type MissingKeyError struct {
+	Provider string // "openai" or "azure-openai"
+	Env      string // the environment variable that should hold the key
+}
+
+func (e *MissingKeyError) Error() string {
+	s := "embedder: environment variable " + e.Env + " is not set; export " + e.Env +
+		" with your " + e.Provider + " API key, or set embedder.apiKeyEnv to the variable that holds it"
+	switch e.Provider {
+	case ProviderAzureOpenAI:
+		s += " (or set embedder.auth: defaultAzureCredential to use Microsoft Entra ID)"
+	case ProviderOpenAI:
+		s += " (or set embedder.auth: none for a local server that needs no key)"
+	}
+	return s
+}
+
+// Unwrap returns ErrMissingKey and ErrConfig.
+func (e *MissingKeyError) Unwrap() []error { return []error{ErrMissingKey, ErrConfig} }
+
+// APIError is an HTTP error answer from an embeddings provider. Its Unwrap
+// returns ErrEmbed and the sentinel of its class (ErrUnauthorized,
+// ErrNotFound, ErrBadRequest, ErrThrottled or ErrServer).
+type APIError struct {
+	Provider string // "openai" or "azure-openai"
+	Status   int    // HTTP status code
+	// Message is the provider's own error message, if it sent one.
+	Message string
+	// Hint says what to change, when Sluice knows.
+	Hint string
+	// RetryAfter is the delay the server asked for (retry-after-ms or
+	// Retry-After); 0 when it did not say.
+	RetryAfter time.Duration
+}
+
+func (e *APIError) Error() string {
+	s := "embedder: " + e.Provider + " returned HTTP " + strconv.Itoa(e.Status)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// Unwrap returns ErrEmbed and the sentinel of the status class.
+func (e *APIError) Unwrap() []error { return []error{statusSentinel(e.Status), ErrEmbed} }
+
+func statusSentinel(status int) error {
+	switch {
+	case status == 401 || status == 403:
+		return ErrUnauthorized
+	case status == 404:
+		return ErrNotFound
+	case status == 429:
+		return ErrThrottled
+	case status == 408 || status >= 500:
+		return ErrServer
+	default:
+		return ErrBadRequest
+	}
+}
+
+// TransportError reports a request that got no HTTP answer.
+type TransportError struct {
+	Provider string
+	URL      string // the endpoint, without credentials
+	Err      error
+}
+
+func (e *TransportError) Error() string {
+	return "embedder: " + e.Provider + " request to " + e.URL + " failed: " + e.Err.Error()
+}
+
+// Unwrap returns the cause, ErrTransport and ErrEmbed.
+func (e *TransportError) Unwrap() []error { return []error{e.Err, ErrTransport, ErrEmbed} }
+
+// ResponseError reports a response body that does not match the request:
+// undecodable JSON, an index out of range, duplicated or missing.
+type ResponseError struct {
+	Provider string
+	Reason   string
+}
+
+func (e *ResponseError) Error() string {
+	return "embedder: malformed " + e.Provider + " response: " + e.Reason
+}
+
+// Unwrap returns ErrBadResponse and ErrEmbed.
+func (e *ResponseError) Unwrap() []error { return []error{ErrBadResponse, ErrEmbed} }
+
+// DimensionError reports a vector whose length differs from the configured
+// dimensions. It stops the run before anything is written.
+type DimensionError struct {
+	Want int // embedder.dimensions (and the sink's embeddingDimensionality)
+	Got  int // length of the vector the provider returned
+}
+
+func (e *DimensionError) Error() string {
+	return fmt.Sprintf("embedder: the provider returned %d-dimensional vectors but embedder.dimensions "+
+		"(the sink's embeddingDimensionality) is %d; set embedder.dimensions and embeddingDimensionality to %d, "+
+		"or choose a model whose output size is %d", e.Got, e.Want, e.Got, e.Want)
+}
+
+// Unwrap returns ErrDimensions and ErrEmbed.
+func (e *DimensionError) Unwrap() []error { return []error{ErrDimensions, ErrEmbed} }
+
+// InputTooLargeError reports an input with more tokens than one request may
+// carry for one input.
+type InputTooLargeError struct {
+	Index  int // position of the input in the Embed call
+	Tokens int // its token count
+	Max    int // the cap, embedder.maxTokensPerInput
+}
+
+func (e *InputTooLargeError) Error() string {
+	return fmt.Sprintf("embedder: input %d has %d tokens, above embedder.maxTokensPerInput (%d); "+
+		"lower splitter.chunkSize", e.Index, e.Tokens, e.Max)
+}
+
+// Unwrap returns ErrInputTooLarge and ErrEmbed.
+func (e *InputTooLargeError) Unwrap() []error { return []error{ErrInputTooLarge, ErrEmbed} }

@@ -1,0 +1,208 @@
+package embedder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		name   string
+		toks   []int
+		limits Limits
+		want   [][]int
+	}{
+		{"empty", nil, Limits{MaxInputs: 2}, nil},
+		{"by inputs", []int{1, 1, 1, 1, 1}, Limits{MaxInputs: 2}, [][]int{{0, 1}, {2, 3}, {4}}},
+		{"by tokens", []int{5, 5, 5, 2}, Limits{MaxInputs: 10, MaxTokens: 10}, [][]int{{0, 1}, {2, 3}}},
+		{"exact fit", []int{4, 6, 10}, Limits{MaxInputs: 10, MaxTokens: 10}, [][]int{{0, 1}, {2}}},
+		{"no caps", []int{100, 100}, Limits{}, [][]int{{0, 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idx := make([]int, len(tt.toks))
+			for i := range idx {
+				idx[i] = i
+			}
+			got := plan(idx, tt.toks, tt.limits)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("plan = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGateAIMD(t *testing.T) {
+	g := newGate(8)
+	t0 := time.Unix(1000, 0)
+	g.throttled(t0, t0.Add(time.Second))
+	if got := g.current(); got != 4 {
+		t.Fatalf("after one 429: limit %v, want 4", got)
+	}
+	// A 429 to a request sent before the cut belongs to the same storm.
+	g.throttled(t0.Add(500*time.Millisecond), t0.Add(2*time.Second))
+	if got := g.current(); got != 4 {
+		t.Fatalf("after a 429 of the same storm: limit %v, want 4", got)
+	}
+	g.throttled(t0.Add(3*time.Second), t0.Add(4*time.Second))
+	g.throttled(t0.Add(5*time.Second), t0.Add(6*time.Second))
+	g.throttled(t0.Add(7*time.Second), t0.Add(8*time.Second))
+	if got := g.current(); got != 1 {
+		t.Fatalf("limit %v, want the floor 1", got)
+	}
+	for range 100 {
+		g.succeeded()
+	}
+	if got := g.current(); got != 8 {
+		t.Fatalf("after 100 successes: limit %v, want back to 8", got)
+	}
+}
+
+func TestGateBlocksAndCancels(t *testing.T) {
+	g := newGate(1)
+	ctx := context.Background()
+	if err := g.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- g.acquire(cctx) }()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire on a full gate after cancel = %v, want context.Canceled", err)
+	}
+	granted := make(chan error, 1)
+	go func() { granted <- g.acquire(ctx) }()
+	g.release()
+	if err := <-granted; err != nil {
+		t.Fatalf("waiter not granted after release: %v", err)
+	}
+	g.release()
+	if g.inflight != 0 || len(g.waiters) != 0 {
+		t.Fatalf("inflight %d, waiters %d; want 0, 0", g.inflight, len(g.waiters))
+	}
+}
+
+func TestPacerDelay(t *testing.T) {
+	now := time.Unix(2000, 0)
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-tokens", "60000") // 1000 tokens/s
+	h.Set("x-ratelimit-remaining-tokens", "500")
+	h.Set("x-ratelimit-limit-requests", "600")
+	h.Set("x-ratelimit-remaining-requests", "10")
+	var p pacer
+	p.observe(h, now)
+	if d := p.tokens.delay(now, 400); d != 0 {
+		t.Fatalf("400 of 500 tokens left: delay %v, want 0", d)
+	}
+	// 100 left (and booked), 300 more needed at 1000/s.
+	if d := p.tokens.delay(now, 400); d != 300*time.Millisecond {
+		t.Fatalf("delay %v, want 300ms", d)
+	}
+	// Half a second later, 500 tokens more have been refilled.
+	if d := p.tokens.delay(now.Add(time.Second), 100); d != 0 {
+		t.Fatalf("after refill: delay %v, want 0", d)
+	}
+	if d := p.requests.delay(now, 1); d != 0 {
+		t.Fatalf("requests left: delay %v, want 0", d)
+	}
+	// Azure reports what remains but not the limit: the budget is the rate.
+	az := pacer{tpm: 60000}
+	h2 := http.Header{}
+	h2.Set("x-ratelimit-remaining-tokens", "0")
+	az.observe(h2, now)
+	if d := az.tokens.delay(now, 500); d != 500*time.Millisecond {
+		t.Fatalf("azure-style headers: delay %v, want 500ms", d)
+	}
+	var unknown pacer
+	if d := unknown.tokens.delay(now, 1e6); d != 0 {
+		t.Fatalf("no headers seen: delay %v, want 0", d)
+	}
+}
+
+func TestHintBackOff(t *testing.T) {
+	h := &hintBackOff{BackOff: &backoff.ConstantBackOff{Interval: time.Second}}
+	if d := h.NextBackOff(); d != time.Second {
+		t.Fatalf("no hint: %v, want 1s", d)
+	}
+	h.hint = 7 * time.Second
+	if d := h.NextBackOff(); d != 7*time.Second {
+		t.Fatalf("with hint: %v, want 7s", d)
+	}
+	if d := h.NextBackOff(); d != time.Second {
+		t.Fatalf("hint used once: %v, want 1s", d)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    time.Duration
+	}{
+		{"none", nil, 0},
+		{"ms wins", map[string]string{"retry-after-ms": "1500", "Retry-After": "9"}, 1500 * time.Millisecond},
+		{"seconds", map[string]string{"Retry-After": "2"}, 2 * time.Second},
+		{"date", map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)}, 30 * time.Second},
+		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.headers {
+				h.Set(k, v)
+			}
+			if got := parseRetryAfter(h, now); got != tt.want {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&APIError{Status: 429}, true},
+		{&APIError{Status: 408}, true},
+		{&APIError{Status: 500}, true},
+		{&APIError{Status: 502}, true},
+		{&APIError{Status: 503}, true},
+		{&APIError{Status: 504}, true},
+		{&APIError{Status: 400}, false},
+		{&APIError{Status: 401}, false},
+		{&APIError{Status: 403}, false},
+		{&APIError{Status: 404}, false},
+		{&APIError{Status: 501}, false},
+		{&TransportError{Err: syscall.ECONNRESET}, true},
+		{&TransportError{Err: io.ErrUnexpectedEOF}, true},
+		{&TransportError{Err: fmt.Errorf("no answer: %w", context.DeadlineExceeded)}, true},
+		{&TransportError{Err: syscall.ECONNREFUSED}, false},
+		{&ResponseError{Reason: "x"}, true},
+		{&DimensionError{Want: 3, Got: 4}, false},
+		{context.Canceled, false},
+	}
+	for _, tt := range tests {
+		if got := retryable(tt.err); got != tt.want {
+			t.Errorf("retryable(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	got := redact("Incorrect API key provided: sk-abc***xyz. Also secret123 here.", "secret123")
+	if got != "Incorrect API key provided: [redacted] Also [redacted] here." {
+		t.Fatalf("redact = %q", got)
+	}
+}

@@ -1,0 +1,155 @@
+package embedder
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+)
+
+// CognitiveServicesScope is the Microsoft Entra scope of Azure OpenAI tokens.
+const CognitiveServicesScope = "https://cognitiveservices.azure.com/.default"
+
+// NewOpenAI returns a Client for any OpenAI-compatible embeddings endpoint
+// (OpenAI, Ollama, vLLM, text-embeddings-inference, LM Studio): it posts to
+// {baseURL}/embeddings with the configured model. cfg.Provider may be empty.
+//
+// With auth apiKey (the default) the key is read once, here, from the
+// variable named by apiKeyEnv (default OPENAI_API_KEY) and sent as a Bearer
+// token; an unset variable returns a *MissingKeyError naming it. With auth
+// none no key is sent.
+func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = ProviderOpenAI
+	}
+	if cfg.Provider != ProviderOpenAI {
+		return nil, cfgErr("embedder.provider", "NewOpenAI needs provider openai, got %q", cfg.Provider)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.ApplyDefaults()
+	c := newClient(cfg, ProviderOpenAI, opts)
+	c.url = strings.TrimRight(cfg.BaseURL, "/") + "/embeddings"
+	c.notFound = fmt.Sprintf("model %q or the URL %s was not found; check embedder.model and embedder.baseURL (it should end in /v1)", cfg.Model, c.url)
+	c.auth = func(context.Context, *http.Request) error { return nil }
+	if cfg.Auth == AuthAPIKey {
+		key, err := readKey(ProviderOpenAI, cfg.APIKeyEnv)
+		if err != nil {
+			return nil, err
+		}
+		c.secret = key
+		c.auth = func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+key)
+			return nil
+		}
+		c.authHint = "the key in environment variable " + cfg.APIKeyEnv + " (embedder.apiKeyEnv) was refused; set it to a valid key for " + cfg.BaseURL
+	} else {
+		c.authHint = "the server requires a key; set embedder.auth: apiKey and put the key in the variable named by embedder.apiKeyEnv"
+	}
+	return c, nil
+}
+
+// NewAzureOpenAI returns a Client for an Azure OpenAI deployment: it posts
+// to {endpoint}/openai/deployments/{deployment}/embeddings?api-version=....
+// cfg.Provider may be empty.
+//
+// With auth apiKey (the default) the key is read once, here, from the
+// variable named by apiKeyEnv (default AZURE_OPENAI_API_KEY) and sent in the
+// api-key header; an unset variable returns a *MissingKeyError naming it.
+// With auth defaultAzureCredential or managedIdentity, Microsoft Entra tokens
+// for CognitiveServicesScope come from azidentity (or from the credential
+// given with WithTokenCredential); a first token is obtained here, bounded
+// by ctx, so a credential that cannot work fails before any request.
+func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, error) {
+	if cfg.Provider == "" {
+		cfg.Provider = ProviderAzureOpenAI
+	}
+	if cfg.Provider != ProviderAzureOpenAI {
+		return nil, cfgErr("embedder.provider", "NewAzureOpenAI needs provider azure-openai, got %q", cfg.Provider)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.ApplyDefaults()
+	c := newClient(cfg, ProviderAzureOpenAI, opts)
+	c.url = strings.TrimRight(cfg.Endpoint, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment) +
+		"/embeddings?api-version=" + url.QueryEscape(cfg.APIVersion)
+	c.notFound = fmt.Sprintf("deployment %q was not found at %s; check embedder.deployment, embedder.endpoint and embedder.apiVersion (%s)",
+		cfg.Deployment, cfg.Endpoint, cfg.APIVersion)
+	if cfg.Auth == AuthAPIKey {
+		key, err := readKey(ProviderAzureOpenAI, cfg.APIKeyEnv)
+		if err != nil {
+			return nil, err
+		}
+		c.secret = key
+		c.auth = func(_ context.Context, r *http.Request) error {
+			r.Header.Set("api-key", key)
+			return nil
+		}
+		c.authHint = "the key in environment variable " + cfg.APIKeyEnv + " (embedder.apiKeyEnv) was refused; copy a key of the resource at " + cfg.Endpoint
+		return c, nil
+	}
+	cred := c.credential
+	if cred == nil {
+		var err error
+		if cred, err = azureCredential(cfg); err != nil {
+			return nil, err
+		}
+	}
+	opt := policy.TokenRequestOptions{Scopes: []string{CognitiveServicesScope}}
+	if _, err := cred.GetToken(ctx, opt); err != nil {
+		return nil, fmt.Errorf("embedder: embedder.auth %s could not obtain a Microsoft Entra token for %s: %w (%w)",
+			cfg.Auth, CognitiveServicesScope, err, ErrUnauthorized)
+	}
+	c.auth = func(ctx context.Context, r *http.Request) error {
+		tok, err := cred.GetToken(ctx, opt)
+		if err != nil {
+			return fmt.Errorf("embedder: getting a Microsoft Entra token: %w (%w)", err, ErrUnauthorized)
+		}
+		r.Header.Set("Authorization", "Bearer "+tok.Token)
+		return nil
+	}
+	c.authHint = "the Microsoft Entra identity was refused; grant it the Cognitive Services OpenAI User role on the resource"
+	return c, nil
+}
+
+// WithTokenCredential makes an azure-openai Client with Entra auth use cred
+// instead of building one from embedder.auth.
+func WithTokenCredential(cred azcore.TokenCredential) Option {
+	return func(c *Client) { c.credential = cred }
+}
+
+func azureCredential(cfg Config) (azcore.TokenCredential, error) {
+	var (
+		cred azcore.TokenCredential
+		err  error
+	)
+	if cfg.Auth == AuthManagedIdentity {
+		o := &azidentity.ManagedIdentityCredentialOptions{}
+		if cfg.ManagedIdentityClientID != "" {
+			o.ID = azidentity.ClientID(cfg.ManagedIdentityClientID)
+		}
+		cred, err = azidentity.NewManagedIdentityCredential(o)
+	} else {
+		cred, err = azidentity.NewDefaultAzureCredential(nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedder: embedder.auth %s: creating the credential: %w", cfg.Auth, err)
+	}
+	return cred, nil
+}
+
+func readKey(provider, env string) (string, error) {
+	key := strings.TrimSpace(os.Getenv(env))
+	if key == "" {
+		return "", &MissingKeyError{Provider: provider, Env: env}
+	}
+	return key, nil
+}

@@ -1,0 +1,419 @@
+package cloudsearch
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Environment variables read by New.
+const (
+	// EnvEndpoint is the default variable holding the service endpoint.
+	EnvEndpoint = "CLOUD_AI_SEARCH_ENDPOINT"
+	// EnvKey is the default variable holding the admin key.
+	EnvKey = "CLOUD_AI_SEARCH_KEY"
+	// EnvAPIVersion holds the REST API version, e.g. 2024-09-01-preview.
+	EnvAPIVersion = "CLOUD_SEARCH_API_VERSION"
+	// EnvManagedIdentityClientID is the default variable holding the client
+	// id of a user-assigned managed identity.
+	EnvManagedIdentityClientID = "AZURE_CLIENT_ID"
+)
+
+// DefaultAPIVersion is the stable REST API version used when neither
+// Config.APIVersion nor CLOUD_SEARCH_API_VERSION is set.
+const DefaultAPIVersion = "2024-07-01"
+
+// Limits of one docs/index request, as the service documents them.
+const (
+	// MaxBatchActions is the most actions one upload request may carry.
+	MaxBatchActions = 1000
+	// MaxBatchBytes is the most bytes one upload request body may have.
+	MaxBatchBytes = 16 << 20
+)
+
+// IndexManagement is the strategy New applies to the remote index (seed §2.2).
+type IndexManagement string
+
+// Index management strategies.
+const (
+	// NoValidation trusts that the index exists and matches (default).
+	NoValidation IndexManagement = "NoValidation"
+	// ValidateIndex checks that the index exists and that its key field,
+	// vector field and dimensions match the configuration.
+	ValidateIndex IndexManagement = "ValidateIndex"
+	// CreateIfNotExists creates the index when it is absent, and validates
+	// it otherwise.
+	CreateIfNotExists IndexManagement = "CreateIfNotExists"
+)
+
+// ParseIndexManagement accepts NoValidation, ValidateIndex and
+// CreateIfNotExists in any case, and the seed's NO_VALIDATION,
+// VALIDATE_INDEX and CREATE_IF_NOT_EXISTS; "" means NoValidation.
+func ParseIndexManagement(s string) (IndexManagement, error) {
+	switch strings.ToLower(strings.ReplaceAll(s, "_", "")) {
+	case "", "novalidation":
+		return NoValidation, nil
+	case "validateindex":
+		return ValidateIndex, nil
+	case "createifnotexists":
+		return CreateIfNotExists, nil
+	}
+	return "", fmt.Errorf("unknown strategy %q", s)
+}
+
+// VectorAlgorithm is the vector search algorithm of the index.
+type VectorAlgorithm string
+
+// Vector search algorithms.
+const (
+	// ExhaustiveKNN compares the query with every vector (default).
+	ExhaustiveKNN VectorAlgorithm = "exhaustiveKnn"
+	// HNSW is the approximate nearest-neighbour graph, for production.
+	HNSW VectorAlgorithm = "hnsw"
+)
+
+// ParseVectorAlgorithm accepts exhaustiveKnn and hnsw in any case; "" means
+// ExhaustiveKNN.
+func ParseVectorAlgorithm(s string) (VectorAlgorithm, error) {
+	switch strings.ToLower(s) {
+	case "", "exhaustiveknn":
+		return ExhaustiveKNN, nil
+	case "hnsw":
+		return HNSW, nil
+	}
+	return "", fmt.Errorf("unknown algorithm %q", s)
+}
+
+// Compression is the vector compression of the index.
+type Compression string
+
+// Vector compressions.
+const (
+	// NoCompression stores full-precision vectors (default).
+	NoCompression Compression = ""
+	// BinaryQuantization stores one bit per dimension.
+	BinaryQuantization Compression = "binaryQuantization"
+	// ScalarQuantization stores one int8 per dimension.
+	ScalarQuantization Compression = "scalarQuantization"
+)
+
+// ParseCompression accepts binaryQuantization and scalarQuantization in any
+// case; "" and "none" mean NoCompression.
+func ParseCompression(s string) (Compression, error) {
+	switch strings.ToLower(s) {
+	case "", "none":
+		return NoCompression, nil
+	case "binaryquantization":
+		return BinaryQuantization, nil
+	case "scalarquantization":
+		return ScalarQuantization, nil
+	}
+	return "", fmt.Errorf("unknown compression %q", s)
+}
+
+// CredentialKind selects how requests are authenticated.
+type CredentialKind string
+
+// Credential kinds.
+const (
+	// KeyCredential sends the admin key in the api-key header. It is what
+	// the empty CredentialKind means.
+	KeyCredential CredentialKind = "key"
+	// DefaultCredential uses azidentity's DefaultAzureCredential.
+	DefaultCredential CredentialKind = "default"
+	// ManagedIdentity uses azidentity's ManagedIdentityCredential, with the
+	// client id read from Config.ManagedIdentityClientIDEnv when it is set.
+	ManagedIdentity CredentialKind = "managedIdentity"
+)
+
+// ParseCredentialKind accepts key, default and managedIdentity in any case;
+// "" means KeyCredential.
+func ParseCredentialKind(s string) (CredentialKind, error) {
+	switch strings.ToLower(s) {
+	case "", "key", "apikey":
+		return KeyCredential, nil
+	case "default", "defaultazurecredential":
+		return DefaultCredential, nil
+	case "managedidentity", "managedidentitycredential":
+		return ManagedIdentity, nil
+	}
+	return "", fmt.Errorf("unknown credential %q", s)
+}
+
+// Config holds the settings of the store; its YAML form is the
+// sink.cloudsearch section of the Sluice configuration. Zero values mean the
+// defaults (see DefaultConfig and WithDefaults).
+type Config struct {
+	// Endpoint is the service address, e.g. https://NAME.search.windows.net.
+	// Default: the value of the EndpointEnv variable.
+	Endpoint string `yaml:"endpoint"`
+	// EndpointEnv names the variable read when Endpoint is empty.
+	// Default: CLOUD_AI_SEARCH_ENDPOINT.
+	EndpointEnv string `yaml:"endpointEnv"`
+	// Key is the admin key. Prefer the KeyEnv variable: keys do not belong
+	// in configuration files. Default: the value of the KeyEnv variable.
+	Key string `yaml:"key"`
+	// KeyEnv names the variable read when Key is empty.
+	// Default: CLOUD_AI_SEARCH_KEY.
+	KeyEnv string `yaml:"keyEnv"`
+	// Credential is key, default (DefaultAzureCredential) or
+	// managedIdentity (ManagedIdentityCredential). Default: key.
+	Credential CredentialKind `yaml:"credential"`
+	// ManagedIdentityClientIDEnv names the variable holding the client id of
+	// a user-assigned managed identity; when the variable is empty the
+	// system-assigned identity is used. Default: AZURE_CLIENT_ID.
+	ManagedIdentityClientIDEnv string `yaml:"managedIdentityClientIdEnv"`
+	// APIVersion is the REST API version. Default: the value of
+	// CLOUD_SEARCH_API_VERSION, else 2024-07-01.
+	APIVersion string `yaml:"apiVersion"`
+	// IndexName is the name of the search index. Required.
+	IndexName string `yaml:"indexName"`
+	// IndexManagement is NoValidation, ValidateIndex or CreateIfNotExists
+	// (NO_VALIDATION, VALIDATE_INDEX, CREATE_IF_NOT_EXISTS also accepted).
+	// Default: NoValidation.
+	IndexManagement IndexManagement `yaml:"indexManagement"`
+	// EmbeddingDimensionality is the length of every vector. Default: 1536.
+	EmbeddingDimensionality int `yaml:"embeddingDimensionality"`
+	// VectorAlgorithmType is exhaustiveKnn or hnsw. Default: exhaustiveKnn.
+	VectorAlgorithmType VectorAlgorithm `yaml:"vectorAlgorithmType"`
+	// CompressionType is binaryQuantization, scalarQuantization or empty
+	// for none; it requires vectorAlgorithmType hnsw. Default: none.
+	CompressionType Compression `yaml:"compressionType"`
+	// IDFieldKey is the key field. Default: id.
+	IDFieldKey string `yaml:"idFieldKey"`
+	// ChunkFieldKey is the text field. Default: chunk.
+	ChunkFieldKey string `yaml:"chunkFieldKey"`
+	// EmbeddingFieldKey is the vector field. Default: embedding.
+	EmbeddingFieldKey string `yaml:"embeddingFieldKey"`
+	// MetadataStringFieldKey is the field holding the metadata JSON string.
+	// Default: metadata.
+	MetadataStringFieldKey string `yaml:"metadataStringFieldKey"`
+	// DocIDFieldKey is the field holding the reference document id.
+	// Default: doc_id.
+	DocIDFieldKey string `yaml:"docIdFieldKey"`
+	// HiddenFieldKeys are fields created not retrievable and never returned.
+	// Default: none.
+	HiddenFieldKeys []string `yaml:"hiddenFieldKeys"`
+	// FilterableMetadataFieldKeys are the metadata keys that get an index
+	// field and can be filtered on. Default: none.
+	FilterableMetadataFieldKeys FilterableFields `yaml:"filterableMetadataFieldKeys"`
+	// LanguageAnalyzer is the analyzer of the chunk field, e.g. en.lucene.
+	// Default: the service's standard analyzer.
+	LanguageAnalyzer string `yaml:"languageAnalyzer"`
+	// SemanticConfiguration is the semantic configuration used by
+	// semantic_hybrid queries and created with the index.
+	// Default: mySemanticConfig (LlamaIndex's name).
+	SemanticConfiguration string `yaml:"semanticConfiguration"`
+	// Timeout bounds each HTTP request attempt. Default: 60s.
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxRetries is how often a throttled or failed request, and a document
+	// with a retryable status, is retried. Default: 5.
+	MaxRetries int `yaml:"maxRetries"`
+	// UploadBatchSize is the most documents per upload request (at most
+	// 1000). Default: 1000.
+	UploadBatchSize int `yaml:"uploadBatchSize"`
+	// UploadConcurrency is how many upload requests run at once. Default: 4.
+	UploadConcurrency int `yaml:"uploadConcurrency"`
+}
+
+// DefaultConfig returns the configuration with every default filled in;
+// only IndexName (and the endpoint and key, usually from the environment)
+// remain to be set.
+func DefaultConfig() Config {
+	return Config{}.WithDefaults()
+}
+
+// WithDefaults returns c with every zero setting replaced by its default.
+func (c Config) WithDefaults() Config {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.EndpointEnv, EnvEndpoint)
+	def(&c.KeyEnv, EnvKey)
+	def(&c.ManagedIdentityClientIDEnv, EnvManagedIdentityClientID)
+	def(&c.IDFieldKey, "id")
+	def(&c.ChunkFieldKey, "chunk")
+	def(&c.EmbeddingFieldKey, "embedding")
+	def(&c.MetadataStringFieldKey, "metadata")
+	def(&c.DocIDFieldKey, "doc_id")
+	def(&c.SemanticConfiguration, "mySemanticConfig")
+	if c.Credential == "" {
+		c.Credential = KeyCredential
+	}
+	if c.IndexManagement == "" {
+		c.IndexManagement = NoValidation
+	}
+	if c.VectorAlgorithmType == "" {
+		c.VectorAlgorithmType = ExhaustiveKNN
+	}
+	if c.EmbeddingDimensionality == 0 {
+		c.EmbeddingDimensionality = 1536
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 60 * time.Second
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 5
+	}
+	if c.UploadBatchSize == 0 {
+		c.UploadBatchSize = MaxBatchActions
+	}
+	if c.UploadConcurrency == 0 {
+		c.UploadConcurrency = 4
+	}
+	if c.HiddenFieldKeys == nil {
+		c.HiddenFieldKeys = []string{}
+	}
+	if c.FilterableMetadataFieldKeys == nil {
+		c.FilterableMetadataFieldKeys = FilterableFields{}
+	}
+	return c
+}
+
+// normalize returns c with defaults applied and every enumerated setting in
+// its canonical spelling. It assumes Validate passed.
+func (c Config) normalize() Config {
+	c = c.WithDefaults()
+	c.IndexManagement, _ = ParseIndexManagement(string(c.IndexManagement))
+	c.VectorAlgorithmType, _ = ParseVectorAlgorithm(string(c.VectorAlgorithmType))
+	c.CompressionType, _ = ParseCompression(string(c.CompressionType))
+	c.Credential, _ = ParseCredentialKind(string(c.Credential))
+	c.FilterableMetadataFieldKeys = c.FilterableMetadataFieldKeys.normalized()
+	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
+	return c
+}
+
+var (
+	indexNameRE  = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9])*$`)
+	fieldNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+	apiVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(-preview)?$`)
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Validate checks every setting (after applying defaults) and returns a
+// *ConfigError naming the first wrong one, e.g. sink.cloudsearch.indexName.
+// The endpoint and key may be empty: New reads them from the environment.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	if err := c.validateEnums(); err != nil {
+		return err
+	}
+	if err := c.validateNames(); err != nil {
+		return err
+	}
+	return c.validateNumbers()
+}
+
+func (c Config) validateEnums() error {
+	if _, err := ParseIndexManagement(string(c.IndexManagement)); err != nil {
+		return configErr("indexManagement", err.Error(), "use NoValidation, ValidateIndex or CreateIfNotExists")
+	}
+	alg, err := ParseVectorAlgorithm(string(c.VectorAlgorithmType))
+	if err != nil {
+		return configErr("vectorAlgorithmType", err.Error(), "use exhaustiveKnn or hnsw")
+	}
+	comp, err := ParseCompression(string(c.CompressionType))
+	if err != nil {
+		return configErr("compressionType", err.Error(), "use binaryQuantization, scalarQuantization or leave it empty")
+	}
+	if comp != NoCompression && alg != HNSW {
+		return configErr("compressionType", fmt.Sprintf("%s needs vectorAlgorithmType hnsw, but it is %s (API 2024-07-01 compresses HNSW vector indexes only)", comp, alg),
+			"set vectorAlgorithmType: hnsw, or leave compressionType empty")
+	}
+	if _, err := ParseCredentialKind(string(c.Credential)); err != nil {
+		return configErr("credential", err.Error(), "use key, default or managedIdentity")
+	}
+	if c.APIVersion != "" && !apiVersionRE.MatchString(c.APIVersion) {
+		return configErr("apiVersion", fmt.Sprintf("%q is not an API version", c.APIVersion), "use a date such as "+DefaultAPIVersion+" or a preview such as 2024-09-01-preview")
+	}
+	return nil
+}
+
+func (c Config) validateNames() error {
+	if c.IndexName == "" {
+		return configErr("indexName", "is required", "set it to the name of the search index")
+	}
+	if len(c.IndexName) > 128 || !indexNameRE.MatchString(c.IndexName) {
+		return configErr("indexName", fmt.Sprintf("%q is not a valid index name", c.IndexName),
+			"use at most 128 lowercase letters, digits and single dashes, starting and ending with a letter or digit")
+	}
+	if c.Endpoint != "" && !validEndpoint(c.Endpoint) {
+		return configErr("endpoint", fmt.Sprintf("%q is not an http(s) URL", c.Endpoint), "use https://NAME.search.windows.net")
+	}
+	for key, v := range map[string]string{"endpointEnv": c.EndpointEnv, "keyEnv": c.KeyEnv, "managedIdentityClientIdEnv": c.ManagedIdentityClientIDEnv} {
+		if !envNameRE.MatchString(v) {
+			return configErr(key, fmt.Sprintf("%q is not an environment variable name", v), "")
+		}
+	}
+	seen := map[string]string{}
+	fields := []struct{ key, name string }{
+		{"idFieldKey", c.IDFieldKey}, {"chunkFieldKey", c.ChunkFieldKey}, {"embeddingFieldKey", c.EmbeddingFieldKey},
+		{"metadataStringFieldKey", c.MetadataStringFieldKey}, {"docIdFieldKey", c.DocIDFieldKey},
+	}
+	for _, f := range c.FilterableMetadataFieldKeys.normalized() {
+		fields = append(fields, struct{ key, name string }{"filterableMetadataFieldKeys." + f.Key, f.Field})
+	}
+	for _, f := range fields {
+		if !fieldNameRE.MatchString(f.name) {
+			return configErr(f.key, fmt.Sprintf("%q is not a valid field name", f.name), "start with a letter and use only letters, digits and underscores")
+		}
+		if prev, dup := seen[f.name]; dup {
+			return configErr(f.key, fmt.Sprintf("field %q is also used by %s", f.name, settingPrefix+prev), "give each field its own name")
+		}
+		seen[f.name] = f.key
+	}
+	for _, f := range c.FilterableMetadataFieldKeys {
+		if _, err := ParseFieldType(string(f.Type)); err != nil {
+			return configErr("filterableMetadataFieldKeys."+f.Key, err.Error(), "use STRING, INT32, INT64, DOUBLE, BOOLEAN, COLLECTION or an Edm type such as Edm.String")
+		}
+	}
+	for _, h := range c.HiddenFieldKeys {
+		if h == c.IDFieldKey {
+			return configErr("hiddenFieldKeys", fmt.Sprintf("the key field %q cannot be hidden", h), "remove it from hiddenFieldKeys")
+		}
+	}
+	return nil
+}
+
+func validEndpoint(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+// String describes the configuration with the key redacted, so printing a
+// Config never leaks it.
+func (c Config) String() string {
+	type plain Config // without methods, so fmt does not recurse
+	p := plain(c)
+	if p.Key != "" {
+		p.Key = "REDACTED"
+	}
+	return fmt.Sprintf("%+v", p)
+}
+
+// GoString is String, for the %#v verb.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue logs the configuration with the key redacted.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+func (c Config) validateNumbers() error {
+	switch {
+	case c.EmbeddingDimensionality < 2 || c.EmbeddingDimensionality > 4096:
+		return configErr("embeddingDimensionality", fmt.Sprintf("%d is out of range", c.EmbeddingDimensionality), "set it to the embedding model's output size (2 to 4096), e.g. 1536")
+	case c.Timeout < 0:
+		return configErr("timeout", "must not be negative", "use a duration such as 60s")
+	case c.MaxRetries < 0:
+		return configErr("maxRetries", "must not be negative", "use 0 to 20")
+	case c.UploadBatchSize < 1 || c.UploadBatchSize > MaxBatchActions:
+		return configErr("uploadBatchSize", fmt.Sprintf("%d is out of range", c.UploadBatchSize), "use 1 to 1000 (the service's limit per request)")
+	case c.UploadConcurrency < 1 || c.UploadConcurrency > 64:
+		return configErr("uploadConcurrency", fmt.Sprintf("%d is out of range", c.UploadConcurrency), "use 1 to 64")
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package cloudsearch
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink"
+)
+
+func testNode() sink.Node {
+	return sink.Node{
+		ID: sink.NodeID("docs/O'Brien.md", "Hello world.", 0), RefDocID: "docs/O'Brien.md", Text: "Hello world.",
+		Embedding: []float32{0.25, -0.5, 1},
+		Metadata:  map[string]any{"author": "O'Brien", "year": 2024, "tags": []string{"a", "b"}},
+		StartChar: 3, EndChar: 15,
+	}
+}
+
+func TestToDocumentGolden(t *testing.T) {
+	c := DefaultConfig()
+	c.IndexName = "docs"
+	c.FilterableMetadataFieldKeys = FilterableFields{{Key: "author"}, {Key: "year", Field: "year_field", Type: Int32}, {Key: "tags", Type: StringCollection}, {Key: "absent"}}
+	c = c.normalize()
+	n := testNode()
+	d, err := c.toDocument(&n, actionMergeOrUpload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "document.golden.json", append(b, '\n'))
+
+	// The metadata string carries LlamaIndex's keys, all naming the reference document.
+	var md map[string]any
+	if err := json.Unmarshal([]byte(d["metadata"].(string)), &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"document_id", "doc_id", "ref_doc_id"} {
+		if md[k] != n.RefDocID {
+			t.Errorf("metadata[%s] = %v, want %s", k, md[k], n.RefDocID)
+		}
+	}
+	if d["doc_id"] != n.RefDocID {
+		t.Errorf("doc_id field = %v, want the reference document id %s (not the node id)", d["doc_id"], n.RefDocID)
+	}
+	var nc map[string]any
+	if err := json.Unmarshal([]byte(md["_node_content"].(string)), &nc); err != nil {
+		t.Fatal(err)
+	}
+	if nc["text"] != "" || nc["id_"] != n.ID || nc["class_name"] != "TextNode" {
+		t.Errorf("_node_content = %v", nc)
+	}
+	src := nc["relationships"].(map[string]any)["1"].(map[string]any)
+	if src["node_id"] != n.RefDocID {
+		t.Errorf("SOURCE relationship = %v, want node_id %s", src, n.RefDocID)
+	}
+}
+
+func TestDocumentRoundTrip(t *testing.T) {
+	c := DefaultConfig()
+	c.IndexName = "docs"
+	c = c.normalize()
+	n := testNode()
+	d, err := c.toDocument(&n, actionMergeOrUpload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(d)
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	got := c.fromDocument(back)
+	want := n
+	want.Metadata = map[string]any{"author": "O'Brien", "year": float64(2024), "tags": []string{"a", "b"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestFieldValueErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		ff   FilterableField
+	}{
+		{"int32 from text", "many", FilterableField{Key: "n", Field: "n", Type: Int32}},
+		{"int32 overflow", 1 << 40, FilterableField{Key: "n", Field: "n", Type: Int32}},
+		{"int from fraction", 1.5, FilterableField{Key: "n", Field: "n", Type: Int64}},
+		{"string from list", []string{"a"}, FilterableField{Key: "s", Field: "s", Type: String}},
+		{"bool from text", "yes", FilterableField{Key: "b", Field: "b", Type: Boolean}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := fieldValue(tt.v, tt.ff)
+			if err == nil || !strings.Contains(err.Error(), "filterableMetadataFieldKeys."+tt.ff.Key) {
+				t.Errorf("fieldValue(%v) = %v, want an error naming the setting", tt.v, err)
+			}
+		})
+	}
+}
+
+// TestReadLlamaIndexDocuments reads documents as LlamaIndex's Python store
+// (doc_id = reference document) and TypeScript store (doc_id = node id)
+// write them.
+func TestReadLlamaIndexDocuments(t *testing.T) {
+	c := DefaultConfig()
+	c.IndexName = "docs"
+	c = c.normalize()
+	tests := []struct {
+		file string
+		want sink.Node
+	}{
+		{"llamaindex_python_doc.json", sink.Node{
+			ID: "3f1c6a0e-8d4b-4a53-9a3e-2b1e7d9a0c11", RefDocID: "doc-rivers", Text: "Rivers carry sediment to the sea.",
+			Metadata:  map[string]any{"file_name": "rivers.md", "author": "Ada", "tags": []string{"water", "geo"}, "year": float64(2024)},
+			StartChar: 10, EndChar: 43,
+		}},
+		{"llamaindex_ts_doc.json", sink.Node{
+			ID: "9b2d4f60-1c1e-4c55-8f0b-6a2f0e3d7b22", RefDocID: "doc-ice", Text: "Glaciers move slowly.",
+			Metadata:  map[string]any{"file_name": "ice.md", "author": "Linus"},
+			StartChar: 5, EndChar: 26,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			b, err := os.ReadFile("testdata/" + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d map[string]any
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.fromDocument(d); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadForeignDocumentWithoutNodeContent(t *testing.T) {
+	c := DefaultConfig().normalize()
+	got := c.fromDocument(map[string]any{"id": "k1", "chunk": "text", "doc_id": "ref", "metadata": "not json"})
+	want := sink.Node{ID: "k1", Text: "text", RefDocID: "ref", Metadata: map[string]any{}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

@@ -1,0 +1,175 @@
+package cloudsearch
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// Sentinel errors. The typed errors below wrap them, so callers classify
+// failures with errors.Is.
+var (
+	// ErrConfig marks an invalid or incomplete setting.
+	ErrConfig = errors.New("cloudsearch: invalid configuration")
+	// ErrIndexNotFound marks a request to an index that does not exist.
+	ErrIndexNotFound = errors.New("cloudsearch: index not found")
+	// ErrAuth marks a request the service refused to authenticate or authorize.
+	ErrAuth = errors.New("cloudsearch: authentication failed")
+	// ErrIndexMismatch marks an existing index whose definition does not
+	// match the configuration (key field, vector field or dimensions).
+	ErrIndexMismatch = errors.New("cloudsearch: index does not match the configuration")
+	// ErrConnection marks a request that got no answer: the endpoint is
+	// unreachable or the request timed out.
+	ErrConnection = errors.New("cloudsearch: connection failed")
+	// ErrThrottled marks a request still throttled (429 or 503) after every retry.
+	ErrThrottled = errors.New("cloudsearch: service throttled the request")
+	// ErrService marks any other error answer of the service.
+	ErrService = errors.New("cloudsearch: service error")
+	// ErrDocument marks a document the service rejected in an upload.
+	ErrDocument = errors.New("cloudsearch: document rejected")
+)
+
+// ConfigError reports a setting that is wrong or missing.
+type ConfigError struct {
+	Setting string // the full key, e.g. "sink.cloudsearch.indexName"
+	Reason  string // what is wrong
+	Hint    string // how to fix it
+}
+
+func (e *ConfigError) Error() string {
+	s := "cloudsearch: " + e.Setting + ": " + e.Reason
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+func configErr(key, reason, hint string) *ConfigError {
+	return &ConfigError{Setting: settingPrefix + key, Reason: reason, Hint: hint}
+}
+
+const settingPrefix = "sink.cloudsearch."
+
+// ServiceError is an error answer of the service. It never contains the
+// request headers, so no key or token can leak through it.
+type ServiceError struct {
+	Op         string // what the store was doing, e.g. "create index"
+	Index      string // the index name, if the request was about one
+	StatusCode int    // the HTTP status
+	Code       string // the service's error code, if any
+	Message    string // the service's error message, if any
+	Endpoint   string // the service endpoint (no credentials)
+}
+
+func (e *ServiceError) Error() string {
+	s := "cloudsearch: " + e.Op + ": " + strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	switch {
+	case e.StatusCode == http.StatusNotFound && e.Index != "":
+		s += fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create`, or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint)
+	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
+		s += "; the service refused the credentials: check CLOUD_AI_SEARCH_KEY (an admin key of this service) or the identity's role assignments, and verify by listing indexes with `sluice doctor`"
+	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
+		s += "; the service is throttling: lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, raise maxRetries, or add replicas/partitions"
+	}
+	return s
+}
+
+// Unwrap returns the sentinel matching the status: ErrIndexNotFound,
+// ErrAuth, ErrThrottled or ErrService.
+func (e *ServiceError) Unwrap() error {
+	switch e.StatusCode {
+	case http.StatusNotFound:
+		if e.Index != "" {
+			return ErrIndexNotFound
+		}
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return ErrAuth
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return ErrThrottled
+	}
+	return ErrService
+}
+
+// ConnectionError reports a request that got no answer.
+type ConnectionError struct {
+	Op       string // what the store was doing
+	Endpoint string // the service endpoint
+	Timeout  string // the configured per-request timeout
+	Err      error  // the transport's error
+}
+
+func (e *ConnectionError) Error() string {
+	return "cloudsearch: " + e.Op + ": no answer from " + e.Endpoint + ": " + e.Err.Error() +
+		"; check that the endpoint is right and reachable from this machine (DNS, firewall, private endpoint), " +
+		"and raise sink.cloudsearch.timeout (now " + e.Timeout + ") if the service is slow"
+}
+
+// Unwrap returns ErrConnection and the underlying error.
+func (e *ConnectionError) Unwrap() []error { return []error{ErrConnection, e.Err} }
+
+// MismatchError reports an existing index that does not match the
+// configuration.
+type MismatchError struct {
+	Index   string // the index name
+	Setting string // the setting that disagrees, e.g. "sink.cloudsearch.embeddingDimensionality"
+	Want    string // what the configuration expects
+	Got     string // what the index has
+	Hint    string // how to fix it
+}
+
+func (e *MismatchError) Error() string {
+	s := fmt.Sprintf("cloudsearch: index %q does not match %s: configured %s, index has %s", e.Index, e.Setting, e.Want, e.Got)
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// Unwrap returns ErrIndexMismatch, plus sink.ErrDimensionMismatch when the
+// dimensions differ.
+func (e *MismatchError) Unwrap() []error {
+	if e.Setting == settingPrefix+"embeddingDimensionality" {
+		return []error{ErrIndexMismatch, sink.ErrDimensionMismatch}
+	}
+	return []error{ErrIndexMismatch}
+}
+
+// DocumentError reports one document the service did not accept. It is the
+// value type of sink.WriteError.Failed for this store.
+type DocumentError struct {
+	Key        string // the document key (node id)
+	StatusCode int    // the per-document status, or the request's status
+	Message    string // the service's message
+	Attempts   int    // how many times the document was sent
+}
+
+func (e *DocumentError) Error() string {
+	s := "cloudsearch: document " + e.Key + " rejected with status " + strconv.Itoa(e.StatusCode)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Attempts > 1 {
+		s += " (after " + strconv.Itoa(e.Attempts) + " attempts)"
+	}
+	return s
+}
+
+// Unwrap returns ErrDocument.
+func (e *DocumentError) Unwrap() error { return ErrDocument }
+
+// Retryable reports whether the status is one the service documents as
+// transient for a single document: 409, 422 or 503.
+func (e *DocumentError) Retryable() bool { return retryableDocStatus(e.StatusCode) }
+
+func retryableDocStatus(code int) bool {
+	return code == http.StatusConflict || code == http.StatusUnprocessableEntity || code == http.StatusServiceUnavailable
+}

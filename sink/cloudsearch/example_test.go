@@ -1,0 +1,92 @@
+package cloudsearch_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+// Example writes two chunks of a document to an index created on the fly,
+// queries them with a metadata filter, and deletes the document. A local
+// test server stands in for the service; against Azure, set
+// CLOUD_AI_SEARCH_ENDPOINT and CLOUD_AI_SEARCH_KEY instead.
+func Example() {
+	srv := httptest.NewServer(searchtest.NewServer(searchtest.Options{Key: "example-key"}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+
+	cfg := cloudsearch.DefaultConfig()
+	cfg.Endpoint = srv.URL
+	cfg.IndexName = "handbook"
+	cfg.IndexManagement = cloudsearch.CreateIfNotExists
+	cfg.EmbeddingDimensionality = 3
+	cfg.FilterableMetadataFieldKeys = cloudsearch.FilterableFields{{Key: "author"}}
+
+	ctx := context.Background()
+	getenv := func(name string) string {
+		if name == cloudsearch.EnvKey {
+			return "example-key"
+		}
+		return ""
+	}
+	store, err := cloudsearch.New(ctx, cfg, cloudsearch.WithGetenv(getenv), cloudsearch.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+
+	ref := "guide/O'Brien.md"
+	nodes := []sink.Node{
+		{ID: sink.NodeID(ref, "Rivers flow.", 0), RefDocID: ref, Text: "Rivers flow.", Embedding: []float32{1, 0, 0}, Metadata: map[string]any{"author": "O'Brien"}},
+		{ID: sink.NodeID(ref, "Ice melts.", 0), RefDocID: ref, Text: "Ice melts.", Embedding: []float32{0, 1, 0}, Metadata: map[string]any{"author": "O'Brien"}},
+	}
+	if _, err := store.Add(ctx, nodes); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := store.Query(ctx, sink.Query{
+		Embedding: []float32{0.9, 0.1, 0},
+		TopK:      1,
+		Filters:   &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "author", Value: "O'Brien", Operator: sink.EQ}}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res[0].Text, res[0].RefDocID)
+
+	if err := store.Delete(ctx, ref); err != nil {
+		fmt.Println(err)
+		return
+	}
+	n, _ := store.Count(ctx)
+	fmt.Println("left:", n)
+	// Output:
+	// Rivers flow. guide/O'Brien.md
+	// left: 0
+}
+
+// ExampleODataFilter shows how metadata filters become OData.
+func ExampleODataFilter() {
+	fields := cloudsearch.FilterableFields{
+		{Key: "author"},
+		{Key: "year", Type: cloudsearch.Int32},
+		{Key: "tags", Type: cloudsearch.StringCollection},
+	}
+	f := &sink.MetadataFilters{Filters: []sink.MetadataFilter{
+		{Key: "author", Value: "O'Brien", Operator: sink.EQ},
+		{Key: "year", Value: []int{2023, 2024}, Operator: sink.IN},
+		{Key: "tags", Value: []string{"go", "search"}, Operator: sink.IN},
+	}}
+	expr, err := cloudsearch.ODataFilter(f, fields)
+	fmt.Println(expr, err)
+	// Output:
+	// (author eq 'O''Brien') and (year eq 2023 or year eq 2024) and (tags/any(t: search.in(t, 'go,search', ','))) <nil>
+}

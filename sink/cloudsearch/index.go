@@ -1,0 +1,415 @@
+package cloudsearch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Names of the vector search configurations created with the index; they
+// are LlamaIndex's, so indexes created by either are alike.
+const (
+	hnswAlgorithmName = "myHnsw"
+	knnAlgorithmName  = "myExhaustiveKnn"
+	hnswProfileName   = "myHnswProfile"
+	knnProfileName    = "myExhaustiveKnnProfile"
+	compressionName   = "myCompression"
+)
+
+// IndexDefinition is the subset of the service's SearchIndex that Sluice
+// writes and reads.
+type IndexDefinition struct {
+	Name         string         `json:"name"`                   // index name
+	Fields       []Field        `json:"fields"`                 // top-level fields
+	VectorSearch *VectorSearch  `json:"vectorSearch,omitempty"` // algorithms, profiles, compressions
+	Semantic     *SemanticSetup `json:"semantic,omitempty"`     // semantic ranking configurations
+}
+
+// Field is an index field (SearchField). Nil attributes are left to the service's defaults.
+type Field struct {
+	Name                string `json:"name"`                          // field name
+	Type                string `json:"type"`                          // Edm type, e.g. Collection(Edm.Single)
+	Key                 bool   `json:"key,omitempty"`                 // whether it is the key field
+	Retrievable         *bool  `json:"retrievable,omitempty"`         // returned by searches
+	Searchable          *bool  `json:"searchable,omitempty"`          // full-text or vector searchable
+	Filterable          *bool  `json:"filterable,omitempty"`          // usable in $filter
+	Sortable            *bool  `json:"sortable,omitempty"`            // usable in $orderby
+	Facetable           *bool  `json:"facetable,omitempty"`           // usable in facets
+	Analyzer            string `json:"analyzer,omitempty"`            // lexical analyzer of a searchable string
+	Dimensions          int    `json:"dimensions,omitempty"`          // vector length of a vector field
+	VectorSearchProfile string `json:"vectorSearchProfile,omitempty"` // profile of a vector field
+}
+
+// VectorSearch is the index's vector configuration.
+type VectorSearch struct {
+	Algorithms   []Algorithm         `json:"algorithms"`             // HNSW and exhaustive KNN
+	Profiles     []Profile           `json:"profiles"`               // one per algorithm
+	Compressions []CompressionConfig `json:"compressions,omitempty"` // the configured compression, if any
+}
+
+// Algorithm is a vector search algorithm configuration.
+type Algorithm struct {
+	Name       string          `json:"name"`                              // configuration name
+	Kind       string          `json:"kind"`                              // hnsw or exhaustiveKnn
+	HNSW       *HNSWParameters `json:"hnswParameters,omitempty"`          // for kind hnsw
+	Exhaustive *KNNParameters  `json:"exhaustiveKnnParameters,omitempty"` // for kind exhaustiveKnn
+}
+
+// HNSWParameters are the HNSW graph parameters.
+type HNSWParameters struct {
+	M              int    `json:"m"`              // links per node (4 to 10)
+	EfConstruction int    `json:"efConstruction"` // candidate list size while indexing
+	EfSearch       int    `json:"efSearch"`       // candidate list size while searching
+	Metric         string `json:"metric"`         // similarity metric, e.g. cosine
+}
+
+// KNNParameters are the exhaustive KNN parameters.
+type KNNParameters struct {
+	Metric string `json:"metric"` // similarity metric, e.g. cosine
+}
+
+// Profile names an algorithm (and optionally a compression) for vector fields.
+type Profile struct {
+	Name        string `json:"name"`                  // profile name
+	Algorithm   string `json:"algorithm"`             // algorithm configuration name
+	Compression string `json:"compression,omitempty"` // compression configuration name, if any
+}
+
+// CompressionConfig is a vector compression configuration.
+type CompressionConfig struct {
+	Name                      string        `json:"name"`                                   // configuration name
+	Kind                      string        `json:"kind"`                                   // scalarQuantization or binaryQuantization
+	RerankWithOriginalVectors bool          `json:"rerankWithOriginalVectors"`              // rescore with full vectors
+	DefaultOversampling       float64       `json:"defaultOversampling,omitempty"`          // candidates fetched per result
+	ScalarParameters          *ScalarParams `json:"scalarQuantizationParameters,omitempty"` // for scalarQuantization
+}
+
+// ScalarParams are the scalar quantization parameters.
+type ScalarParams struct {
+	QuantizedDataType string `json:"quantizedDataType"` // int8
+}
+
+// SemanticSetup holds the semantic configurations.
+type SemanticSetup struct {
+	Configurations []SemanticConfig `json:"configurations"` // named configurations
+}
+
+// SemanticConfig is one semantic configuration.
+type SemanticConfig struct {
+	Name              string            `json:"name"`              // configuration name
+	PrioritizedFields PrioritizedFields `json:"prioritizedFields"` // fields semantic ranking reads
+}
+
+// PrioritizedFields lists the fields semantic ranking reads.
+type PrioritizedFields struct {
+	ContentFields []SemanticField `json:"prioritizedContentFields"` // content fields, most important first
+}
+
+// SemanticField names a field.
+type SemanticField struct {
+	FieldName string `json:"fieldName"` // an index field
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Definition returns the index CreateIndex creates: the key, the chunk
+// with the language analyzer, the vector field with the profile of the
+// configured algorithm, the metadata string, the filterable doc_id, one
+// field per filterable metadata key, hidden fields not retrievable, HNSW
+// and exhaustive KNN configurations, the compression attached to the
+// profile in use, and a semantic configuration with the chunk as content.
+func (c Config) Definition() IndexDefinition {
+	c = c.normalize()
+	hidden := map[string]bool{}
+	for _, h := range c.HiddenFieldKeys {
+		hidden[h] = true
+	}
+	retrievable := func(name string) *bool { return ptr(!hidden[name]) }
+	profile := knnProfileName
+	if c.VectorAlgorithmType == HNSW {
+		profile = hnswProfileName
+	}
+	chunk := Field{Name: c.ChunkFieldKey, Type: "Edm.String", Searchable: ptr(true), Filterable: ptr(false), Retrievable: retrievable(c.ChunkFieldKey), Analyzer: c.LanguageAnalyzer}
+	fields := []Field{
+		{Name: c.IDFieldKey, Type: "Edm.String", Key: true, Filterable: ptr(true), Retrievable: ptr(true)},
+		chunk,
+		{Name: c.EmbeddingFieldKey, Type: "Collection(Edm.Single)", Searchable: ptr(true), Retrievable: ptr(false), Dimensions: c.EmbeddingDimensionality, VectorSearchProfile: profile},
+		{Name: c.MetadataStringFieldKey, Type: "Edm.String", Searchable: ptr(false), Filterable: ptr(false), Retrievable: retrievable(c.MetadataStringFieldKey)},
+		{Name: c.DocIDFieldKey, Type: "Edm.String", Filterable: ptr(true), Retrievable: retrievable(c.DocIDFieldKey)},
+	}
+	for _, ff := range c.FilterableMetadataFieldKeys {
+		fields = append(fields, Field{Name: ff.Field, Type: string(ff.Type), Filterable: ptr(true), Facetable: ptr(true), Retrievable: retrievable(ff.Field)})
+	}
+	for _, h := range c.HiddenFieldKeys {
+		if !hasField(fields, h) {
+			fields = append(fields, Field{Name: h, Type: "Edm.String", Retrievable: ptr(false), Filterable: ptr(true)})
+		}
+	}
+	vs := &VectorSearch{
+		Algorithms: []Algorithm{
+			{Name: hnswAlgorithmName, Kind: string(HNSW), HNSW: &HNSWParameters{M: 4, EfConstruction: 400, EfSearch: 500, Metric: "cosine"}},
+			{Name: knnAlgorithmName, Kind: string(ExhaustiveKNN), Exhaustive: &KNNParameters{Metric: "cosine"}},
+		},
+		Profiles: []Profile{
+			{Name: hnswProfileName, Algorithm: hnswAlgorithmName},
+			{Name: knnProfileName, Algorithm: knnAlgorithmName},
+		},
+	}
+	if c.CompressionType != NoCompression {
+		cc := CompressionConfig{Name: compressionName, Kind: string(c.CompressionType), RerankWithOriginalVectors: true, DefaultOversampling: 10}
+		if c.CompressionType == ScalarQuantization {
+			cc.ScalarParameters = &ScalarParams{QuantizedDataType: "int8"}
+		}
+		vs.Compressions = []CompressionConfig{cc}
+		for i := range vs.Profiles {
+			if vs.Profiles[i].Name == profile {
+				vs.Profiles[i].Compression = compressionName
+			}
+		}
+	}
+	return IndexDefinition{
+		Name:         c.IndexName,
+		Fields:       fields,
+		VectorSearch: vs,
+		Semantic: &SemanticSetup{Configurations: []SemanticConfig{{
+			Name:              c.SemanticConfiguration,
+			PrioritizedFields: PrioritizedFields{ContentFields: []SemanticField{{FieldName: c.ChunkFieldKey}}},
+		}}},
+	}
+}
+
+func hasField(fields []Field, name string) bool {
+	for _, f := range fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// manageIndex applies cfg.IndexManagement.
+func (s *Store) manageIndex(ctx context.Context) error {
+	switch s.cfg.IndexManagement {
+	case ValidateIndex:
+		return s.ValidateIndex(ctx)
+	case CreateIfNotExists:
+		err := s.ValidateIndex(ctx)
+		if errors.Is(err, ErrIndexNotFound) {
+			err = s.CreateIndex(ctx)
+			if statusOf(err) == http.StatusConflict { // created meanwhile by another process
+				err = s.ValidateIndex(ctx)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// CreateIndex creates the index of Config.Definition. It fails with a
+// *ServiceError (409) if the index exists.
+func (s *Store) CreateIndex(ctx context.Context) error {
+	body, err := marshal("create index", s.cfg.Definition())
+	if err != nil {
+		return err
+	}
+	_, _, err = s.do(ctx, call{op: "create index " + s.cfg.IndexName, method: http.MethodPost, path: "/indexes", body: body})
+	return err
+}
+
+// DeleteIndex deletes the index and every document in it. Deleting an
+// absent index is not an error.
+func (s *Store) DeleteIndex(ctx context.Context) error {
+	_, _, err := s.do(ctx, call{op: "delete index", method: http.MethodDelete, path: s.indexPath(""), index: true})
+	if errors.Is(err, ErrIndexNotFound) {
+		return nil
+	}
+	return err
+}
+
+// GetIndex returns the remote index definition; a missing index is an error
+// wrapping ErrIndexNotFound.
+func (s *Store) GetIndex(ctx context.Context) (IndexDefinition, error) {
+	var def IndexDefinition
+	err := s.doJSON(ctx, call{op: "get index", method: http.MethodGet, path: s.indexPath(""), index: true}, &def)
+	return def, err
+}
+
+// ValidateIndex checks that the index exists and that its key field,
+// vector field and dimensions, and the other configured fields, match the
+// configuration. A mismatch is a *MismatchError naming the setting.
+func (s *Store) ValidateIndex(ctx context.Context) error {
+	def, err := s.GetIndex(ctx)
+	if err != nil {
+		return err
+	}
+	return s.cfg.checkDefinition(def)
+}
+
+func (c *Config) checkDefinition(def IndexDefinition) error {
+	mismatch := func(key, want, got, hint string) error {
+		return &MismatchError{Index: c.IndexName, Setting: settingPrefix + key, Want: want, Got: got, Hint: hint}
+	}
+	byName := map[string]Field{}
+	key := ""
+	for _, f := range def.Fields {
+		byName[f.Name] = f
+		if f.Key {
+			key = f.Name
+		}
+	}
+	if key != c.IDFieldKey {
+		return mismatch("idFieldKey", strconv.Quote(c.IDFieldKey), "key field "+strconv.Quote(key), "set idFieldKey to "+strconv.Quote(key)+" or use another index")
+	}
+	emb, ok := byName[c.EmbeddingFieldKey]
+	if !ok || emb.Type != "Collection(Edm.Single)" {
+		return mismatch("embeddingFieldKey", "vector field "+strconv.Quote(c.EmbeddingFieldKey), "no such Collection(Edm.Single) field (fields: "+fieldNames(def.Fields)+")",
+			"set embeddingFieldKey to the index's vector field")
+	}
+	if emb.Dimensions != c.EmbeddingDimensionality {
+		return mismatch("embeddingDimensionality", strconv.Itoa(c.EmbeddingDimensionality)+" dimensions", strconv.Itoa(emb.Dimensions)+" dimensions",
+			fmt.Sprintf("set embeddingDimensionality to the embedding model's output size; if the model really makes %d-dimensional vectors, delete and recreate the index (`sluice index delete`, then `sluice index create`)", c.EmbeddingDimensionality))
+	}
+	for _, f := range []struct{ key, name string }{{"chunkFieldKey", c.ChunkFieldKey}, {"metadataStringFieldKey", c.MetadataStringFieldKey}, {"docIdFieldKey", c.DocIDFieldKey}} {
+		if _, ok := byName[f.name]; !ok {
+			return mismatch(f.key, "field "+strconv.Quote(f.name), "no such field (fields: "+fieldNames(def.Fields)+")", "set "+f.key+" to the index's field")
+		}
+	}
+	for _, ff := range c.FilterableMetadataFieldKeys {
+		f, ok := byName[ff.Field]
+		if !ok || (f.Filterable != nil && !*f.Filterable) {
+			return mismatch("filterableMetadataFieldKeys."+ff.Key, "filterable field "+strconv.Quote(ff.Field), "no such filterable field",
+				"remove the key from filterableMetadataFieldKeys, or recreate the index so it has the field")
+		}
+	}
+	return nil
+}
+
+func fieldNames(fields []Field) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Dimensions returns the dimensions of the remote index's vector field
+// (Config.EmbeddingFieldKey), for `sluice doctor`.
+func (s *Store) Dimensions(ctx context.Context) (int, error) {
+	def, err := s.GetIndex(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range def.Fields {
+		if f.Name == s.cfg.EmbeddingFieldKey {
+			return f.Dimensions, nil
+		}
+	}
+	return 0, &MismatchError{Index: s.cfg.IndexName, Setting: settingPrefix + "embeddingFieldKey", Want: strconv.Quote(s.cfg.EmbeddingFieldKey), Got: "no such field (fields: " + fieldNames(def.Fields) + ")", Hint: "set embeddingFieldKey to the index's vector field"}
+}
+
+// IndexStats are the statistics of the index. The service collects them
+// periodically, so they may lag behind recent writes.
+type IndexStats struct {
+	DocumentCount   int64 `json:"documentCount"`
+	StorageSize     int64 `json:"storageSize"`     // bytes
+	VectorIndexSize int64 `json:"vectorIndexSize"` // bytes
+}
+
+// Stats returns the index's document count, storage size and vector index
+// size.
+func (s *Store) Stats(ctx context.Context) (IndexStats, error) {
+	var st IndexStats
+	err := s.doJSON(ctx, call{op: "index stats", method: http.MethodGet, path: s.indexPath("/stats"), index: true}, &st)
+	return st, err
+}
+
+// Count returns the number of documents in the index ($count).
+func (s *Store) Count(ctx context.Context) (int, error) {
+	_, body, err := s.do(ctx, call{op: "count documents", method: http.MethodGet, path: s.indexPath("/docs/$count"), index: true, accept: "text/plain"})
+	if err != nil {
+		return 0, err
+	}
+	return parseCount(body)
+}
+
+// parseCount reads the text answer of $count, which starts with a UTF-8
+// byte-order mark.
+func parseCount(body []byte) (int, error) {
+	body = bytes.TrimPrefix(body, []byte("\ufeff"))
+	n, err := strconv.Atoi(strings.TrimSpace(string(body)))
+	if err != nil {
+		return 0, fmt.Errorf("cloudsearch: count documents: answer %q is not a number: %w", truncate(string(body), 40), err)
+	}
+	return n, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// ListIndexes returns the names of the service's indexes. `sluice doctor`
+// uses it to check the endpoint and the credentials, as the seed advises.
+func (s *Store) ListIndexes(ctx context.Context) ([]string, error) {
+	var res struct {
+		Value []struct {
+			Name string `json:"name"`
+		} `json:"value"`
+	}
+	q := url.Values{"$select": {"name"}}
+	if err := s.doJSON(ctx, call{op: "list indexes", method: http.MethodGet, path: "/indexes", query: q}, &res); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(res.Value))
+	for i, v := range res.Value {
+		names[i] = v.Name
+	}
+	return names, nil
+}
+
+// Check is the outcome of one `sluice doctor` check.
+type Check struct {
+	Name   string // what was checked
+	OK     bool
+	Detail string // what was found, or how to fix it
+	Err    error  // the failure, classifiable with errors.Is
+}
+
+// Doctor checks the endpoint and credentials by listing indexes, then that
+// the index exists, then that its dimensions equal embedderDims (skipped
+// when embedderDims is 0) and the configuration's. It stops at the first
+// failed check.
+func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
+	var checks []Check
+	names, err := s.ListIndexes(ctx)
+	if err != nil {
+		return append(checks, Check{Name: "endpoint and credentials", Detail: err.Error(), Err: err})
+	}
+	checks = append(checks, Check{Name: "endpoint and credentials", OK: true, Detail: fmt.Sprintf("%s answers; %d indexes listed", s.cfg.Endpoint, len(names))})
+	dims, err := s.Dimensions(ctx)
+	if err != nil {
+		return append(checks, Check{Name: "index " + s.cfg.IndexName, Detail: err.Error(), Err: err})
+	}
+	checks = append(checks, Check{Name: "index " + s.cfg.IndexName, OK: true, Detail: fmt.Sprintf("exists; vector field %s has %d dimensions", s.cfg.EmbeddingFieldKey, dims)})
+	if dims != s.cfg.EmbeddingDimensionality {
+		err := &MismatchError{Index: s.cfg.IndexName, Setting: settingPrefix + "embeddingDimensionality", Want: strconv.Itoa(s.cfg.EmbeddingDimensionality) + " dimensions", Got: strconv.Itoa(dims) + " dimensions",
+			Hint: "set embeddingDimensionality to the embedding model's output size"}
+		return append(checks, Check{Name: "configured dimensions", Detail: err.Error(), Err: err})
+	}
+	if embedderDims > 0 && embedderDims != dims {
+		err := &MismatchError{Index: s.cfg.IndexName, Setting: settingPrefix + "embeddingDimensionality", Want: strconv.Itoa(embedderDims) + " dimensions (the embedder's)", Got: strconv.Itoa(dims) + " dimensions",
+			Hint: "use an embedding model with " + strconv.Itoa(dims) + " dimensions, or recreate the index with embeddingDimensionality " + strconv.Itoa(embedderDims)}
+		return append(checks, Check{Name: "embedder dimensions", Detail: err.Error(), Err: err})
+	}
+	if embedderDims > 0 {
+		checks = append(checks, Check{Name: "embedder dimensions", OK: true, Detail: fmt.Sprintf("embedder and index agree on %d dimensions", dims)})
+	}
+	return checks
+}

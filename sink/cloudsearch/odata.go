@@ -1,0 +1,196 @@
+package cloudsearch
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// ODataFilter translates metadata filters into an OData $filter expression
+// over the index fields of fields. EQ becomes `field eq 'v'` (quotes
+// doubled; numbers unquoted for numeric fields); IN on a string field becomes
+// search.in(field, 'a,b', ','); on a Collection(Edm.String) field
+// field/any(t: search.in(t, 'a,b', ',')). A nil or empty filter gives "".
+//
+// A key that is not among fields is an error naming it: the service can only
+// filter on fields declared filterable.
+func ODataFilter(f *sink.MetadataFilters, fields FilterableFields) (string, error) {
+	if f == nil || len(f.Filters) == 0 {
+		return "", nil
+	}
+	if err := f.Validate(); err != nil {
+		return "", err
+	}
+	fields = fields.normalized()
+	parts := make([]string, 0, len(f.Filters))
+	for _, mf := range f.Filters {
+		ff, ok := fields.lookup(mf.Key)
+		if !ok {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("metadata key %q is not filterable in this index (filterable: %s); add it to %sfilterableMetadataFieldKeys and recreate the index",
+				mf.Key, listOrNone(fields.keys()), settingPrefix)}
+		}
+		expr, err := filterExpr(mf, ff)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, expr)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	for i, p := range parts {
+		parts[i] = "(" + p + ")"
+	}
+	return strings.Join(parts, " "+string(f.Cond())+" "), nil
+}
+
+func listOrNone(ks []string) string {
+	if len(ks) == 0 {
+		return "none"
+	}
+	return strings.Join(ks, ", ")
+}
+
+func filterExpr(mf sink.MetadataFilter, ff FilterableField) (string, error) {
+	var values []any
+	if mf.Operator == sink.IN {
+		values, _ = sink.ValueList(mf.Value)
+	} else {
+		values = []any{mf.Value}
+	}
+	lits := make([]string, len(values))
+	for i, v := range values {
+		lit, err := literal(v, ff)
+		if err != nil {
+			return "", err
+		}
+		lits[i] = lit
+	}
+	target := ff.Field
+	if ff.Type.collection() {
+		target = "t"
+	}
+	var expr string
+	switch {
+	case len(values) == 0:
+		return "false", nil
+	case mf.Operator == sink.EQ:
+		expr = target + " eq " + lits[0]
+	case isStringType(ff.Type):
+		strs := make([]string, len(values))
+		for i, v := range values {
+			strs[i] = fmt.Sprint(v)
+		}
+		expr = searchIn(target, strs)
+	default:
+		ors := make([]string, len(lits))
+		for i, l := range lits {
+			ors[i] = target + " eq " + l
+		}
+		expr = strings.Join(ors, " or ") // ODataFilter parenthesizes it when joining
+	}
+	if ff.Type.collection() {
+		return ff.Field + "/any(t: " + expr + ")", nil
+	}
+	return expr, nil
+}
+
+func isStringType(t FieldType) bool { return t == String || t == StringCollection }
+
+// literal formats v as an OData literal for field ff.
+func literal(v any, ff FilterableField) (string, error) {
+	switch {
+	case ff.Type.numeric():
+		f, ok := toNumber(v)
+		if !ok {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %q is not a number", ff.Key, ff.Field, ff.Type, fmt.Sprint(v))}
+		}
+		if ff.Type != Double && f != math.Trunc(f) {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %v is not an integer", ff.Key, ff.Field, ff.Type, f)}
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	case ff.Type == Boolean:
+		switch fmt.Sprint(v) {
+		case "true", "false":
+			return fmt.Sprint(v), nil
+		}
+		return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.Boolean, but %q is not true or false", ff.Key, ff.Field, fmt.Sprint(v))}
+	case ff.Type == DateTimeOffset:
+		return fmt.Sprint(v), nil
+	}
+	return quoteOData(fmt.Sprint(v)), nil
+}
+
+func toNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	}
+	return 0, false
+}
+
+// quoteOData returns s as an OData string literal: in single quotes, with
+// every single quote doubled.
+func quoteOData(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// searchInDelimiters are tried in turn; the first that occurs in no value
+// separates the values of search.in.
+var searchInDelimiters = []string{",", "|", ";", "~", "^", "\t"}
+
+// searchIn returns search.in(target, 'v1,v2', ','), choosing a delimiter
+// that occurs in no value, or a disjunction of eq when every delimiter does.
+func searchIn(target string, values []string) string {
+	for _, d := range searchInDelimiters {
+		clash := false
+		for _, v := range values {
+			if strings.Contains(v, d) || v == "" || strings.TrimSpace(v) != v {
+				clash = true
+				break
+			}
+		}
+		if !clash {
+			return "search.in(" + target + ", " + quoteOData(strings.Join(values, d)) + ", " + quoteOData(d) + ")"
+		}
+	}
+	ors := make([]string, len(values))
+	for i, v := range values {
+		ors[i] = target + " eq " + quoteOData(v)
+	}
+	return "(" + strings.Join(ors, " or ") + ")"
+}
+
+// eqFilter is `field eq 'value'` with the value's quotes doubled.
+func eqFilter(field, value string) string { return field + " eq " + quoteOData(value) }
+
+// andFilters joins non-empty filter expressions with and.
+func andFilters(exprs ...string) string {
+	var parts []string
+	for _, e := range exprs {
+		if e != "" {
+			parts = append(parts, e)
+		}
+	}
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	for i, p := range parts {
+		parts[i] = "(" + p + ")"
+	}
+	return strings.Join(parts, " and ")
+}

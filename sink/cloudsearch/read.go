@@ -1,0 +1,240 @@
+package cloudsearch
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// Paging limits of docs/search.
+const (
+	maxPageSize = 1000   // the most results one search returns
+	maxSkip     = 100000 // the largest skip the service accepts
+	idsPerQuery = 1000   // ids per search.in filter of GetNodes
+)
+
+// searchRequest is the body of docs/search (SearchRequest).
+type searchRequest struct {
+	Search                string        `json:"search,omitempty"`
+	Filter                string        `json:"filter,omitempty"`
+	Select                string        `json:"select,omitempty"`
+	Top                   int           `json:"top"`
+	Skip                  int           `json:"skip,omitempty"`
+	QueryType             string        `json:"queryType,omitempty"`
+	SemanticConfiguration string        `json:"semanticConfiguration,omitempty"`
+	VectorQueries         []vectorQuery `json:"vectorQueries,omitempty"`
+}
+
+// vectorQuery is a VectorizedQuery.
+type vectorQuery struct {
+	Kind   string    `json:"kind"`
+	Vector []float32 `json:"vector"`
+	Fields string    `json:"fields"`
+	K      int       `json:"k"`
+}
+
+// search runs one docs/search request and returns its documents.
+func (s *Store) search(ctx context.Context, op string, req searchRequest) ([]map[string]any, error) {
+	body, err := marshal(op, req)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Value []map[string]any `json:"value"`
+	}
+	err = s.doJSON(ctx, call{op: op, method: http.MethodPost, path: s.indexPath("/docs/search"), body: body, index: true}, &out)
+	return out.Value, err
+}
+
+// selectFields lists the fields read back: key, chunk, metadata string and
+// doc_id, less the hidden ones.
+func (s *Store) selectFields() string {
+	hidden := map[string]bool{}
+	for _, h := range s.cfg.HiddenFieldKeys {
+		hidden[h] = true
+	}
+	var fields []string
+	for _, f := range []string{s.cfg.IDFieldKey, s.cfg.ChunkFieldKey, s.cfg.MetadataStringFieldKey, s.cfg.DocIDFieldKey} {
+		if !hidden[f] {
+			fields = append(fields, f)
+		}
+	}
+	return strings.Join(fields, ",")
+}
+
+// scan pages through every document matching filter (at most limit, 0 for
+// all), maxPageSize at a time, and calls fn for each.
+func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any)) error {
+	seen := 0
+	for skip := 0; limit == 0 || seen < limit; skip += maxPageSize {
+		if skip > maxSkip {
+			return &sink.UnsupportedError{What: fmt.Sprintf("reading more than %d documents in one request", maxSkip), Hint: "narrow the request with filters or ids, or pass a limit"}
+		}
+		top := maxPageSize
+		if limit > 0 && limit-seen < top {
+			top = limit - seen
+		}
+		docs, err := s.search(ctx, op, searchRequest{Search: "*", Filter: filter, Select: sel, Top: top, Skip: skip})
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			fn(d)
+		}
+		seen += len(docs)
+		if len(docs) < top {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Delete removes every node of the reference document refDocID: it pages
+// through the keys matching `doc_id eq 'refDocID'` (quotes doubled), then
+// deletes them in batches.
+func (s *Store) Delete(ctx context.Context, refDocID string) error {
+	filter := eqFilter(s.cfg.DocIDFieldKey, refDocID)
+	for {
+		var keys []string
+		err := s.scan(ctx, "find nodes of document "+refDocID, filter, s.cfg.IDFieldKey, maxSkip, func(d map[string]any) {
+			if k, ok := d[s.cfg.IDFieldKey].(string); ok {
+				keys = append(keys, k)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		if err := s.DeleteNodes(ctx, keys); err != nil {
+			return err
+		}
+		if len(keys) < maxSkip {
+			return nil
+		}
+	}
+}
+
+// GetNodes returns stored nodes: those with the given ids (nil for all),
+// matching filters, at most limit (0 for no limit). It pages past the
+// service's 1000 results per request.
+func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.MetadataFilters, limit int) ([]sink.Node, error) {
+	if limit < 0 {
+		return nil, &sink.QueryError{Reason: "limit must not be negative"}
+	}
+	mf, err := ODataFilter(filters, s.cfg.FilterableMetadataFieldKeys)
+	if err != nil {
+		return nil, err
+	}
+	if ids != nil && len(ids) == 0 {
+		return []sink.Node{}, nil
+	}
+	groups := [][]string{nil}
+	if ids != nil {
+		groups = chunkStrings(dedupe(ids), idsPerQuery)
+	}
+	nodes := []sink.Node{}
+	seen := map[string]bool{}
+	for _, g := range groups {
+		filter := mf
+		if g != nil {
+			filter = andFilters(searchIn(s.cfg.IDFieldKey, g), mf)
+		}
+		remaining := 0
+		if limit > 0 {
+			remaining = limit - len(nodes)
+			if remaining <= 0 {
+				break
+			}
+		}
+		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(d map[string]any) {
+			n := s.cfg.fromDocument(d)
+			if !seen[n.ID] {
+				seen[n.ID] = true
+				nodes = append(nodes, n)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}
+
+func dedupe(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func chunkStrings(ss []string, n int) [][]string {
+	var out [][]string
+	for len(ss) > n {
+		out = append(out, ss[:n:n])
+		ss = ss[n:]
+	}
+	return append(out, ss)
+}
+
+// Query returns the q.K() best nodes for q. Vector (the default) searches
+// the vector field; Hybrid adds full-text search of q.QueryStr, fused by the
+// service; SemanticHybrid adds semantic reranking with the configured
+// semantic configuration (RerankerScore is set); Sparse is full-text only.
+func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	if q.Mode.NeedsEmbedding() && len(q.Embedding) != s.cfg.EmbeddingDimensionality {
+		return nil, &sink.DimensionError{Want: s.cfg.EmbeddingDimensionality, Got: len(q.Embedding)}
+	}
+	filter, err := ODataFilter(q.Filters, s.cfg.FilterableMetadataFieldKeys)
+	if err != nil {
+		return nil, err
+	}
+	k := q.K()
+	req := searchRequest{Filter: filter, Select: s.selectFields(), Top: k}
+	if q.Mode.NeedsEmbedding() {
+		req.VectorQueries = []vectorQuery{{Kind: "vector", Vector: q.Embedding, Fields: s.cfg.EmbeddingFieldKey, K: k}}
+	}
+	if q.Mode.NeedsText() {
+		req.Search = q.QueryStr
+	}
+	if q.Mode == sink.SemanticHybrid {
+		req.QueryType = "semantic"
+		req.SemanticConfiguration = s.cfg.SemanticConfiguration
+	}
+	docs, err := s.search(ctx, "query ("+string(modeName(q.Mode))+")", req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sink.ScoredNode, 0, len(docs))
+	for _, d := range docs {
+		sn := sink.ScoredNode{Node: s.cfg.fromDocument(d)}
+		sn.Score, _ = d["@search.score"].(float64)
+		if r, ok := d["@search.rerankerScore"].(float64); ok {
+			sn.RerankerScore = &r
+		}
+		out = append(out, sn)
+	}
+	return out, nil
+}
+
+func modeName(m sink.QueryMode) sink.QueryMode {
+	if m == "" {
+		return sink.Vector
+	}
+	return m
+}
+
+// Interface check.
+var _ sink.VectorStore = (*Store)(nil)

@@ -115,6 +115,10 @@ type Config struct {
 	RetryInitialDelay time.Duration `yaml:"retryInitialDelay"`
 	// RetryMaxDelay caps the computed retry delay; default 30s.
 	RetryMaxDelay time.Duration `yaml:"retryMaxDelay"`
+	// PricePerMillionTokens is what the provider charges per million input
+	// tokens; when set, run reports and dry-run plans give an estimated
+	// cost. Default 0 (no estimate).
+	PricePerMillionTokens float64 `yaml:"pricePerMillionTokens"`
 }
 
 // DefaultConfig returns the default configuration: the hash provider with
@@ -199,6 +203,9 @@ func (c Config) Validate() error {
 		if f.v < 0 {
 			return cfgErr(f.name, "must be a positive duration such as 60s, got %s", f.v)
 		}
+	}
+	if c.PricePerMillionTokens < 0 {
+		return cfgErr("embedder.pricePerMillionTokens", "must be 0 (no estimate) or more, got %v", c.PricePerMillionTokens)
 	}
 	if c.Dimensions > 65536 {
 		return cfgErr("embedder.dimensions", "must be at most 65536, got %d", c.Dimensions)

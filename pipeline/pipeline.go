@@ -227,7 +227,6 @@ func (r *run) run(ctx context.Context) error {
 	files := make(chan reader.File, 2*r.opts.SplitConcurrency)
 	chunks := make(chan *chunk, 4*r.opts.BatchSize)
 	batches := make(chan []*chunk, r.opts.EmbedConcurrency)
-	embedded := make(chan []*chunk, r.opts.EmbedConcurrency)
 
 	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError()
 	if r.opts.Prescan {
@@ -238,18 +237,16 @@ func (r *run) run(ctx context.Context) error {
 		return stage(ctx, r.opts.SplitConcurrency, files, chunks, r.split)
 	})
 	if r.opts.DryRun {
-		close(batches)
-		close(embedded)
 		p.Go(func(ctx context.Context) error { return drain(ctx, chunks) })
 		return p.Wait()
 	}
 	p.Go(func(ctx context.Context) error { return r.batch(ctx, chunks, batches) })
+	// Each embedding worker writes its own batch as soon as it is embedded:
+	// no queue of embedded-but-unwritten vectors, so memory stays low and
+	// a killed run loses at most the requests in flight.
 	p.Go(func(ctx context.Context) error {
-		return stage(ctx, r.opts.EmbedConcurrency, batches, embedded, r.embed)
-	})
-	p.Go(func(ctx context.Context) error {
-		return stage(ctx, 1, embedded, nil, func(ctx context.Context, b []*chunk, _ func(*chunk) error) error {
-			return r.write(ctx, b)
+		return stage(ctx, r.opts.EmbedConcurrency, batches, nil, func(ctx context.Context, b []*chunk, _ func(struct{}) error) error {
+			return r.embed(ctx, b, func(b []*chunk) error { return r.write(ctx, b) })
 		})
 	})
 	return p.Wait()

@@ -35,10 +35,7 @@ type fakeEmbedder struct {
 	once     sync.Once
 }
 
-type badInputError struct{}
-
-func (badInputError) Error() string  { return "provider: 400 input rejected" }
-func (badInputError) BadInput() bool { return true }
+var errBadInput = fmt.Errorf("provider: 400 input rejected: %w", embedder.ErrBadRequest)
 
 func (e *fakeEmbedder) Dimensions() int { return e.dims }
 
@@ -59,7 +56,7 @@ func (e *fakeEmbedder) Embed(ctx context.Context, in []embedder.Input) ([][]floa
 	out := make([][]float32, len(in))
 	for i, t := range in {
 		if e.poison != "" && strings.Contains(t.Text, e.poison) {
-			return nil, badInputError{}
+			return nil, errBadInput
 		}
 		n := e.dims
 		if e.badDims > 0 {

@@ -240,11 +240,10 @@ func partition(b []*chunk) (live, dropped []*chunk) {
 }
 
 // isBatchError reports whether an embedding error concerns only the inputs
-// of the batch (the provider rejected them), so that their documents fail
-// and the run goes on. Other errors (credentials, quota exhausted after
-// retries, an unreachable provider) would fail every document alike and
-// stop the run instead.
+// of the batch (the provider rejected them: 400, or an input over the
+// provider's size cap), so that their documents fail and the run goes on.
+// Other errors (credentials, quota exhausted after retries, an unreachable
+// provider) would fail every document alike and stop the run instead.
 func isBatchError(err error) bool {
-	var bad interface{ BadInput() bool }
-	return errors.As(err, &bad) && bad.BadInput()
+	return errors.Is(err, embedder.ErrBadRequest) || errors.Is(err, embedder.ErrInputTooLarge)
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
 )
 
 // Exit codes of the command-line contract.
@@ -80,7 +82,7 @@ func exitCodeOf(err error) int {
 		return exitOK
 	case errors.Is(err, errPartial):
 		return exitPartial
-	case errors.As(err, &uerr), errors.As(err, &cerr):
+	case errors.As(err, &uerr), errors.As(err, &cerr), errors.Is(err, state.ErrModelChanged):
 		return exitUsage
 	}
 	return exitFatal
@@ -109,6 +111,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.getCommand(),
 		a.deleteCommand(),
 		a.splitCommand(),
+		a.failedCommand(),
+		a.devserverCommand(),
 		a.versionCommand(),
 	)
 	return root

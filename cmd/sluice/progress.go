@@ -95,17 +95,22 @@ func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // printSummary prints the end-of-run summary.
 func printSummary(w io.Writer, r *pipeline.Report) {
+	files := fmt.Sprintf("%d new, %d changed, %d unchanged, %d deleted, %d failed",
+		r.FilesAdded, r.FilesUpdated, r.FilesUnchanged, r.FilesDeleted, r.FilesFailed)
 	if r.DryRun {
-		fmt.Fprintf(w, "Dry run: %d files would give %d chunks and %d tokens to embed (%s read in %.1fs); nothing was embedded or written.\n",
-			r.FilesSeen-r.FilesFailed, r.ChunksPlanned, r.TokensPlanned, mb(r.BytesRead), r.Seconds)
+		fmt.Fprintf(w, "Dry run over %d files (%s): would embed %d chunks, %d tokens", r.FilesSeen, files, r.ChunksPlanned, r.TokensPlanned)
+		if r.EstimatedCost > 0 {
+			fmt.Fprintf(w, " (about %.4f at the configured price)", r.EstimatedCost)
+		}
+		fmt.Fprintf(w, ", and delete %d chunks; nothing was embedded or written.\n", r.ChunksDeleted)
 	} else {
-		fmt.Fprintf(w, "Ingested %d of %d files: %d chunks written, %d tokens embedded, %s read in %.1fs (%.1f MB/s).\n",
-			r.FilesIngested, r.FilesSeen, r.ChunksWritten, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
+		fmt.Fprintf(w, "Ingested %d of %d files (%s): %d chunks written, %d reused, %d deleted; %d tokens embedded; %s read in %.1fs (%.1f MB/s).\n",
+			r.FilesIngested, r.FilesSeen, files, r.ChunksWritten, r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
 	}
 	if r.FilesFailed == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d files failed:\n", r.FilesFailed)
+	fmt.Fprintf(w, "%d files failed (see `sluice failed list`, replay with `sluice failed retry`):\n", r.FilesFailed)
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Error)
 	}

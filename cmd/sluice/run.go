@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/splitter"
 )
 
 type runFlags struct {
@@ -31,7 +31,7 @@ func (a *app) runCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.report, "report", "", "write the run report as JSON to `FILE`")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "read and split only: report the chunks and tokens a run would embed, without embedding or writing")
-	cmd.Flags().BoolVar(&f.full, "full", false, "rebuild everything (every run is full until incremental state lands)")
+	cmd.Flags().BoolVar(&f.full, "full", false, "re-embed and rewrite every document, even unchanged ones (needed after a change of embedding model)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the run report as one JSON object on stdout instead of the summary")
 	return cmd
 }
@@ -51,36 +51,18 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
 		return usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
 	}
-	split, err := splitter.New(cfg.Splitter)
+	in, err := a.newIngester(ctx, cfg, f.dryRun, f.full)
 	if err != nil {
-		return &ConfigError{Err: err}
+		return err
 	}
-	opts := pipeline.Options{
-		Reader:           cfg.Source,
-		Splitter:         split,
-		BatchSize:        cfg.Embedder.BatchSize,
-		MaxBatchTokens:   cfg.Embedder.Limits().MaxTokens,
-		EmbedConcurrency: cfg.Embedder.Concurrency,
-		SplitConcurrency: cfg.Pipeline.SplitConcurrency,
-		MemoryBudget:     int64(cfg.Pipeline.MemoryBudgetMB) << 20,
-		DryRun:           f.dryRun,
-		Prescan:          true,
-		Stats:            new(pipeline.Stats),
-		Logger:           a.log,
-	}
-	if !f.dryRun {
-		emb, err := openEmbedder(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		store, err := openStore(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		opts.Embedder, opts.Store = emb, store
-	}
+	defer in.Close()
+	opts := in.opts
+	opts.Prescan = true
+	return a.report(ctx, opts, f)
+}
 
+// report runs the pipeline with a progress display and prints its report.
+func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) error {
 	prog := startProgress(ctx, a.stderr, opts.Stats, a.log)
 	report, runErr := pipeline.Run(ctx, opts)
 	prog.Stop()

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
+)
+
+func (a *app) failedCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "failed list|retry",
+		Short: "Show or replay the documents that failed (the dead-letter table)",
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List failed documents with their reason and attempt count",
+		Args:  positionalArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			in, err := a.newIngester(ctx, cfg, true, false)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			fails, err := in.opts.State.Failures(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				for _, f := range fails {
+					if err := enc.Encode(f); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if len(fails) == 0 {
+				fmt.Fprintln(a.stdout, "no failed documents")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DOCUMENT\tATTEMPTS\tLAST TRY\tERROR")
+			for _, f := range fails {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", f.ID, f.Attempts, f.LastTry.Format(time.RFC3339), f.Reason)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "one JSON object per document: path, error, attempts, last_try")
+
+	var rf runFlags
+	retry := &cobra.Command{
+		Use:   "retry",
+		Short: "Ingest again only the documents that failed",
+		Args:  positionalArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			in, err := a.newIngester(ctx, cfg, rf.dryRun, false)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			fails, err := in.opts.State.Failures(ctx)
+			if err != nil {
+				return err
+			}
+			if len(fails) == 0 {
+				fmt.Fprintln(a.stdout, "no failed documents to retry")
+				return nil
+			}
+			ids := make([]string, len(fails))
+			for i, f := range fails {
+				ids[i] = f.ID
+			}
+			opts := in.opts
+			opts.Source = filesByID(cfg.Source, ids)
+			return a.report(ctx, opts, rf)
+		},
+	}
+	retry.Flags().StringVar(&rf.report, "report", "", "write the run report as JSON to `FILE`")
+	retry.Flags().BoolVar(&rf.json, "json", false, "print the run report as JSON")
+	retry.Flags().BoolVar(&rf.dryRun, "dry-run", false, "show the plan without embedding or writing")
+	cmd.AddCommand(list, retry)
+	return cmd
+}
+
+// filesByID is a pipeline source of named documents under the source folder.
+// A document whose file is gone is reported as a per-file failure, so it
+// stays visible until a full run removes it from the index.
+func filesByID(cfg reader.Config, ids []string) pipeline.FileSource {
+	return func(ctx context.Context, fn func(reader.File, error) error) error {
+		for _, id := range ids {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f, err := reader.Stat(cfg, id)
+			var ferr *reader.FileError
+			if err != nil && !errors.As(err, &ferr) {
+				return err
+			}
+			if err != nil && f.ID == "" {
+				f.ID = id
+			}
+			if err := fn(f, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/splitter"
+)
+
+// ingester holds what an ingesting command (run, failed retry, watch)
+// opens: the splitter, the embedder, the store and the manifest.
+type ingester struct {
+	opts    pipeline.Options
+	closers []func() error
+}
+
+// Close closes what newIngester opened.
+func (in *ingester) Close() error {
+	var first error
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		if err := in.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	in.closers = nil
+	return first
+}
+
+// newIngester opens everything a run over cfg needs. In a dry run the
+// embedder and the store are not opened; the manifest is, read-only in effect.
+func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
+	split, err := splitter.New(cfg.Splitter)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	in := &ingester{opts: pipeline.Options{
+		Reader:                cfg.Source,
+		Splitter:              split,
+		BatchSize:             cfg.Embedder.BatchSize,
+		MaxBatchTokens:        cfg.Embedder.Limits().MaxTokens,
+		EmbedConcurrency:      cfg.Embedder.Concurrency,
+		SplitConcurrency:      cfg.Pipeline.SplitConcurrency,
+		MemoryBudget:          int64(cfg.Pipeline.MemoryBudgetMB) << 20,
+		DryRun:                dryRun,
+		Full:                  full,
+		EmbedderInfo:          embedderInfo(cfg),
+		PricePerMillionTokens: cfg.Embedder.PricePerMillionTokens,
+		Stats:                 new(pipeline.Stats),
+		Logger:                a.log,
+	}}
+	st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+	if err != nil {
+		return nil, err
+	}
+	in.closers = append(in.closers, st.Close)
+	in.opts.State = st
+	if dryRun {
+		return in, nil
+	}
+	emb, err := openEmbedder(ctx, cfg)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	in.opts.Embedder = emb
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	in.closers = append(in.closers, store.Close)
+	in.opts.Store = store
+	return in, nil
+}
+
+// sinkScope names the sink and index a manifest scope belongs to.
+func sinkScope(cfg Config) string {
+	if cfg.Sink.Type == "cloudsearch" {
+		cs := cfg.Sink.CloudSearch
+		return "cloudsearch:" + strings.TrimRight(cs.Endpoint, "/") + "/indexes/" + cs.IndexName
+	}
+	path := cfg.Sink.Local.Path
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return "local:" + path
+}
+
+// embedderInfo identifies the configured embedder for the manifest.
+func embedderInfo(cfg Config) state.Embedder {
+	e := cfg.Embedder
+	model := e.Model
+	if e.Provider == "azure-openai" && model == "" {
+		model = "deployment " + e.Deployment
+	}
+	return state.Embedder{Provider: e.Provider, Model: model, Dimensions: e.Dimensions}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

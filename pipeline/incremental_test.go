@@ -1,0 +1,337 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
+)
+
+// incr is an incremental setup: a folder, a store and a manifest.
+type incr struct {
+	t     *testing.T
+	root  string
+	store *memStore
+	state *state.Store
+	emb   *fakeEmbedder
+}
+
+func newIncr(t *testing.T, files map[string]string) *incr {
+	t.Helper()
+	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &incr{t: t, root: writeTree(t, files), store: newMemStore(), state: st, emb: &fakeEmbedder{dims: 8}}
+}
+
+func (in *incr) options() Options {
+	o := baseOptions(in.t, in.root, in.emb, in.store)
+	o.State = in.state
+	o.EmbedderInfo = state.Embedder{Provider: "fake", Dimensions: 8}
+	return o
+}
+
+func (in *incr) run(mod func(*Options)) *Report {
+	in.t.Helper()
+	o := in.options()
+	if mod != nil {
+		mod(&o)
+	}
+	rep, err := Run(context.Background(), o)
+	if err != nil {
+		in.t.Fatalf("Run: %v", err)
+	}
+	return rep
+}
+
+func (in *incr) write(name, body string) {
+	in.t.Helper()
+	p := filepath.Join(in.root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		in.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		in.t.Fatal(err)
+	}
+	// Make the change visible to the size/mtime fast path even within one
+	// clock tick.
+	future := time.Now().Add(time.Duration(len(body)) * time.Millisecond)
+	if err := os.Chtimes(p, future, future); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// nodeView is what must equal between an incremental and a clean run.
+type nodeView struct {
+	Doc, Text string
+	Meta      string
+	Start     int
+}
+
+func view(s *memStore) map[string]nodeView {
+	out := map[string]nodeView{}
+	for id, n := range s.nodes {
+		out[id] = nodeView{Doc: n.RefDocID, Text: n.Text, Meta: fmt.Sprint(n.Metadata), Start: n.StartChar}
+	}
+	return out
+}
+
+// assertEqualsCleanRun checks the store holds exactly what a fresh run
+// over the same folder produces.
+func (in *incr) assertEqualsCleanRun() {
+	in.t.Helper()
+	clean := newIncr(in.t, nil)
+	clean.root = in.root
+	clean.run(nil)
+	got, want := view(in.store), view(clean.store)
+	if !reflect.DeepEqual(got, want) {
+		var missing, extra []string
+		for id, v := range want {
+			if g, ok := got[id]; !ok || g != v {
+				missing = append(missing, v.Doc)
+			}
+		}
+		for id, v := range got {
+			if _, ok := want[id]; !ok {
+				extra = append(extra, v.Doc)
+			}
+		}
+		in.t.Fatalf("store differs from a clean run: %d nodes vs %d; missing or different in %v; extra in %v", len(got), len(want), missing, extra)
+	}
+}
+
+func corpus(n int) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("d%02d/f%02d.md", i%3, i)] = paragraphText(fmt.Sprint("topic", i), 30)
+	}
+	return files
+}
+
+func TestSecondRunIsFree(t *testing.T) {
+	in := newIncr(t, corpus(12))
+	first := in.run(nil)
+	if first.FilesAdded != 12 || first.ChunksWritten == 0 {
+		t.Fatalf("first run: %+v", first)
+	}
+	in.emb.requests, in.store.adds = 0, 0
+	second := in.run(nil)
+	if second.FilesUnchanged != 12 || second.FilesIngested != 0 || second.TokensEmbedded != 0 || second.ChunksWritten != 0 {
+		t.Errorf("second run: %+v", second)
+	}
+	if in.emb.requests != 0 || in.store.adds != 0 || second.BytesRead != 0 {
+		t.Errorf("second run embedded %d times, wrote %d times, read %d bytes", in.emb.requests, in.store.adds, second.BytesRead)
+	}
+}
+
+func TestTouchedFileIsUnchangedByHash(t *testing.T) {
+	in := newIncr(t, corpus(3))
+	in.run(nil)
+	p := filepath.Join(in.root, "d00/f00.md")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(p, later, later); err != nil {
+		t.Fatal(err)
+	}
+	in.emb.requests = 0
+	rep := in.run(nil)
+	// The date in the metadata may change with the hour: then the chunks'
+	// metadata is rewritten, but nothing is embedded either way.
+	if in.emb.requests != 0 || rep.TokensEmbedded != 0 {
+		t.Errorf("touch re-embedded: %+v", rep)
+	}
+	in.assertEqualsCleanRun()
+}
+
+func TestEditEmbedsOnlyChangedChunks(t *testing.T) {
+	files := corpus(4)
+	in := newIncr(t, files)
+	full := in.run(nil)
+	body := files["d01/f01.md"]
+	i := strings.Index(body, "Sentence 12 ")
+	edited := body[:i] + "An entirely new sentence replaces the old one here. " + body[i+len("Sentence 12 "):]
+	in.write("d01/f01.md", edited)
+	rep := in.run(nil)
+	if rep.FilesUpdated != 1 || rep.FilesUnchanged != 3 {
+		t.Fatalf("after edit: %+v", rep)
+	}
+	if rep.ChunksReused == 0 || rep.ChunksDeleted == 0 {
+		t.Errorf("edit reused %d and deleted %d chunks; want both > 0", rep.ChunksReused, rep.ChunksDeleted)
+	}
+	if rep.TokensEmbedded*4 > full.TokensEmbedded/4 {
+		t.Errorf("edit embedded %d tokens, full run %d: not proportional to the change", rep.TokensEmbedded, full.TokensEmbedded)
+	}
+	if in.store.updates == 0 {
+		t.Error("metadata of reused chunks was not rewritten after the file changed")
+	}
+	in.assertEqualsCleanRun()
+}
+
+func TestRenameAndDeleteMoveChunks(t *testing.T) {
+	files := corpus(4)
+	in := newIncr(t, files)
+	in.run(nil)
+	if err := os.Rename(filepath.Join(in.root, "d00/f00.md"), filepath.Join(in.root, "d00/renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(in.root, "d02/f02.md")); err != nil {
+		t.Fatal(err)
+	}
+	rep := in.run(nil)
+	if rep.FilesDeleted != 2 || rep.FilesAdded != 1 || rep.ChunksDeleted == 0 {
+		t.Errorf("after rename and delete: %+v", rep)
+	}
+	docs := in.store.byDoc()
+	if _, ok := docs["d00/f00.md"]; ok {
+		t.Error("renamed file's old chunks remain")
+	}
+	if _, ok := docs["d02/f02.md"]; ok {
+		t.Error("deleted file's chunks remain")
+	}
+	if len(docs["d00/renamed.md"]) == 0 {
+		t.Error("renamed file has no chunks")
+	}
+	in.assertEqualsCleanRun()
+}
+
+func TestDeletionOnlyWithinIncludes(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Alpha text.", "b.txt": "Beta text."})
+	in.run(nil)
+	// A run limited to *.md is not responsible for b.txt: it must stay.
+	rep := in.run(func(o *Options) { o.Reader.Include = []string{"*.md"} })
+	if rep.FilesDeleted != 0 {
+		t.Fatalf("a narrower include deleted %d documents", rep.FilesDeleted)
+	}
+	if len(in.store.byDoc()["b.txt"]) == 0 {
+		t.Error("b.txt was removed by a run that does not select it")
+	}
+}
+
+func TestModelChangeIsRefused(t *testing.T) {
+	in := newIncr(t, corpus(2))
+	in.run(nil)
+	o := in.options()
+	o.EmbedderInfo = state.Embedder{Provider: "openai", Model: "text-embedding-3-small", Dimensions: 8}
+	_, err := Run(context.Background(), o)
+	if !errors.Is(err, state.ErrModelChanged) || !strings.Contains(err.Error(), "--full") {
+		t.Fatalf("Run with another model = %v, want ErrModelChanged saying --full", err)
+	}
+	o.Full = true
+	in.emb.requests = 0
+	rep, err := Run(context.Background(), o)
+	if err != nil || rep.TokensEmbedded == 0 || rep.ChunksReused != 0 {
+		t.Fatalf("--full run: %v %+v", err, rep)
+	}
+	o.Full = false
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Errorf("after --full the new model is recorded, got %v", err)
+	}
+}
+
+func TestDryRunPlansWithoutChanging(t *testing.T) {
+	files := corpus(5)
+	in := newIncr(t, files)
+	in.run(nil)
+	in.write("new.md", "A brand new document with some words.")
+	in.write("d01/f01.md", files["d01/f01.md"]+" One more sentence at the end.")
+	if err := os.Remove(filepath.Join(in.root, "d02/f02.md")); err != nil {
+		t.Fatal(err)
+	}
+	before := maps.Clone(in.store.nodes)
+	in.emb.requests = 0
+	rep := in.run(func(o *Options) { o.DryRun = true; o.PricePerMillionTokens = 0.02 })
+	if rep.FilesAdded != 1 || rep.FilesUpdated != 1 || rep.FilesDeleted != 1 || rep.FilesUnchanged != 3 {
+		t.Errorf("plan: %+v", rep)
+	}
+	if rep.ChunksPlanned == 0 || rep.TokensPlanned == 0 || rep.EstimatedCost <= 0 {
+		t.Errorf("plan has no chunks, tokens or cost: %+v", rep)
+	}
+	if in.emb.requests != 0 || !reflect.DeepEqual(before, in.store.nodes) {
+		t.Error("dry run embedded or changed the store")
+	}
+	// The real run does what the plan said.
+	real := in.run(nil)
+	if real.FilesAdded != 1 || real.FilesUpdated != 1 || real.FilesDeleted != 1 || real.TokensEmbedded != rep.TokensPlanned {
+		t.Errorf("real run %+v differs from plan %+v", real, rep)
+	}
+	in.assertEqualsCleanRun()
+}
+
+func TestFailuresAreDeadLettered(t *testing.T) {
+	in := newIncr(t, map[string]string{"good.md": "Good text.", "bad.md": "Text with POISON inside."})
+	in.emb.poison = "POISON"
+	rep := in.run(nil)
+	if rep.FilesFailed != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	fails, err := in.state.Failures(context.Background())
+	if err != nil || len(fails) != 1 || fails[0].ID != "bad.md" || fails[0].Attempts != 1 {
+		t.Fatalf("dead letters = %+v, %v", fails, err)
+	}
+	in.run(nil)
+	fails, _ = in.state.Failures(context.Background())
+	if len(fails) != 1 || fails[0].Attempts != 2 {
+		t.Errorf("a failed document must be retried and counted: %+v", fails)
+	}
+	in.emb.poison = ""
+	rep = in.run(nil)
+	fails, _ = in.state.Failures(context.Background())
+	if rep.FilesAdded != 1 || len(fails) != 0 {
+		t.Errorf("after the cause is fixed: %+v, dead letters %v", rep, fails)
+	}
+}
+
+// TestInterruptedRunsConverge cancels runs at many points and checks that
+// a final run leaves exactly what a clean run does, without embedding
+// chunks that were already stored.
+func TestInterruptedRunsConverge(t *testing.T) {
+	files := corpus(20)
+	in := newIncr(t, files)
+	clean := newIncr(t, nil)
+	clean.root = in.root
+	cleanRep := clean.run(nil)
+
+	const interruptions, conc, batch, chunkSize = 12, 2, 3, 64
+	total := int64(0)
+	for i := range interruptions {
+		ctx, cancel := context.WithCancel(context.Background())
+		o := in.options()
+		o.BatchSize, o.EmbedConcurrency = batch, conc
+		limit := int64(i*2 + 1)
+		o.Stats = new(Stats)
+		o.OnDocument = func(context.Context, DocumentResult) error {
+			if o.Stats.Batches.Load() >= limit {
+				cancel()
+			}
+			return nil
+		}
+		rep, err := Run(ctx, o)
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted run %d: %v", i, err)
+		}
+		total += rep.TokensEmbedded
+		if i == 5 { // change the folder between interruptions too
+			in.write("d00/f00.md", files["d00/f00.md"]+" Appended sentence.")
+		}
+	}
+	rep := in.run(nil)
+	total += rep.TokensEmbedded
+	in.assertEqualsCleanRun()
+	// Chunks acknowledged by the store are never embedded again: the only
+	// waste an interruption may cause is the requests in flight, plus the
+	// chunks of the edited document.
+	bound := cleanRep.TokensEmbedded + interruptions*conc*batch*chunkSize + 2*chunkSize*3
+	if total > bound {
+		t.Errorf("interrupted runs embedded %d tokens in all; a clean run %d, bound %d", total, cleanRep.TokensEmbedded, bound)
+	}
+}

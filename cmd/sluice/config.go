@@ -188,7 +188,15 @@ func (c *Config) validateSink() error {
 	case "local":
 		return c.Sink.Local.Validate()
 	case "cloudsearch":
-		return c.Sink.CloudSearch.Validate()
+		cs := c.Sink.CloudSearch
+		if err := cs.Validate(); err != nil {
+			return err
+		}
+		if cs.EmbeddingDimensionality != c.Embedder.Dimensions {
+			return fmt.Errorf("sink.cloudsearch.embeddingDimensionality is %d but embedder.dimensions is %d; set both to the embedding model's output size (1536 for text-embedding-3-small and ada-002)",
+				cs.EmbeddingDimensionality, c.Embedder.Dimensions)
+		}
+		return nil
 	}
 	return fmt.Errorf("sink.type is %q; use local or cloudsearch", c.Sink.Type)
 }

@@ -18,7 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 )
 
 // Exit codes of the command-line contract.
@@ -82,7 +84,8 @@ func exitCodeOf(err error) int {
 		return exitOK
 	case errors.Is(err, errPartial):
 		return exitPartial
-	case errors.As(err, &uerr), errors.As(err, &cerr), errors.Is(err, state.ErrModelChanged):
+	case errors.As(err, &uerr), errors.As(err, &cerr), errors.Is(err, state.ErrModelChanged),
+		errors.Is(err, embedder.ErrConfig), errors.Is(err, embedder.ErrMissingKey), errors.Is(err, cloudsearch.ErrConfig):
 		return exitUsage
 	}
 	return exitFatal
@@ -113,6 +116,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.splitCommand(),
 		a.failedCommand(),
 		a.devserverCommand(),
+		a.indexCommand(),
+		a.doctorCommand(),
 		a.versionCommand(),
 	)
 	return root

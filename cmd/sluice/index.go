@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
+	"github.com/sluice-dev/sluice/sink/local"
+)
+
+func (a *app) indexCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "index create|validate|delete|stats",
+		Short: "Manage the configured index (Cloud AI Search index or local store)",
+	}
+	var asJSON bool
+	sub := func(use, short string, fn func(ctx context.Context, cfg Config) error) *cobra.Command {
+		return &cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  positionalArgs(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				cfg, err := a.config()
+				if err != nil {
+					return err
+				}
+				return fn(cmd.Context(), cfg)
+			},
+		}
+	}
+	stats := sub("stats", "Show the index's document count, size and dimensions", func(ctx context.Context, cfg Config) error {
+		return a.indexStats(ctx, cfg, asJSON)
+	})
+	stats.Flags().BoolVar(&asJSON, "json", false, "print the statistics as one JSON object")
+	cmd.AddCommand(
+		sub("create", "Create the index from the configuration (an existing index is validated instead)", a.indexCreate),
+		sub("validate", "Check that the index exists and matches the configuration", a.indexValidate),
+		sub("delete", "Delete the index and everything in it", a.indexDelete),
+		stats,
+	)
+	return cmd
+}
+
+// cloudStore opens the Cloud AI Search store without index management, so
+// that index commands decide what happens to the index.
+func cloudStore(ctx context.Context, cfg Config) (*cloudsearch.Store, error) {
+	cs := cfg.Sink.CloudSearch
+	cs.IndexManagement = cloudsearch.NoValidation
+	return cloudsearch.New(ctx, cs)
+}
+
+func (a *app) indexCreate(ctx context.Context, cfg Config) error {
+	if cfg.Sink.Type != "cloudsearch" {
+		s, err := local.Open(ctx, cfg.Sink.Local)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		fmt.Fprintf(a.stdout, "local store ready at %s\n", s.Path())
+		return nil
+	}
+	s, err := cloudStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	switch err := s.ValidateIndex(ctx); {
+	case err == nil:
+		fmt.Fprintf(a.stdout, "index %s already exists and matches the configuration\n", cfg.Sink.CloudSearch.IndexName)
+		return nil
+	case !errors.Is(err, cloudsearch.ErrIndexNotFound):
+		return err
+	}
+	if err := s.CreateIndex(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "created index %s\n", cfg.Sink.CloudSearch.IndexName)
+	return nil
+}
+
+func (a *app) indexValidate(ctx context.Context, cfg Config) error {
+	if cfg.Sink.Type != "cloudsearch" {
+		return a.localCheck(ctx, cfg)
+	}
+	s, err := cloudStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.ValidateIndex(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "index %s exists and matches the configuration\n", cfg.Sink.CloudSearch.IndexName)
+	return nil
+}
+
+// localCheck validates the local store: it must exist and hold vectors of
+// the embedder's dimensions.
+func (a *app) localCheck(ctx context.Context, cfg Config) error {
+	path := cfg.Sink.Local.Path
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("local store %s does not exist yet: run `sluice run` or `sluice index create`", path)
+	}
+	s, err := local.Open(ctx, cfg.Sink.Local)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if d := s.Dimensions(); d != 0 && d != cfg.Embedder.Dimensions {
+		return fmt.Errorf("local store %s holds %d-dimensional vectors but embedder.dimensions is %d: set embedder.dimensions to %d, or use a new sink.local.path and run with --full", path, d, cfg.Embedder.Dimensions, d)
+	}
+	fmt.Fprintf(a.stdout, "local store %s is valid (vector dimensions %d)\n", path, s.Dimensions())
+	return nil
+}
+
+func (a *app) indexDelete(ctx context.Context, cfg Config) error {
+	if cfg.Sink.Type != "cloudsearch" {
+		path := cfg.Sink.Local.Path
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		fmt.Fprintf(a.stdout, "deleted local store %s; the manifest in %s still lists its documents, so run with --full to rebuild\n", path, cfg.State.Path)
+		return nil
+	}
+	s, err := cloudStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.DeleteIndex(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "deleted index %s; run with --full to rebuild it\n", cfg.Sink.CloudSearch.IndexName)
+	return nil
+}
+
+// indexStatsView is the output of `index stats`.
+type indexStatsView struct {
+	Sink            string `json:"sink"`
+	Index           string `json:"index"`
+	Documents       int64  `json:"documents"`
+	StorageBytes    int64  `json:"storage_bytes"`
+	VectorIndexSize int64  `json:"vector_index_bytes,omitempty"`
+	Dimensions      int    `json:"dimensions"`
+}
+
+func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
+	var v indexStatsView
+	if cfg.Sink.Type == "cloudsearch" {
+		s, err := cloudStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		st, err := s.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		dims, err := s.Dimensions(ctx)
+		if err != nil {
+			return err
+		}
+		v = indexStatsView{Sink: "cloudsearch", Index: cfg.Sink.CloudSearch.IndexName, Documents: st.DocumentCount,
+			StorageBytes: st.StorageSize, VectorIndexSize: st.VectorIndexSize, Dimensions: dims}
+	} else {
+		s, err := local.Open(ctx, cfg.Sink.Local)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		n, err := s.Count(ctx)
+		if err != nil {
+			return err
+		}
+		var size int64
+		for _, p := range []string{s.Path(), s.Path() + "-wal"} {
+			if fi, err := os.Stat(p); err == nil {
+				size += fi.Size()
+			}
+		}
+		v = indexStatsView{Sink: "local", Index: s.Path(), Documents: int64(n), StorageBytes: size, Dimensions: s.Dimensions()}
+	}
+	if asJSON {
+		return json.NewEncoder(a.stdout).Encode(v)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "sink\t%s\nindex\t%s\nnodes\t%d\nstorage\t%s\ndimensions\t%d\n", v.Sink, v.Index, v.Documents, mb(v.StorageBytes), v.Dimensions)
+	if v.VectorIndexSize > 0 {
+		fmt.Fprintf(tw, "vector index\t%s\n", mb(v.VectorIndexSize))
+	}
+	return tw.Flush()
+}
+
+func (a *app) doctorCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the configuration, the embedder and the sink, and say how to fix what fails",
+		Args:  positionalArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			failed := 0
+			report := func(name string, err error, detail string) {
+				if err != nil {
+					failed++
+					fmt.Fprintf(a.stdout, "✗ %s: %v\n", name, err)
+					return
+				}
+				fmt.Fprintf(a.stdout, "✓ %s: %s\n", name, detail)
+			}
+			report("configuration", nil, "valid")
+			report("embedder", a.checkEmbedder(ctx, cfg), fmt.Sprintf("%s returns %d-dimensional vectors", cfg.Embedder.Provider, cfg.Embedder.Dimensions))
+			if cfg.Sink.Type == "cloudsearch" {
+				s, err := cloudStore(ctx, cfg)
+				if err != nil {
+					report("cloudsearch", err, "")
+				} else {
+					defer s.Close()
+					for _, c := range s.Doctor(ctx, cfg.Embedder.Dimensions) {
+						var cerr error
+						if !c.OK {
+							cerr = errors.New(strings.TrimSpace(c.Detail + " " + errText(c.Err)))
+						}
+						report(c.Name, cerr, c.Detail)
+					}
+				}
+			} else {
+				var out strings.Builder
+				sub := &app{stdout: &out}
+				err := sub.localCheck(ctx, cfg)
+				report("local store", err, strings.TrimSpace(out.String()))
+			}
+			if failed > 0 {
+				return fmt.Errorf("%s failed", plural(failed, "check", "checks"))
+			}
+			return nil
+		},
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "(" + err.Error() + ")"
+}
+
+// checkEmbedder embeds a probe text and checks the vector's length.
+func (a *app) checkEmbedder(ctx context.Context, cfg Config) error {
+	emb, err := openEmbedder(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	vecs, err := emb.Embed(ctx, embedder.Texts("sluice doctor probe"))
+	if err != nil {
+		return err
+	}
+	if len(vecs) != 1 || len(vecs[0]) != cfg.Embedder.Dimensions {
+		got := 0
+		if len(vecs) == 1 {
+			got = len(vecs[0])
+		}
+		return &embedder.DimensionError{Want: cfg.Embedder.Dimensions, Got: got}
+	}
+	return nil
+}

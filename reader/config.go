@@ -36,6 +36,9 @@ type Config struct {
 	// Exclude lists glob patterns of files and folders to skip, applied after
 	// Include. Default none.
 	Exclude []string `yaml:"exclude"`
+	// Metadata adds metadata to documents by path (see MetadataRule).
+	// Default none.
+	Metadata []MetadataRule `yaml:"metadata"`
 }
 
 // DefaultConfig returns the default source settings: the current directory
@@ -69,18 +72,28 @@ func (c Config) Validate() error {
 	if err := validatePatterns("source.include", c.Include); err != nil {
 		return err
 	}
-	return validatePatterns("source.exclude", c.Exclude)
+	if err := validatePatterns("source.exclude", c.Exclude); err != nil {
+		return err
+	}
+	return validateMetadata(c.Metadata)
 }
 
 func validatePatterns(key string, patterns []string) error {
 	for i, p := range patterns {
-		setting := key + "[" + strconv.Itoa(i) + "]"
-		if strings.TrimSpace(p) == "" {
-			return &ConfigError{Setting: setting, Reason: "is an empty pattern; remove it or write a glob such as \"*.md\""}
+		if err := validatePattern(key+"["+strconv.Itoa(i)+"]", p); err != nil {
+			return err
 		}
-		if !doublestar.ValidatePattern(normalizePattern(p)) {
-			return &ConfigError{Setting: setting, Reason: strconv.Quote(p) + " is not a valid glob pattern; check its brackets [] and braces {}"}
-		}
+	}
+	return nil
+}
+
+// validatePattern checks one glob; setting names it in the error.
+func validatePattern(setting, p string) error {
+	if strings.TrimSpace(p) == "" {
+		return &ConfigError{Setting: setting, Reason: "is an empty pattern; remove it or write a glob such as \"*.md\""}
+	}
+	if !doublestar.ValidatePattern(normalizePattern(p)) {
+		return &ConfigError{Setting: setting, Reason: strconv.Quote(p) + " is not a valid glob pattern; check its brackets [] and braces {}"}
 	}
 	return nil
 }

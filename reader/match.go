@@ -18,6 +18,7 @@ type matcher struct {
 	include []pattern
 	exclude []pattern
 	hidden  bool // some include pattern names hidden paths
+	rules   []metadataRule
 }
 
 func compile(c Config) *matcher {
@@ -30,6 +31,7 @@ func compile(c Config) *matcher {
 	for _, p := range c.Exclude {
 		m.exclude = append(m.exclude, newPattern(p))
 	}
+	m.rules = compileRules(c.Metadata)
 	return m
 }
 

@@ -44,5 +44,7 @@ func Stat(cfg Config, id string) (File, error) {
 	case !fi.Mode().IsRegular():
 		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "not a regular file: " + fi.Mode().Type().String()}
 	}
-	return newFile(id, p, fi), nil
+	f := newFile(id, p, fi)
+	compile(cfg).applyMetadata(&f)
+	return f, nil
 }

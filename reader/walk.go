@@ -152,7 +152,9 @@ func (w *walker) visit(ctx context.Context, rel, dir string, e entry) error {
 	if !e.info.Mode().IsRegular() {
 		return w.fn(File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "not a regular file: " + e.info.Mode().Type().String()})
 	}
-	return w.fn(newFile(id, p, e.info), nil)
+	f := newFile(id, p, e.info)
+	w.m.applyMetadata(&f)
+	return w.fn(f, nil)
 }
 
 // resolve classifies a directory entry, following a symlink if it stays

@@ -1,0 +1,110 @@
+package reader
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+)
+
+// MetadataRule adds metadata to the documents whose root-relative path
+// matches a glob, for filtering at query time (for example tags as a
+// COLLECTION field of Cloud AI Search). Rules apply in order; a later rule
+// overrides a key set by an earlier one.
+//
+//	source:
+//	  metadata:
+//	    - match: "guides/**"
+//	      set: {audience: users, tags: [guide, howto], level: 2}
+type MetadataRule struct {
+	// Match is a glob with the same rules as source.include.
+	Match string `yaml:"match"`
+	// Set maps metadata keys to a string, a number, a bool, or a list of
+	// strings. The keys of the file metadata (file_path, file_name, ...)
+	// cannot be set.
+	Set map[string]any `yaml:"set"`
+}
+
+var fileKeys = []string{KeyFilePath, KeyFileName, KeyFileType, KeyFileSize, KeyCreationDate, KeyLastModifiedDate}
+
+// validateMetadata checks source.metadata and normalises list values to
+// []string and whole numbers to int.
+func validateMetadata(rules []MetadataRule) error {
+	for i, r := range rules {
+		setting := "source.metadata[" + strconv.Itoa(i) + "]"
+		if err := validatePattern(setting+".match", r.Match); err != nil {
+			return err
+		}
+		if len(r.Set) == 0 {
+			return &ConfigError{Setting: setting + ".set", Reason: "is empty; give at least one key: value"}
+		}
+		for k, v := range r.Set {
+			if strings.TrimSpace(k) == "" {
+				return &ConfigError{Setting: setting + ".set", Reason: "has an empty key"}
+			}
+			for _, fk := range fileKeys {
+				if k == fk {
+					return &ConfigError{Setting: setting + ".set." + k, Reason: "is file metadata set by the reader; choose another key"}
+				}
+			}
+			if _, err := metadataValue(v); err != nil {
+				return &ConfigError{Setting: setting + ".set." + k, Reason: err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
+// metadataValue normalises a YAML value to a metadata value.
+func metadataValue(v any) (any, error) {
+	switch x := v.(type) {
+	case string, bool, int, int64, float64:
+		return x, nil
+	case []string:
+		return x, nil
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("is a list with a %T; lists must hold strings (a COLLECTION field)", e)
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("is a %T; use a string, a number, a bool or a list of strings", v)
+}
+
+// applyMetadata adds the metadata of the matching rules to f.
+func (m *matcher) applyMetadata(f *File) {
+	for _, r := range m.rules {
+		if !r.pattern.matches(f.ID) {
+			continue
+		}
+		if f.Metadata == nil {
+			f.Metadata = make(map[string]any)
+		}
+		maps.Copy(f.Metadata, r.set)
+	}
+}
+
+// metadataRule is a compiled MetadataRule.
+type metadataRule struct {
+	pattern pattern
+	set     map[string]any
+}
+
+func compileRules(rules []MetadataRule) []metadataRule {
+	out := make([]metadataRule, 0, len(rules))
+	for _, r := range rules {
+		set := make(map[string]any, len(r.Set))
+		for k, v := range r.Set {
+			if nv, err := metadataValue(v); err == nil {
+				set[k] = nv
+			}
+		}
+		out = append(out, metadataRule{pattern: newPattern(r.Match), set: set})
+	}
+	return out
+}

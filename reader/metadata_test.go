@@ -1,0 +1,86 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestMetadataRules(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"guides/a.md", "guides/deep/b.md", "notes/c.md"} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("text"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Dir = root
+	cfg.Metadata = []MetadataRule{
+		{Match: "guides/**", Set: map[string]any{"audience": "users", "tags": []any{"guide", "howto"}, "level": 1}},
+		{Match: "**/deep/*.md", Set: map[string]any{"level": 2}},
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]any{}
+	err := Walk(context.Background(), cfg, func(f File, err error) error {
+		if err != nil {
+			return err
+		}
+		extra := map[string]any{}
+		for k, v := range f.Metadata {
+			if k == "audience" || k == "tags" || k == "level" {
+				extra[k] = v
+			}
+		}
+		got[f.ID] = extra
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]any{
+		"guides/a.md":      {"audience": "users", "tags": []string{"guide", "howto"}, "level": 1},
+		"guides/deep/b.md": {"audience": "users", "tags": []string{"guide", "howto"}, "level": 2},
+		"notes/c.md":       {},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("metadata = %v, want %v", got, want)
+	}
+	f, err := Stat(cfg, "guides/deep/b.md")
+	if err != nil || f.Metadata["level"] != 2 || f.Metadata[KeyFileName] != "b.md" {
+		t.Errorf("Stat metadata = %v, %v", f.Metadata, err)
+	}
+}
+
+func TestMetadataRulesValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		rule    MetadataRule
+		setting string
+	}{
+		{"reserved key", MetadataRule{Match: "*.md", Set: map[string]any{KeyFileName: "x"}}, "source.metadata[0].set.file_name"},
+		{"nested list", MetadataRule{Match: "*.md", Set: map[string]any{"tags": []any{1}}}, "source.metadata[0].set.tags"},
+		{"map value", MetadataRule{Match: "*.md", Set: map[string]any{"x": map[string]any{}}}, "source.metadata[0].set.x"},
+		{"empty set", MetadataRule{Match: "*.md"}, "source.metadata[0].set"},
+		{"bad glob", MetadataRule{Match: "[", Set: map[string]any{"a": "b"}}, "source.metadata[0].match"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Metadata = []MetadataRule{tt.rule}
+			err := cfg.Validate()
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Setting != tt.setting {
+				t.Errorf("Validate = %v, want a ConfigError naming %s", err, tt.setting)
+			}
+		})
+	}
+}

@@ -1,0 +1,54 @@
+// Package local is Sluice's embedded, on-disk vector store: the default sink.
+//
+// A Store keeps nodes in one SQLite database file (through the pure-Go
+// modernc.org/sqlite driver, so no C toolchain is needed). Each node is a row
+// of the nodes table with its text, its embedding as a little-endian float32
+// BLOB, and its metadata as JSON; an FTS5 table over the text, kept in step by
+// triggers, serves BM25 full-text search.
+//
+// Query modes:
+//
+//   - sink.Vector: exact cosine similarity over every candidate row. Rows are
+//     streamed and a top-k heap keeps the best, so memory stays flat however
+//     large the store is.
+//   - sink.Sparse: FTS5 BM25. The query text is split into words and each word
+//     is quoted, so punctuation in the text never causes an FTS syntax error;
+//     the words are ORed. The score is the negated bm25() value (higher is
+//     better).
+//   - sink.Hybrid: reciprocal rank fusion (k = 60) of the vector and BM25
+//     rankings, each cut to max(50, 2*topK) candidates; a node's score is the
+//     sum of 1/(60+rank) over the rankings it appears in, ranks starting at 1.
+//   - sink.SemanticHybrid: not supported; the local store has no semantic
+//     ranker. Query returns a *sink.UnsupportedError.
+//
+// Metadata filters (sink.MetadataFilters with EQ and IN, joined by AND or OR)
+// have exactly the semantics of (*sink.MetadataFilters).Match, which decides
+// every row: a list value matches EQ when it contains the value and IN when
+// it shares an element with the list, and numbers compare by value. A SQL
+// condition over json_each narrows the rows Match has to look at. Filtering
+// happens before ranking, so a query returns topK matching nodes whenever
+// that many exist.
+//
+// # Metadata types
+//
+// Metadata values may be strings, numbers, bools, nil, or lists of strings,
+// numbers or bools ([]string, []int, []float64, []any). They are stored as
+// JSON, so reading them back yields string, float64 (for every number, int
+// or not), bool, nil, []string (a list of strings), []float64 (a list of
+// numbers) or []any (any other list). Maps and nested lists are rejected by
+// Add.
+//
+// # Durability
+//
+// The database runs in WAL mode with synchronous=NORMAL. Each Add, Delete
+// and DeleteNodes is one transaction: it is all written or, after a crash or
+// an error, not at all; the database is never left half-updated. With
+// synchronous=NORMAL in WAL mode a transaction committed just before a power
+// failure (not a process crash) may be rolled back on recovery; the pipeline
+// records a document as done only after its nodes are committed and re-runs
+// unfinished documents, so the worst case is re-embedding the last few
+// documents. synchronous=FULL would add an fsync per commit for little gain.
+//
+// Writers are serialised inside the process by a mutex and across processes
+// by SQLite's lock with a busy timeout; readers run concurrently with them.
+package local

@@ -493,3 +493,37 @@ func TestEmptiedStoreForgetsDimensions(t *testing.T) {
 		t.Errorf("Dimensions() = %d after refilling, want 3", s.Dimensions())
 	}
 }
+
+func TestUpdateMetadata(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "index.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := sink.Node{ID: "a", RefDocID: "d", Text: "hello world", Embedding: []float32{1, 0}, Metadata: map[string]any{"v": "1"}, StartChar: 0, EndChar: 11}
+	if _, err := s.Add(ctx, []sink.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	upd := sink.Node{ID: "a", RefDocID: "d", Text: "hello world", Metadata: map[string]any{"v": "2"}, StartChar: 5, EndChar: 16}
+	err = s.UpdateMetadata(ctx, []sink.Node{upd, {ID: "missing", Metadata: map[string]any{}}})
+	var werr *sink.WriteError
+	if !errors.As(err, &werr) || len(werr.Failed) != 1 || werr.Failed["missing"] == nil {
+		t.Fatalf("UpdateMetadata = %v, want a WriteError for the missing node only", err)
+	}
+	got, err := s.GetNodes(ctx, []string{"a"}, nil, 0)
+	if err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	if got[0].Metadata["v"] != "2" || got[0].StartChar != 5 || got[0].EndChar != 16 || got[0].Text != "hello world" {
+		t.Errorf("after update: %+v", got[0])
+	}
+	res, err := s.Query(ctx, sink.Query{Embedding: []float32{1, 0}, TopK: 1})
+	if err != nil || len(res) != 1 || res[0].Score < 0.99 {
+		t.Errorf("the embedding did not survive the update: %v %v", res, err)
+	}
+	res, err = s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: "hello", TopK: 1})
+	if err != nil || len(res) != 1 {
+		t.Errorf("the full-text entry did not survive the update: %v %v", res, err)
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+const specDir = "../../../shared/azure-search-spec/2024-07-01"
+
+// TestCloudSearchEndToEnd runs the CLI against the strict Cloud AI Search
+// test server, which validates every request body against the official
+// 2024-07-01 schemas: run creates the index and ingests, query works in all
+// four modes with EQ and IN filters on STRING, INT32 and COLLECTION fields,
+// delete removes exactly one document (one whose id has a quote), and get
+// pages past 1000 nodes.
+func TestCloudSearchEndToEnd(t *testing.T) {
+	if _, err := os.Stat(specDir); err != nil {
+		t.Skipf("official REST definitions not found at %s: %v", specDir, err)
+	}
+	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key", SpecDir: specDir, RecordLimit: -1})
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+	dir := t.TempDir()
+	files := map[string]string{
+		"guides/install.md":  "Installing the quartz flux capacitor takes patience and a steady hand.",
+		"guides/upgrade.md":  "Upgrading requires draining the pelican queue before anything else.",
+		"notes/O'Brien.md":   "Notes by O'Brien about harbour seals and their migration.",
+		"notes/shopping.txt": "Milk, bread, and a capacitor for the radio.",
+	}
+	for i := range 1050 {
+		files[fmt.Sprintf("bulk/%04d.txt", i)] = fmt.Sprintf("Bulk note number %d.", i)
+	}
+	writeFiles(t, filepath.Join(dir, "corpus"), files)
+	config := fmt.Sprintf(`
+source:
+  metadata:
+    - match: "guides/**"
+      set: {tags: [guide, howto], level: 2}
+    - match: "notes/**"
+      set: {tags: [note], level: 1}
+embedder: {dimensions: 64, batchSize: 200}
+sink:
+  type: cloudsearch
+  cloudsearch:
+    endpoint: %s
+    indexName: sluice-e2e
+    indexManagement: CreateIfNotExists
+    embeddingDimensionality: 64
+    vectorAlgorithmType: hnsw
+    compressionType: scalarQuantization
+    filterableMetadataFieldKeys:
+      file_name: [file_name, STRING]
+      level: [level, INT32]
+      tags: [tags, COLLECTION]
+`, endpoint)
+	writeFiles(t, dir, map[string]string{"sluice.yaml": config})
+
+	if out, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, ok := srv.Index("sluice-e2e"); !ok {
+		t.Fatal("run did not create the index")
+	}
+	for _, r := range srv.Requests() {
+		if r.Status == 400 {
+			t.Fatalf("the server rejected a request body: %s %s", r.Method, r.Path)
+		}
+	}
+
+	tests := []struct {
+		name    string
+		args    []string
+		wantDoc string
+		wantN   int // number of results, if > 0
+	}{
+		{"vector", []string{"quartz flux capacitor", "--mode", "vector"}, "guides/install.md", 0},
+		{"sparse", []string{"quartz flux capacitor", "--mode", "sparse"}, "guides/install.md", 0},
+		{"hybrid", []string{"quartz flux capacitor", "--mode", "hybrid"}, "guides/install.md", 0},
+		{"semantic hybrid", []string{"quartz flux capacitor", "--mode", "semantic_hybrid"}, "guides/install.md", 0},
+		{"EQ on STRING", []string{"capacitor", "--mode", "sparse", "--filter", "file_name=shopping.txt"}, "notes/shopping.txt", 1},
+		{"EQ on STRING with a quote", []string{"seals", "--mode", "hybrid", "--filter", "file_name=O'Brien.md"}, "notes/O'Brien.md", 1},
+		{"EQ on INT32", []string{"capacitor", "--mode", "sparse", "--filter", "level=1"}, "notes/shopping.txt", 1},
+		{"IN on INT32", []string{"capacitor", "--mode", "sparse", "--filter", "level=in:1,2", "--top-k", "10"}, "notes/shopping.txt", 2},
+		{"EQ on COLLECTION", []string{"pelican queue", "--mode", "hybrid", "--filter", "tags=howto"}, "guides/upgrade.md", 0},
+		{"IN on COLLECTION", []string{"capacitor", "--mode", "sparse", "--filter", "tags=in:note,none"}, "notes/shopping.txt", 1},
+		{"AND of filters", []string{"capacitor", "--mode", "sparse", "--filter", "tags=guide", "--filter", "level=2"}, "guides/install.md", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := sluice(t, "", append(append([]string{"query"}, tt.args...), "--json")...)
+			lines := jsonLines(t, out)
+			if code != 0 || len(lines) == 0 || lines[0]["doc_id"] != tt.wantDoc {
+				t.Fatalf("exit %d, stderr %q, results %v; want %s first", code, stderr, lines, tt.wantDoc)
+			}
+			if tt.wantN > 0 && len(lines) != tt.wantN {
+				t.Errorf("%d results, want %d", len(lines), tt.wantN)
+			}
+		})
+	}
+	if _, stderr, code := sluice(t, "", "query", "x", "--filter", "file_type=text/plain"); code == 0 || !strings.Contains(stderr, "file_type") {
+		t.Errorf("a filter on a key missing from filterableMetadataFieldKeys must fail naming it: exit %d, %q", code, stderr)
+	}
+
+	out, _, code := sluice(t, "", "get", "--json")
+	all := jsonLines(t, out)
+	if code != 0 || len(all) != len(files) {
+		t.Fatalf("get: exit %d, %d nodes, want %d (paging past 1000)", code, len(all), len(files))
+	}
+	if _, stderr, code := sluice(t, "", "delete", "--doc-id", "notes/O'Brien.md"); code != 0 {
+		t.Fatalf("delete: %s", stderr)
+	}
+	out, _, _ = sluice(t, "", "get", "--json")
+	after := jsonLines(t, out)
+	if len(after) != len(all)-1 {
+		t.Errorf("delete removed %d nodes, want 1", len(all)-len(after))
+	}
+	for _, n := range after {
+		if n["doc_id"] == "notes/O'Brien.md" {
+			t.Error("O'Brien.md still has nodes")
+		}
+	}
+	if out, stderr, code := sluice(t, "", "index", "stats", "--json"); code != 0 || !strings.Contains(out, `"dimensions":64`) {
+		t.Errorf("index stats: exit %d, %s %s", code, out, stderr)
+	}
+	if out, stderr, code := sluice(t, "", "doctor"); code != 0 {
+		t.Errorf("doctor: exit %d\n%s\n%s", code, out, stderr)
+	}
+}

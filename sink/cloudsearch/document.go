@@ -123,9 +123,16 @@ func (c *Config) toDocument(n *sink.Node, action string) (document, error) {
 		c.MetadataStringFieldKey: ms,
 		c.DocIDFieldKey:          n.RefDocID,
 	}
+	merge := action == actionMerge
+	if merge {
+		delete(d, c.EmbeddingFieldKey) // keep the stored vector
+	}
 	for _, ff := range c.FilterableMetadataFieldKeys {
 		v, ok := n.Metadata[ff.Key]
 		if !ok || v == nil {
+			if merge {
+				d[ff.Field] = nil // a merge keeps old values unless cleared
+			}
 			continue
 		}
 		fv, err := fieldValue(v, ff)

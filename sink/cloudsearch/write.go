@@ -19,6 +19,7 @@ import (
 // Search actions of docs/index.
 const (
 	actionMergeOrUpload = "mergeOrUpload"
+	actionMerge         = "merge"
 	actionDelete        = "delete"
 )
 
@@ -92,6 +93,22 @@ func (s *Store) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
 	if err := sink.CheckDimensions(nodes, s.cfg.EmbeddingDimensionality); err != nil {
 		return nil, err
 	}
+	return s.upload(ctx, nodes, actionMergeOrUpload)
+}
+
+var _ sink.MetadataUpdater = (*Store)(nil)
+
+// UpdateMetadata rewrites the metadata (and the offsets kept in it) of
+// stored nodes with merge actions that leave their vectors alone, so that
+// incremental runs need not embed unchanged chunks again. A node that is not
+// stored is reported in the returned *sink.WriteError.
+func (s *Store) UpdateMetadata(ctx context.Context, nodes []sink.Node) error {
+	_, err := s.upload(ctx, nodes, actionMerge)
+	return err
+}
+
+// upload sends nodes with the given search action; see Add.
+func (s *Store) upload(ctx context.Context, nodes []sink.Node, action string) ([]string, error) {
 	res := newWriteResult()
 	order := make([]string, 0, len(nodes))
 	last := make(map[string]int, len(nodes))
@@ -108,7 +125,7 @@ func (s *Store) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
 			res.fail(id, &DocumentError{Key: id, StatusCode: http.StatusBadRequest, Message: "invalid node id: use 1 to 1024 letters, digits, '-', '_' or '=', not starting with '_' (sink.NodeID makes valid ids)"})
 			continue
 		}
-		d, err := s.cfg.toDocument(n, actionMergeOrUpload)
+		d, err := s.cfg.toDocument(n, action)
 		if err == nil {
 			var b []byte
 			b, err = json.Marshal(d)

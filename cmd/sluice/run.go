@@ -12,7 +12,8 @@ import (
 )
 
 type runFlags struct {
-	report string
+	include, exclude []string
+	report           string
 	dryRun bool
 	full   bool
 	json   bool
@@ -29,6 +30,8 @@ func (a *app) runCommand() *cobra.Command {
 		Args: positionalArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd, args, f) },
 	}
+	cmd.Flags().StringArrayVar(&f.include, "include", nil, "glob of files to read (repeatable; replaces source.include)")
+	cmd.Flags().StringArrayVar(&f.exclude, "exclude", nil, "glob of files or folders to skip (repeatable; added to source.exclude)")
 	cmd.Flags().StringVar(&f.report, "report", "", "write the run report as JSON to `FILE`")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "read and split only: report the chunks and tokens a run would embed, without embedding or writing")
 	cmd.Flags().BoolVar(&f.full, "full", false, "re-embed and rewrite every document, even unchanged ones (needed after a change of embedding model)")
@@ -44,9 +47,13 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	}
 	if len(args) == 1 {
 		cfg.Source.Dir = args[0]
-		if err := cfg.Source.Validate(); err != nil {
-			return &ConfigError{Err: err}
-		}
+	}
+	if len(f.include) > 0 {
+		cfg.Source.Include = f.include
+	}
+	cfg.Source.Exclude = append(cfg.Source.Exclude, f.exclude...)
+	if err := cfg.Source.Validate(); err != nil {
+		return &ConfigError{Err: err}
 	}
 	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
 		return usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)

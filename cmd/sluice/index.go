@@ -232,7 +232,9 @@ func (a *app) doctorCommand() *cobra.Command {
 					for _, c := range s.Doctor(ctx, cfg.Embedder.Dimensions) {
 						var cerr error
 						if !c.OK {
-							cerr = errors.New(strings.TrimSpace(c.Detail + " " + errText(c.Err)))
+							if cerr = c.Err; cerr == nil {
+								cerr = errors.New(c.Detail)
+							}
 						}
 						report(c.Name, cerr, c.Detail)
 					}
@@ -249,13 +251,6 @@ func (a *app) doctorCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return "(" + err.Error() + ")"
 }
 
 // checkEmbedder embeds a probe text and checks the vector's length.

@@ -170,9 +170,9 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// Run ingests the files of opts.Source and returns the run's report. The
-// report is returned even with an error, counting what was done before the
-// run stopped. Per-document failures are not errors: they are listed in
+// Run ingests the files of opts.Source and returns the run's report. Once
+// the run has started, the report is returned even with an error, counting
+// what was done before the run stopped. Per-document failures are not errors: they are listed in
 // Report.Failures.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	fullWalk := opts.Source == nil
@@ -189,10 +189,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r.updater, _ = opts.Store.(sink.MetadataUpdater)
 	start := time.Now()
-	err := r.prepare(ctx)
-	if err == nil {
-		err = r.run(ctx)
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
 	}
+	err := r.run(ctx)
 	if err == nil {
 		err = r.conclude(ctx)
 	}

@@ -58,8 +58,8 @@ func (mf MetadataFilter) match(metadata map[string]any) bool {
 // a string compare as numbers when the string parses as one (a filter typed
 // on a command line is a string); anything else compares as text.
 func scalarEqual(a, b any) bool {
-	fa, aNum := toFloat(a)
-	fb, bNum := toFloat(b)
+	fa, aNum := Number(a)
+	fb, bNum := Number(b)
 	switch {
 	case aNum && bNum:
 		return fa == fb
@@ -82,7 +82,10 @@ func parseFloat(v any) (float64, bool) {
 	return f, err == nil
 }
 
-func toFloat(v any) (float64, bool) {
+// Number returns v as a float64 when it is a Go number of any type (JSON
+// decoding yields float64, YAML and Go callers int). Stores use it so that
+// every store compares numbers alike.
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int:
 		return float64(n), true

@@ -124,23 +124,18 @@ func literal(v any, ff FilterableField) (string, error) {
 	return quoteOData(fmt.Sprint(v)), nil
 }
 
+// toNumber is sink.Number, also accepting a string that holds a finite
+// number (a filter typed on a command line).
 func toNumber(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float32:
-		return float64(n), true
-	case float64:
-		return n, true
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	if f, ok := sink.Number(v); ok {
+		return f, true
 	}
-	return 0, false
+	str, ok := v.(string)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(str), 64)
+	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 // quoteOData returns s as an OData string literal: in single quotes, with

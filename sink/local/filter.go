@@ -90,24 +90,8 @@ func valueTest(w any) (string, []any) {
 		s := strconv.FormatBool(v)
 		return `(j.type = '` + s + `' OR (j.type = 'text' AND j.value = '` + s + `'))`, nil
 	}
-	x, _ := toFloat(w)
+	x, _ := sink.Number(w)
 	return `(` + numberTest + ` OR j.type = 'text')`, []any{x}
-}
-
-func toFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float32:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
 }
 
 // active reports whether rows must be checked with match.

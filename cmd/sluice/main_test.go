@@ -210,6 +210,11 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal("deleted document still has nodes")
 		}
 	}
+	// The file is still there: the next run ingests it again.
+	out, stderr, _ = sluice(t, dir, "run", "corpus", "--json")
+	if !strings.Contains(out, `"files_added":1`) {
+		t.Errorf("run after delete did not re-ingest the deleted document: %s %s", out, stderr)
+	}
 }
 
 func TestSplitJSON(t *testing.T) {

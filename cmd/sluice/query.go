@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -88,42 +89,35 @@ func (a *app) queryCommand() *cobra.Command {
 			if topK < 1 {
 				return usagef("--top-k is %d; it must be at least 1", topK)
 			}
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
-			if m.NeedsEmbedding() {
-				emb, err := openEmbedder(ctx, cfg)
+			return a.withStore(ctx, func(cfg Config, store sink.VectorStore) error {
+				q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
+				if m.NeedsEmbedding() {
+					emb, err := openEmbedder(ctx, cfg)
+					if err != nil {
+						return err
+					}
+					vecs, err := emb.Embed(ctx, embedder.Texts(args[0]))
+					if err != nil {
+						return fmt.Errorf("embedding the query: %w", err)
+					}
+					q.Embedding = vecs[0]
+				}
+				a.log.Debug("query", "mode", m, "top_k", topK, "filters", len(filters.values))
+				res, err := store.Query(ctx, q)
 				if err != nil {
 					return err
 				}
-				vecs, err := emb.Embed(ctx, embedder.Texts(args[0]))
-				if err != nil {
-					return fmt.Errorf("embedding the query: %w", err)
+				for i, r := range res {
+					line := resultLine{ID: r.ID, DocID: r.RefDocID, Score: r.Score, Text: r.Text, Metadata: r.Metadata, RerankerScore: r.RerankerScore}
+					if err := printResult(a.stdout, asJSON, i+1, line); err != nil {
+						return err
+					}
 				}
-				q.Embedding = vecs[0]
-			}
-			store, err := openStore(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			a.log.Debug("query", "mode", m, "top_k", topK, "filters", len(filters.values))
-			res, err := store.Query(ctx, q)
-			if err != nil {
-				return err
-			}
-			for i, r := range res {
-				line := resultLine{ID: r.ID, DocID: r.RefDocID, Score: r.Score, Text: r.Text, Metadata: r.Metadata, RerankerScore: r.RerankerScore}
-				if err := printResult(a.stdout, asJSON, i+1, line); err != nil {
-					return err
+				if len(res) == 0 && !asJSON {
+					fmt.Fprintln(a.stdout, "no results")
 				}
-			}
-			if len(res) == 0 && !asJSON {
-				fmt.Fprintln(a.stdout, "no results")
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "vector", "query mode: vector, hybrid, semantic_hybrid or sparse")
@@ -157,28 +151,21 @@ func (a *app) getCommand() *cobra.Command {
 			if ids != "" {
 				idList = strings.Split(ids, ",")
 			}
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			store, err := openStore(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			nodes, err := store.GetNodes(ctx, idList, mf, limit)
-			if err != nil {
-				return err
-			}
-			for i, n := range nodes {
-				if err := printResult(a.stdout, asJSON, i+1, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata}); err != nil {
+			return a.withStore(ctx, func(_ Config, store sink.VectorStore) error {
+				nodes, err := store.GetNodes(ctx, idList, mf, limit)
+				if err != nil {
 					return err
 				}
-			}
-			if !asJSON {
-				fmt.Fprintf(a.stdout, "%d nodes\n", len(nodes))
-			}
-			return nil
+				for i, n := range nodes {
+					if err := printResult(a.stdout, asJSON, i+1, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata}); err != nil {
+						return err
+					}
+				}
+				if !asJSON {
+					fmt.Fprintf(a.stdout, "%d nodes\n", len(nodes))
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&ids, "ids", "", "comma-separated node `IDS`")
@@ -199,20 +186,23 @@ func (a *app) deleteCommand() *cobra.Command {
 			if docID == "" {
 				return usagef("--doc-id is required: the document id, i.e. its path relative to the ingested folder")
 			}
-			cfg, err := a.config()
-			if err != nil {
-				return err
-			}
-			store, err := openStore(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			if err := store.Delete(ctx, docID); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "deleted the nodes of document %s\n", strconv.Quote(docID))
-			return nil
+			return a.withStore(ctx, func(cfg Config, store sink.VectorStore) error {
+				if err := store.Delete(ctx, docID); err != nil {
+					return err
+				}
+				// Forget it in the manifest too, so that the next run ingests
+				// the document again if its file is still there.
+				st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				if err := st.Forget(ctx, docID); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "deleted the nodes of document %s\n", strconv.Quote(docID))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&docID, "doc-id", "", "reference document id (the file's path relative to the ingested folder)")

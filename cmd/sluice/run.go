@@ -14,9 +14,9 @@ import (
 type runFlags struct {
 	include, exclude []string
 	report           string
-	dryRun bool
-	full   bool
-	json   bool
+	dryRun           bool
+	full             bool
+	json             bool
 }
 
 func (a *app) runCommand() *cobra.Command {

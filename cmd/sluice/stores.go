@@ -21,3 +21,18 @@ func openStore(ctx context.Context, cfg Config) (sink.VectorStore, error) {
 func openEmbedder(ctx context.Context, cfg Config) (embedder.Embedder, error) {
 	return embedder.New(ctx, cfg.Embedder)
 }
+
+// withStore loads the configuration, opens the store, runs fn and closes
+// the store.
+func (a *app) withStore(ctx context.Context, fn func(cfg Config, store sink.VectorStore) error) error {
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return fn(cfg, store)
+}

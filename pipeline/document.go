@@ -18,8 +18,9 @@ type document struct {
 	metaHash string // hash of file.Metadata
 
 	// Set before the first chunk is emitted, read-only afterwards.
-	prev  *state.Doc      // the manifest record, nil for a new document
-	known map[string]bool // node ids already in the store: prev's and pending ones
+	prev     *state.Doc      // the manifest record, nil for a new document
+	known    map[string]bool // node ids in the store: prev's and acknowledged pending ones
+	intended []string        // node ids a dead run was writing: maybe in the store
 
 	mu       sync.Mutex
 	emitted  int
@@ -31,6 +32,7 @@ type document struct {
 	err      error // first failure
 	ordinals map[string]int
 	ids      []string // node ids in chunk order
+	keys     []string // text keys of the chunks, for the vector journal
 }
 
 // chunk is one piece of a document on its way to the store.
@@ -43,6 +45,7 @@ type chunk struct {
 	tokens  int
 	ordinal int
 	vector  []float32
+	key     string // textKey(text)
 	// reuse marks a chunk already in the store: it is not embedded again;
 	// with update set, its metadata and offsets are rewritten.
 	reuse, update bool
@@ -63,11 +66,13 @@ func (d *document) nextOrdinal(text string) int {
 	return n
 }
 
-// record notes the id of an emitted chunk and whether it is reused.
-func (d *document) record(id string, reused bool) {
+// record notes the id and text key of an emitted chunk and whether it is
+// reused.
+func (d *document) record(id, key string, reused bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ids = append(d.ids, id)
+	d.keys = append(d.keys, key)
 	if reused {
 		d.reused++
 	}
@@ -122,12 +127,12 @@ func (d *document) completeLocked() bool {
 type outcome struct {
 	chunks, reused int
 	hash           string
-	ids            []string
+	ids, keys      []string
 	err            error
 }
 
 func (d *document) outcome() outcome {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, ids: d.ids, err: d.err}
+	return outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, ids: d.ids, keys: d.keys, err: d.err}
 }

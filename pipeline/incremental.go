@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +40,12 @@ func (r *run) prepare(ctx context.Context) error {
 	st := r.opts.State
 	if st == nil {
 		return nil
+	}
+	r.model = r.opts.EmbedderInfo.Key()
+	if !r.opts.DryRun {
+		if err := st.ClearVectors(ctx, r.model); err != nil {
+			return err
+		}
 	}
 	if !r.opts.Full {
 		if err := st.CheckEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
@@ -91,7 +100,7 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 			d.prev = &prev
 		}
 	}
-	pending, err := st.Pending(ctx, f.ID)
+	acked, intended, err := st.Pending(ctx, f.ID)
 	if err != nil {
 		return false, err
 	}
@@ -101,10 +110,11 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 			d.known[id] = true
 		}
 	}
-	for _, id := range pending {
+	for _, id := range acked {
 		d.known[id] = true
 	}
-	if fresh && d.prev != nil && len(pending) == 0 {
+	d.intended = intended
+	if fresh && d.prev != nil && len(acked)+len(intended) == 0 {
 		// Touched but maybe not edited: the content hash decides.
 		hash, n, err := hashFile(f)
 		r.opts.Stats.BytesRead.Add(n)
@@ -137,7 +147,7 @@ func (r *run) unchanged(ctx context.Context, d *document) error {
 	if d.prev != nil && !r.opts.DryRun {
 		rec := *d.prev
 		rec.ModTime = d.file.ModTime
-		if err := r.opts.State.Commit(ctx, rec); err != nil {
+		if err := r.opts.State.Commit(ctx, rec, "", nil); err != nil {
 			return err
 		}
 	}
@@ -164,6 +174,11 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 			stale = append(stale, id)
 		}
 	}
+	for _, id := range d.intended {
+		if !current[id] && !d.known[id] {
+			stale = append(stale, id)
+		}
+	}
 	if r.opts.DryRun {
 		return len(stale), nil
 	}
@@ -173,7 +188,7 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		}
 	}
 	rec := state.Doc{ID: d.file.ID, Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash, NodeIDs: o.ids}
-	return len(stale), r.opts.State.Commit(ctx, rec)
+	return len(stale), r.opts.State.Commit(ctx, rec, r.model, o.keys)
 }
 
 // deadLetter records a failed document for `sluice failed`.
@@ -190,9 +205,11 @@ func (r *run) conclude(ctx context.Context) error {
 	if st == nil || !r.fullWalk {
 		return nil
 	}
-	ids, err := st.DocIDs(ctx)
-	if err != nil {
-		return err
+	// Documents first recorded by this run were all seen: only those known
+	// before it can be missing.
+	ids := slices.Sorted(maps.Keys(r.stamps))
+	for id := range r.pendingOnly {
+		ids = append(ids, id)
 	}
 	for _, id := range ids {
 		if r.seen[id] || !r.opts.Reader.Match(id) || r.protected(id) {
@@ -215,11 +232,11 @@ func (r *run) removeDocument(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	pending, err := st.Pending(ctx, id)
+	acked, _, err := st.Pending(ctx, id)
 	if err != nil {
 		return err
 	}
-	n := len(prev.NodeIDs) + len(pending)
+	n := len(prev.NodeIDs) + len(acked)
 	if !r.opts.DryRun {
 		if err := r.opts.Store.Delete(ctx, id); err != nil {
 			return fmt.Errorf("pipeline: deleting the nodes of %s, whose file is gone: %w", id, err)
@@ -251,10 +268,15 @@ func isDirError(err error) bool {
 
 // metadataHash identifies the metadata a document's nodes are written with.
 func metadataHash(md map[string]any) string {
-	data, err := json.Marshal(md) // map keys are sorted: stable
-	if err != nil {
-		return ""
+	h := fnv.New64a()
+	for _, k := range slices.Sorted(maps.Keys(md)) {
+		fmt.Fprintf(h, "%s\x00%T\x00%v\x00", k, md[k], md[k])
 	}
-	sum := sha256.Sum256(data)
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// textKey identifies a chunk text in the vector journal, across documents.
+func textKey(text string) string {
+	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:16])
 }

@@ -220,7 +220,8 @@ type run struct {
 	seen        map[string]bool // document ids the source produced
 	failedDirs  []string        // folders the walk could not read
 	fullWalk    bool            // the source is the whole folder: missing documents are deleted
-	pendingOnly map[string]bool // documents with acknowledged chunks but no record
+	pendingOnly map[string]bool // documents with pending chunks but no record
+	model       string          // EmbedderInfo.Key(), for the vector journal
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -387,7 +388,8 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		if update && r.updater == nil {
 			reuse, update = false, false // the store cannot rewrite metadata alone: embed again
 		}
-		d.record(id, reuse)
+		key := textKey(c.Text)
+		d.record(id, key, reuse)
 		if reuse && !update {
 			d.settle(1) // already in the store as it is
 			return nil
@@ -403,7 +405,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			return nil
 		}
 		return emit(&chunk{
-			doc: d, id: id, ordinal: ord, reuse: reuse, update: update,
+			doc: d, id: id, key: key, ordinal: ord, reuse: reuse, update: update,
 			text: c.Text, start: c.Start, end: c.End, tokens: c.Tokens,
 		})
 	}

@@ -79,7 +79,14 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 			need = append(need, c)
 		}
 	}
+	need, err := r.fromJournal(ctx, need)
+	if err != nil {
+		return err
+	}
 	if err := r.embedChunks(ctx, need); err != nil {
+		return err
+	}
+	if err := r.toJournal(ctx, need); err != nil {
 		return err
 	}
 	out := live[:0:0]
@@ -92,6 +99,47 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 		return nil
 	}
 	return emit(out)
+}
+
+// fromJournal sets the vectors of chunks a dead run embedded but did not
+// write, and returns the chunks still to embed.
+func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
+	if r.opts.State == nil || len(cs) == 0 {
+		return cs, nil
+	}
+	keys := make([]string, len(cs))
+	for i, c := range cs {
+		keys[i] = c.key
+	}
+	saved, err := r.opts.State.LoadVectors(ctx, r.model, keys)
+	if err != nil || len(saved) == 0 {
+		return cs, err
+	}
+	dims := r.opts.Embedder.Dimensions()
+	var rest []*chunk
+	for _, c := range cs {
+		if v, ok := saved[c.key]; ok && len(v) == dims {
+			c.vector = v
+			continue
+		}
+		rest = append(rest, c)
+	}
+	return rest, nil
+}
+
+// toJournal saves freshly embedded vectors until their documents commit, so
+// that a run killed before writing them need not embed them again.
+func (r *run) toJournal(ctx context.Context, cs []*chunk) error {
+	if r.opts.State == nil || len(cs) == 0 {
+		return nil
+	}
+	vecs := make(map[string][]float32, len(cs))
+	for _, c := range cs {
+		if c.vector != nil {
+			vecs[c.key] = c.vector
+		}
+	}
+	return r.opts.State.SaveVectors(ctx, r.model, vecs)
 }
 
 // embedChunks sets the vectors of cs. When the provider rejects the inputs,
@@ -153,19 +201,27 @@ func (r *run) embedOnce(ctx context.Context, cs []*chunk) ([][]float32, error) {
 }
 
 // write stores one batch: new chunks with their embeddings, reused chunks
-// whose metadata changed without them. It records the acknowledged ids in
-// the manifest and completes the documents whose last chunk it holds.
+// whose metadata changed without them. The manifest records the ids before
+// the write (so that a run killed during it can clean up) and acknowledges
+// them after; then the documents whose last chunk the batch holds complete.
 func (r *run) write(ctx context.Context, b []*chunk) error {
 	live, dropped := partition(b)
 	if err := r.settle(ctx, dropped); err != nil {
 		return err
 	}
 	var add, update []*chunk
+	intend := make(map[string][]string)
 	for _, c := range live {
 		if c.reuse {
 			update = append(update, c)
 		} else {
 			add = append(add, c)
+		}
+		intend[c.doc.file.ID] = append(intend[c.doc.file.ID], c.id)
+	}
+	if r.opts.State != nil && len(intend) > 0 {
+		if err := r.opts.State.Intend(ctx, intend); err != nil {
+			return err
 		}
 	}
 	acked := make(map[string][]string)
@@ -180,7 +236,7 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 		return err
 	}
 	if r.opts.State != nil && len(acked) > 0 {
-		if err := r.opts.State.AddPending(ctx, acked); err != nil {
+		if err := r.opts.State.Ack(ctx, acked); err != nil {
 			return err
 		}
 	}

@@ -14,9 +14,11 @@ package state
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +57,9 @@ type Embedder struct {
 	Model      string `json:"model"`
 	Dimensions int    `json:"dimensions"`
 }
+
+// Key identifies the embedder in the vector journal.
+func (e Embedder) Key() string { return fmt.Sprintf("%s/%s/%d", e.Provider, e.Model, e.Dimensions) }
 
 func (e Embedder) String() string {
 	s := e.Provider
@@ -103,7 +108,15 @@ CREATE TABLE IF NOT EXISTS pending (
 	scope   TEXT NOT NULL,
 	id      TEXT NOT NULL,
 	node_id TEXT NOT NULL,
+	acked   INTEGER NOT NULL,
 	PRIMARY KEY (scope, id, node_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal (
+	scope TEXT NOT NULL,
+	model TEXT NOT NULL,
+	key   TEXT NOT NULL,
+	vec   BLOB NOT NULL,
+	PRIMARY KEY (scope, model, key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS failures (
 	scope    TEXT NOT NULL,
@@ -119,6 +132,9 @@ CREATE TABLE IF NOT EXISTS embedders (
 ) WITHOUT ROWID;
 `
 
+// schemaVersion is stored in the database's user_version.
+const schemaVersion = 2
+
 // Open opens (creating if needed) the manifest at path for scope.
 func Open(ctx context.Context, path, scope string) (*Store, error) {
 	if path == "" {
@@ -133,7 +149,16 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 		return nil, fmt.Errorf("state: opening %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	var version int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state: reading %s (is it a Sluice state file? check state.path): %w", path, err)
+	}
+	if version != 0 && version != schemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("state: %s was written by another version of Sluice (schema %d, want %d): delete it and run with --full, or set state.path to a new file", path, version, schemaVersion)
+	}
+	if _, err := db.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("state: preparing %s (is it a Sluice state file? check state.path): %w", path, err)
 	}
@@ -178,11 +203,29 @@ func (s *Store) DocIDs(ctx context.Context) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ? UNION SELECT id FROM pending WHERE scope = ? ORDER BY 1`, s.scope, s.scope)
 }
 
-// Pending returns the node ids written for a document since its record was
-// last committed: chunks acknowledged by the sink in a run that did not
-// finish the document.
-func (s *Store) Pending(ctx context.Context, id string) ([]string, error) {
-	return s.ids(ctx, `SELECT node_id FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
+// Pending returns the node ids recorded for a document since its record was
+// last committed, by a run that did not finish it: acked ids are stored in
+// the sink; intended ids were being written when that run stopped and may or
+// may not be stored.
+func (s *Store) Pending(ctx context.Context, id string) (acked, intended []string, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("state: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		var ok bool
+		if err := rows.Scan(&n, &ok); err != nil {
+			return nil, nil, fmt.Errorf("state: %w", err)
+		}
+		if ok {
+			acked = append(acked, n)
+		} else {
+			intended = append(intended, n)
+		}
+	}
+	return acked, intended, rows.Err()
 }
 
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
@@ -202,13 +245,29 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 	return out, rows.Err()
 }
 
-// AddPending records node ids the sink has acknowledged for documents not
-// yet committed, keyed by document id.
-func (s *Store) AddPending(ctx context.Context, nodes map[string][]string) error {
+// Intend records node ids about to be written to the sink, keyed by
+// document id, before the write: if the process dies during the write, the
+// next run knows to delete them should they be stale.
+func (s *Store) Intend(ctx context.Context, nodes map[string][]string) error {
+	return s.setPending(ctx, nodes, false)
+}
+
+// Ack records node ids the sink has acknowledged, keyed by document id:
+// the next run may reuse them without embedding them again.
+func (s *Store) Ack(ctx context.Context, nodes map[string][]string) error {
+	return s.setPending(ctx, nodes, true)
+}
+
+func (s *Store) setPending(ctx context.Context, nodes map[string][]string, acked bool) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO pending (scope, id, node_id, acked) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
 		for id, nodeIDs := range nodes {
 			for _, n := range nodeIDs {
-				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id) VALUES (?, ?, ?)`, s.scope, id, n); err != nil {
+				if _, err := stmt.ExecContext(ctx, s.scope, id, n, acked); err != nil {
 					return err
 				}
 			}
@@ -218,8 +277,10 @@ func (s *Store) AddPending(ctx context.Context, nodes map[string][]string) error
 }
 
 // Commit records a document as done: its record is replaced, its pending
-// node ids and any dead-letter entry are cleared, in one transaction.
-func (s *Store) Commit(ctx context.Context, d Doc) error {
+// node ids and any dead-letter entry are cleared, and the journal entries
+// of its chunks (keyed by model and text key, see SaveVectors) released, in
+// one transaction.
+func (s *Store) Commit(ctx context.Context, d Doc, model string, textKeys []string) error {
 	ids := d.NodeIDs
 	if ids == nil {
 		ids = []string{}
@@ -232,6 +293,9 @@ func (s *Store) Commit(ctx context.Context, d Doc) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash, node_ids) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			s.scope, d.ID, d.Hash, d.Size, d.ModTime.UnixNano(), d.MetaHash, string(data)); err != nil {
+			return err
+		}
+		if err := s.release(ctx, tx, model, textKeys); err != nil {
 			return err
 		}
 		return s.clear(ctx, tx, d.ID, "pending", "failures")
@@ -366,4 +430,88 @@ func (s *Store) Stamps(ctx context.Context) (map[string]Stamp, error) {
 		out[id] = st
 	}
 	return out, rows.Err()
+}
+
+// SaveVectors journals embeddings that are not yet in the sink, keyed by
+// model and a key of the chunk text, so that a run killed before writing
+// them does not pay to embed them again. Commit releases them.
+func (s *Store) SaveVectors(ctx context.Context, model string, vecs map[string][]float32) error {
+	if len(vecs) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO journal (scope, model, key, vec) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for k, v := range vecs {
+			if _, err := stmt.ExecContext(ctx, s.scope, model, k, encodeVector(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// LoadVectors returns the journalled embeddings of the given text keys.
+func (s *Store) LoadVectors(ctx context.Context, model string, keys []string) (map[string][]float32, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT key, vec FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string][]float32)
+	for rows.Next() {
+		var k string
+		var b []byte
+		if err := rows.Scan(&k, &b); err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		out[k] = decodeVector(b)
+	}
+	return out, rows.Err()
+}
+
+// ClearVectors drops the journal of every model but keep (of this scope).
+func (s *Store) ClearVectors(ctx context.Context, keep string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM journal WHERE scope = ? AND model != ?`, s.scope, keep)
+		return err
+	})
+}
+
+func (s *Store) release(ctx context.Context, tx *sql.Tx, model string, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
+	return err
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

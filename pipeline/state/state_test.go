@@ -29,11 +29,14 @@ func TestCommitPendingForget(t *testing.T) {
 	if _, ok, err := s.Doc(ctx, "a.md"); ok || err != nil {
 		t.Fatalf("Doc on empty store = %v, %v", ok, err)
 	}
-	if err := s.AddPending(ctx, map[string][]string{"a.md": {"n2", "n1"}}); err != nil {
+	if err := s.Intend(ctx, map[string][]string{"a.md": {"n2", "n1", "n3"}}); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := s.Pending(ctx, "a.md"); !slices.Equal(p, []string{"n1", "n2"}) {
-		t.Errorf("Pending = %v", p)
+	if err := s.Ack(ctx, map[string][]string{"a.md": {"n2", "n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if acked, intended, _ := s.Pending(ctx, "a.md"); !slices.Equal(acked, []string{"n1", "n2"}) || !slices.Equal(intended, []string{"n3"}) {
+		t.Errorf("Pending = %v, %v; want [n1 n2], [n3]", acked, intended)
 	}
 	if err := s.Fail(ctx, "a.md", "boom", time.Unix(10, 0)); err != nil {
 		t.Fatal(err)
@@ -46,15 +49,21 @@ func TestCommitPendingForget(t *testing.T) {
 	}
 	mt := time.Unix(1700000000, 123)
 	d := Doc{ID: "a.md", Hash: "h", Size: 3, ModTime: mt, MetaHash: "m", NodeIDs: []string{"n2", "n1"}}
-	if err := s.Commit(ctx, d); err != nil {
+	if err := s.SaveVectors(ctx, "m", map[string][]float32{"k1": {1, 2}, "k2": {3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, d, "m", []string{"k1"}); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := s.Doc(ctx, "a.md")
 	if !ok || err != nil || got.Hash != "h" || !got.ModTime.Equal(mt) || !slices.Equal(got.NodeIDs, []string{"n1", "n2"}) {
 		t.Errorf("Doc = %+v, %v, %v", got, ok, err)
 	}
-	if p, _ := s.Pending(ctx, "a.md"); len(p) != 0 {
-		t.Errorf("Commit left pending ids %v", p)
+	if acked, intended, _ := s.Pending(ctx, "a.md"); len(acked)+len(intended) != 0 {
+		t.Errorf("Commit left pending ids %v %v", acked, intended)
+	}
+	if v, _ := s.LoadVectors(ctx, "m", []string{"k1", "k2"}); len(v) != 1 || !slices.Equal(v["k2"], []float32{3}) {
+		t.Errorf("after Commit released k1, the journal holds %v; want only k2", v)
 	}
 	if f, _ := s.Failures(ctx); len(f) != 0 {
 		t.Errorf("Commit left the dead-letter entry %v", f)
@@ -87,7 +96,7 @@ func TestCheckEmbedder(t *testing.T) {
 	if err := s.CheckEmbedder(ctx, other); err != nil {
 		t.Errorf("empty index must adopt any embedder, got %v", err)
 	}
-	if err := s.Commit(ctx, Doc{ID: "a", NodeIDs: []string{"n"}}); err != nil {
+	if err := s.Commit(ctx, Doc{ID: "a", NodeIDs: []string{"n"}}, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	err := s.CheckEmbedder(ctx, other)
@@ -110,7 +119,7 @@ func TestPersistsAcrossReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(ctx, Doc{ID: "a", Hash: "h", NodeIDs: []string{"1"}}); err != nil {
+	if err := s.Commit(ctx, Doc{ID: "a", Hash: "h", NodeIDs: []string{"1"}}, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -122,5 +131,29 @@ func TestPersistsAcrossReopen(t *testing.T) {
 	s2 := open(t, path, "x")
 	if d, ok, _ := s2.Doc(ctx, "a"); !ok || d.Hash != "h" {
 		t.Errorf("after reopen: %+v %v", d, ok)
+	}
+}
+
+func TestJournal(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
+	if err := s.SaveVectors(ctx, "hash/8", map[string][]float32{"a": {0.5, -1}, "b": {2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveVectors(ctx, "openai/8", map[string][]float32{"a": {9}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadVectors(ctx, "hash/8", []string{"a", "b", "c"})
+	if err != nil || len(got) != 2 || !slices.Equal(got["a"], []float32{0.5, -1}) {
+		t.Fatalf("LoadVectors = %v, %v", got, err)
+	}
+	if err := s.ClearVectors(ctx, "openai/8"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.LoadVectors(ctx, "hash/8", []string{"a"}); len(got) != 0 {
+		t.Errorf("ClearVectors kept another model's vectors: %v", got)
+	}
+	if got, _ := s.LoadVectors(ctx, "openai/8", []string{"a"}); len(got) != 1 {
+		t.Errorf("ClearVectors dropped the kept model's vectors: %v", got)
 	}
 }

@@ -42,16 +42,21 @@ func (r *run) prepare(ctx context.Context) error {
 		return nil
 	}
 	r.model = r.opts.EmbedderInfo.Key()
-	if !r.opts.DryRun {
-		if err := st.ClearVectors(ctx, r.model); err != nil {
-			return err
-		}
-	}
 	if !r.opts.Full {
 		if err := st.CheckEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
 			return err
 		}
-		if !r.opts.DryRun {
+	}
+	if !r.fullWalk {
+		// A run over named files (a watch round, a retry) looks up just
+		// their records: its cost does not grow with the manifest.
+		return nil
+	}
+	if !r.opts.DryRun {
+		if err := st.ClearVectors(ctx, r.model); err != nil {
+			return err
+		}
+		if !r.opts.Full {
 			if err := st.SetEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
 				return err
 			}
@@ -83,30 +88,30 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		return false, nil
 	}
 	f := d.file
-	stamp, recorded := r.stamps[f.ID]
-	if !recorded && !r.pendingOnly[f.ID] {
-		return false, nil
-	}
-	fresh := recorded && !r.opts.Full && stamp.Size == f.Size && stamp.MetaHash == d.metaHash
-	if fresh && stamp.ModTime.Equal(f.ModTime) {
-		return true, nil
-	}
-	if recorded {
-		prev, ok, err := st.Doc(ctx, f.ID)
-		if err != nil {
-			return false, err
+	if r.stamps != nil { // loaded for a whole-folder run: answer most files from memory
+		stamp, recorded := r.stamps[f.ID]
+		if !recorded && !r.pendingOnly[f.ID] {
+			return false, nil
 		}
-		if ok {
-			d.prev = &prev
+		if recorded && r.fresh(f, d.metaHash, stamp.Size, stamp.MetaHash) && stamp.ModTime.Equal(f.ModTime) {
+			return true, nil
 		}
+	}
+	prev, recorded, err := st.Doc(ctx, f.ID)
+	if err != nil {
+		return false, err
 	}
 	acked, intended, err := st.Pending(ctx, f.ID)
 	if err != nil {
 		return false, err
 	}
+	if !recorded && len(acked)+len(intended) == 0 {
+		return false, nil
+	}
 	d.known = make(map[string]bool)
-	if d.prev != nil {
-		for _, id := range d.prev.NodeIDs {
+	if recorded {
+		d.prev = &prev
+		for _, id := range prev.NodeIDs {
 			d.known[id] = true
 		}
 	}
@@ -114,19 +119,29 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		d.known[id] = true
 	}
 	d.intended = intended
-	if fresh && d.prev != nil && len(acked)+len(intended) == 0 {
-		// Touched but maybe not edited: the content hash decides.
-		hash, n, err := hashFile(f)
-		r.opts.Stats.BytesRead.Add(n)
-		if err != nil {
-			return false, err
-		}
-		if hash == stamp.Hash {
-			d.hash = hash
-			return true, nil
-		}
+	if !recorded || len(acked)+len(intended) > 0 || !r.fresh(f, d.metaHash, prev.Size, prev.MetaHash) {
+		return false, nil
+	}
+	if prev.ModTime.Equal(f.ModTime) {
+		return true, nil
+	}
+	// Touched but maybe not edited: the content hash decides.
+	hash, n, err := hashFile(f)
+	r.opts.Stats.BytesRead.Add(n)
+	if err != nil {
+		return false, err
+	}
+	if hash == prev.Hash {
+		d.hash = hash
+		return true, nil
 	}
 	return false, nil
+}
+
+// fresh reports whether a file's size and metadata match its record, so
+// that its modification time or content hash can prove it unchanged.
+func (r *run) fresh(f reader.File, metaHash string, size int64, recordedMeta string) bool {
+	return !r.opts.Full && f.Size == size && metaHash == recordedMeta
 }
 
 func hashFile(f reader.File) (string, int64, error) {
@@ -144,7 +159,7 @@ func hashFile(f reader.File) (string, int64, error) {
 // unchanged counts a skipped document, refreshing its record's
 // modification time when only that changed.
 func (r *run) unchanged(ctx context.Context, d *document) error {
-	if d.prev != nil && !r.opts.DryRun {
+	if d.prev != nil && !r.opts.DryRun && !d.prev.ModTime.Equal(d.file.ModTime) {
 		rec := *d.prev
 		rec.ModTime = d.file.ModTime
 		if err := r.opts.State.Commit(ctx, rec, "", nil); err != nil {

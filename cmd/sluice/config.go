@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/watch"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
@@ -34,6 +35,7 @@ type Config struct {
 	Sink     SinkConfig      `yaml:"sink"`
 	State    StateConfig     `yaml:"state"`
 	Pipeline PipelineConfig  `yaml:"pipeline"`
+	Watch    watch.Config    `yaml:"watch"`
 }
 
 // SinkConfig selects and configures the vector store.
@@ -72,6 +74,7 @@ func DefaultConfig() Config {
 		},
 		State:    StateConfig{Path: ".sluice/state.db"},
 		Pipeline: PipelineConfig{MemoryBudgetMB: 64},
+		Watch:    watch.DefaultConfig(),
 	}
 }
 
@@ -157,6 +160,8 @@ func sectionOf(goType string) string {
 		return "state"
 	case goType == "main.PipelineConfig":
 		return "pipeline"
+	case strings.HasPrefix(goType, "watch."):
+		return "watch"
 	}
 	return "top level"
 }
@@ -168,6 +173,7 @@ func (c *Config) Validate() error {
 		c.Splitter.Validate,
 		c.Embedder.Validate,
 		c.validateSink,
+		c.Watch.Validate,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

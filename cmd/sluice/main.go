@@ -110,6 +110,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(
 		a.runCommand(),
+		a.watchCommand(),
 		a.queryCommand(),
 		a.getCommand(),
 		a.deleteCommand(),

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+)
+
+// watchBuffer is a bytes.Buffer safe for the command's and the test's goroutines.
+type watchBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *watchBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *watchBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// executeWatch is execute with the watch command registered, whether or
+// not rootCommand lists it yet.
+func executeWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	if !slices.ContainsFunc(root.Commands(), func(c *cobra.Command) bool { return c.Name() == "watch" }) {
+		root.AddCommand(a.watchCommand())
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice:", err)
+	}
+	return exitCodeOf(err)
+}
+
+func watchFreeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// poll calls ok every 20ms until it holds or 15s have passed.
+func watchPoll(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+func watchGet(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestWatchSIGTERM runs `sluice watch` with metrics, changes the folder,
+// sends the process a real SIGTERM and checks the exit code and the store.
+func TestWatchSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
+	t.Chdir(dir)
+	addr := watchFreeAddr(t)
+	var stdout, stderr watchBuffer
+	code := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		code <- executeWatch(ctx, []string{"watch", "docs", "--metrics-addr", addr, "--debounce", "40ms", "--grace-period", "5s"}, &stdout, &stderr)
+	}()
+	exited := false
+	t.Cleanup(func() {
+		cancel() // do not leave the command running after a failure
+		if !exited {
+			<-code
+		}
+	})
+	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
+	if c, _ := watchGet("http://" + addr + "/healthz"); c != http.StatusOK {
+		t.Errorf("/healthz = %d", c)
+	}
+	writeFiles(t, dir, map[string]string{"docs/b.md": "Bravo document about herons.\n"})
+	if err := os.Remove(filepath.Join(dir, "docs/a.md")); err != nil {
+		t.Fatal(err)
+	}
+	watchPoll(t, "the change to be ingested", func() bool {
+		_, m := watchGet("http://" + addr + "/metrics")
+		return strings.Contains(m, "sluice_documents_processed_total 2") && strings.Contains(m, "sluice_documents_removed_total 1")
+	})
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-code:
+		exited = true
+		if c != exitOK {
+			t.Fatalf("exit code %d after SIGTERM, want 0; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("sluice watch did not exit after SIGTERM")
+	}
+	if !strings.Contains(stderr.String(), "state is saved") {
+		t.Errorf("stderr lacks the stop message:\n%s", stderr.String())
+	}
+	out, _, _ := sluice(t, dir, "get", "--json")
+	var docs []string
+	for _, m := range jsonLines(t, out) {
+		docs = append(docs, m["doc_id"].(string))
+	}
+	if !slices.Equal(docs, []string{"b.md"}) {
+		t.Errorf("documents in the store after watch: %q, want [b.md]", docs)
+	}
+}
+
+func TestWatchUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative debounce", []string{"watch", ".", "--debounce", "-1s"}, "watch.debounce"},
+		{"max delay below debounce", []string{"watch", ".", "--debounce", "2s", "--max-delay", "1s"}, "--max-delay"},
+		{"rescan too often", []string{"watch", ".", "--rescan-interval", "1ms"}, "watch.rescanInterval"},
+		{"missing folder", []string{"watch", "nope"}, `"nope" is not a readable directory`},
+		{"bad metrics address", []string{"watch", ".", "--metrics-addr", "not-an-address"}, "--metrics-addr"},
+		{"two folders", []string{"watch", "a", "b"}, "accepts at most 1 arg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			var stdout, stderr bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if c := executeWatch(ctx, tt.args, &stdout, &stderr); c != exitUsage {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", c, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tt.want, stderr.String())
+			}
+		})
+	}
+}
+
+// TestWatchStopsOnContext checks that a cancelled context (the first signal
+// through main's signal.NotifyContext) is a graceful stop with exit 0.
+func TestWatchStopsOnContext(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.md": "Alpha."})
+	t.Chdir(dir)
+	addr := watchFreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr watchBuffer
+	code := make(chan int, 1)
+	go func() { code <- executeWatch(ctx, []string{"watch", "--metrics-addr", addr}, &stdout, &stderr) }()
+	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
+	cancel()
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Fatalf("exit code %d, want 0; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("sluice watch did not exit after its context was cancelled")
+	}
+}
+
+// TestServiceExamples checks that the Kubernetes example's config loads and
+// validates, and that both service examples use only flags `watch` has.
+func TestServiceExamples(t *testing.T) {
+	data, err := os.ReadFile("../../configs/kubernetes-watch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var cfgText string
+	var args []string
+	for {
+		var doc struct {
+			Kind string            `yaml:"kind"`
+			Data map[string]string `yaml:"data"`
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							Args []string `yaml:"args"`
+						} `yaml:"containers"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			break
+		}
+		switch doc.Kind {
+		case "ConfigMap":
+			cfgText = doc.Data["sluice.yaml"]
+		case "Deployment":
+			args = doc.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	if cfgText == "" || len(args) == 0 {
+		t.Fatal("configs/kubernetes-watch.yaml lacks the ConfigMap's sluice.yaml or the Deployment's args")
+	}
+	path := filepath.Join(t.TempDir(), "sluice.yaml")
+	if err := os.WriteFile(path, []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := loadConfig(path)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		t.Errorf("the Kubernetes example's sluice.yaml: %v", err)
+	}
+
+	unit, err := os.ReadFile("../../configs/sluice-watch.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec string
+	for line := range strings.Lines(strings.ReplaceAll(string(unit), "\\\n", " ")) {
+		if rest, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			exec = rest
+		}
+	}
+	if !strings.Contains(exec, " watch ") {
+		t.Fatalf("configs/sluice-watch.service: ExecStart does not run sluice watch: %q", exec)
+	}
+	for _, f := range strings.Fields(exec) {
+		if strings.HasPrefix(f, "--") {
+			args = append(args, f)
+		}
+	}
+	cmd := (&app{}).watchCommand()
+	for _, arg := range args[1:] {
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		if cmd.Flags().Lookup(name) == nil && cmd.InheritedFlags().Lookup(name) == nil && name != "config" {
+			t.Errorf("the service examples use --%s, which `sluice watch` does not have", name)
+		}
+	}
+}
+
+// TestRelaySignals sends the process two real SIGTERMs: the first must
+// stop gracefully, the second abort.
+func TestRelaySignals(t *testing.T) {
+	stopped, aborted := make(chan struct{}), make(chan struct{})
+	release := relaySignals(func() { close(stopped) }, func() { close(aborted) })
+	defer release()
+	for _, want := range []chan struct{}{stopped, aborted} {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-want:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the signal was not relayed")
+		}
+	}
+	release()
+	release() // harmless twice
+}

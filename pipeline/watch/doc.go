@@ -1,0 +1,25 @@
+// Package watch keeps a vector index in step with a live folder. A Loop
+// first reconciles the folder with the index (the incremental logic of a
+// nightly run), then feeds the documents named by debounced file-system
+// events (reader.Watcher) through the same pipeline, state store and failure
+// handling as a batch run.
+//
+// One goroutine owns a Loop: it coalesces events into a set of pending
+// document ids and processes them in rounds of at most Config.MaxBatch ids.
+// Changed documents go through pipeline.Run; removed documents lose their
+// nodes and their manifest record. Lost events (a kernel queue overflow, a
+// folder that could not be watched), a pending set larger than
+// Config.MaxPending and the optional periodic safety rescan all lead to a
+// full reconciliation instead, so nothing is silently lost and the pending
+// set stays bounded however large a burst is (the watcher and the manifest
+// still hold one entry per file).
+//
+// Cancelling the context given to Run stops the Loop gracefully: it stops
+// taking events, lets the round in flight finish for up to
+// Config.GracePeriod, then abandons it. Abort abandons it at once. Either way
+// the manifest stays consistent: the pipeline records a document only after
+// all its chunks are in the store, so the next start converges.
+//
+// Metrics serves Prometheus metrics of a Loop and its pipeline, with
+// /healthz and /readyz probes.
+package watch

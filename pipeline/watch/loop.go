@@ -1,0 +1,492 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
+)
+
+// Options configure a Loop.
+type Options struct {
+	// Pipeline holds the settings of every round. Its State and Store are
+	// required; Source is replaced on each round; Stats, if nil, is
+	// allocated, and accumulates over the rounds. Pipeline.Reader selects
+	// the watched files.
+	Pipeline pipeline.Options
+	// Config holds the watch settings; zero values take their defaults.
+	Config Config
+	// Logger receives a line per round and warnings about retried rounds
+	// (default: discard).
+	Logger *slog.Logger
+	// OnRound, if set, is called by the Loop's goroutine after each round.
+	// It must return quickly; it must not call the Loop's Run.
+	OnRound func(Round)
+}
+
+// eventSource is where a Loop's file-system events come from: a
+// *reader.Watcher.
+type eventSource interface {
+	Run(ctx context.Context, out chan<- reader.Event) error
+	Close() error
+}
+
+// Loop keeps a store in step with a folder: see the package documentation.
+// Its methods other than Run are safe to call from any goroutine.
+type Loop struct {
+	opts    Options
+	cfg     Config
+	log     *slog.Logger
+	w       eventSource
+	started atomic.Bool
+	retryIn time.Duration // first wait before retrying a failed round
+
+	abortOnce sync.Once
+	abort     chan struct{}
+
+	ready    atomic.Bool
+	pending  atomic.Int64
+	lastSync atomic.Int64 // unix nanoseconds of the last successful round
+	rounds   atomic.Int64
+	rescans  atomic.Int64
+	removed  atomic.Int64
+}
+
+// New validates opts and starts watching the folder, so that no change made
+// from now on is missed. Call Run to reconcile and process events, or Close
+// to give up.
+func New(opts Options) (*Loop, error) {
+	cfg := opts.Config.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.Pipeline.State == nil:
+		return nil, errors.New("watch: Options.Pipeline.State is required: watch mode is incremental; set state.path")
+	case opts.Pipeline.Store == nil:
+		return nil, errors.New("watch: Options.Pipeline.Store is required")
+	case opts.Pipeline.DryRun:
+		return nil, errors.New("watch: a dry run cannot watch; drop --dry-run")
+	}
+	if opts.Pipeline.Stats == nil {
+		opts.Pipeline.Stats = new(pipeline.Stats)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	w, err := reader.NewWatcher(opts.Pipeline.Reader, cfg.watchOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &Loop{opts: opts, cfg: cfg, log: opts.Logger, w: w, retryIn: time.Second, abort: make(chan struct{})}, nil
+}
+
+// Close stops watching if Run was never called. It is safe to call more
+// than once; a running Loop is stopped by cancelling Run's context.
+func (l *Loop) Close() error {
+	if l.started.CompareAndSwap(false, true) {
+		return l.w.Close()
+	}
+	return nil
+}
+
+// Abort makes a running or future Run abandon its round in flight at once
+// and return ErrAborted. It is safe to call more than once.
+func (l *Loop) Abort() { l.abortOnce.Do(func() { close(l.abort) }) }
+
+// Ready reports whether the initial reconciliation has completed.
+func (l *Loop) Ready() bool { return l.ready.Load() }
+
+// Pending returns the number of document ids waiting for a round.
+func (l *Loop) Pending() int { return int(l.pending.Load()) }
+
+// LastSync returns when the last round completed without error, or the
+// zero time if none has.
+func (l *Loop) LastSync() time.Time {
+	if ns := l.lastSync.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// Stats returns the pipeline counters the Loop's rounds accumulate.
+func (l *Loop) Stats() *pipeline.Stats { return l.opts.Pipeline.Stats }
+
+// Run reconciles the folder with the store, then processes file-system
+// events until ctx is done. It then stops taking events, waits up to
+// Config.GracePeriod for the round in flight, and returns nil. It returns
+// ErrAborted after Abort, a permanent error of a round (a changed embedding
+// model, rejected credentials), or an error of the file watcher. Rounds that
+// fail otherwise are retried with backoff as full reconciliations.
+func (l *Loop) Run(ctx context.Context) error {
+	if !l.started.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	s := l.newRunState(ctx)
+	defer s.close()
+	return s.loop(ctx)
+}
+
+// runState is owned by the goroutine running Run.
+type runState struct {
+	l *Loop
+
+	events    chan reader.Event
+	watchDone chan error
+	stopWatch context.CancelFunc
+
+	work       context.Context
+	cancelWork context.CancelFunc
+
+	roundDone chan Round
+	running   bool
+
+	queue  []string                  // pending ids in arrival order
+	ops    map[string]reader.EventOp // latest op of each pending id
+	rescan bool                      // a full reconciliation is due
+	ready  bool                      // the initial reconciliation succeeded
+
+	retry   *backoff.ExponentialBackOff
+	retryAt *time.Timer // set while waiting to retry a failed round
+	grace   *time.Timer // set once stopping
+	tick    *time.Ticker
+
+	stopping bool
+	aborted  bool
+	fatal    error
+}
+
+func (l *Loop) newRunState(ctx context.Context) *runState {
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	s := &runState{
+		l: l, events: make(chan reader.Event, 64), watchDone: make(chan error, 1), stopWatch: stopWatch,
+		work: work, cancelWork: cancelWork, roundDone: make(chan Round, 1),
+		ops: make(map[string]reader.EventOp), rescan: true,
+		retry: backoff.NewExponentialBackOff(
+			backoff.WithInitialInterval(l.retryIn), backoff.WithMaxInterval(time.Minute), backoff.WithMaxElapsedTime(0)),
+	}
+	go func() { s.watchDone <- l.w.Run(watchCtx, s.events) }()
+	if l.cfg.RescanInterval > 0 {
+		s.tick = time.NewTicker(l.cfg.RescanInterval)
+	}
+	return s
+}
+
+// close stops the watcher and the round in flight and waits for both.
+func (s *runState) close() {
+	s.stopWatch()
+	s.cancelWork()
+	if s.running {
+		s.finish(<-s.roundDone)
+	}
+	if s.events != nil {
+		for range s.events { // closed by the watcher's Run
+		}
+	}
+	if s.watchDone != nil {
+		<-s.watchDone
+	}
+	for _, t := range []*time.Timer{s.retryAt, s.grace} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	if s.tick != nil {
+		s.tick.Stop()
+	}
+	s.l.pending.Store(0)
+}
+
+func (s *runState) loop(ctx context.Context) error {
+	done := ctx.Done()
+	for {
+		s.startRound()
+		if (s.stopping || s.fatal != nil) && !s.running {
+			return s.result()
+		}
+		var events <-chan reader.Event
+		if !s.stopping {
+			events = s.events
+		}
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				s.events = nil
+				s.fatal = s.watcherErr(<-s.watchDone)
+				s.watchDone = nil
+				s.stop()
+				continue
+			}
+			s.add(ev)
+			s.drain()
+		case r := <-s.roundDone:
+			s.finish(r)
+		case <-done:
+			done = nil
+			s.stop()
+		case <-timerC(s.grace):
+			s.l.log.Warn("watch: grace period over; abandoning the documents in flight, the next start resumes them", "gracePeriod", s.l.cfg.GracePeriod)
+			s.cancelWork()
+		case <-s.abortC():
+			s.aborted = true
+			s.stop()
+			s.cancelWork()
+		case <-tickerC(s.tick):
+			s.l.log.Info("watch: periodic safety rescan is due")
+			s.requestRescan()
+		case <-timerC(s.retryAt):
+			s.retryAt = nil
+		}
+	}
+}
+
+func (s *runState) abortC() <-chan struct{} {
+	if s.aborted {
+		return nil
+	}
+	return s.l.abort
+}
+
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+func tickerC(t *time.Ticker) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+// stop stops taking events and starts the grace period of the round in flight.
+func (s *runState) stop() {
+	if s.stopping {
+		return
+	}
+	s.stopping = true
+	s.stopWatch()
+	if s.running {
+		s.grace = time.NewTimer(s.l.cfg.GracePeriod)
+	}
+}
+
+func (s *runState) result() error {
+	switch {
+	case s.fatal != nil:
+		return s.fatal
+	case s.aborted:
+		return ErrAborted
+	}
+	return nil
+}
+
+func (s *runState) watcherErr(err error) error {
+	if err == nil {
+		err = errors.New("the watcher closed")
+	}
+	return fmt.Errorf("watch: file watching stopped: %w (restart `sluice watch`)", err)
+}
+
+// add records one event.
+func (s *runState) add(ev reader.Event) {
+	if ev.Op == reader.Rescan {
+		s.l.log.Warn("watch: events may have been lost; rescanning the folder", "cause", ev.Err)
+		s.requestRescan()
+		return
+	}
+	if s.rescan {
+		return // the coming full reconciliation covers it
+	}
+	if _, ok := s.ops[ev.ID]; !ok {
+		if len(s.queue) >= s.l.cfg.MaxPending {
+			s.l.log.Info("watch: more changes pending than watch.maxPending; rescanning the folder instead", "maxPending", s.l.cfg.MaxPending)
+			s.requestRescan()
+			return
+		}
+		s.queue = append(s.queue, ev.ID)
+	}
+	s.ops[ev.ID] = ev.Op
+	s.l.pending.Store(int64(len(s.queue)))
+}
+
+// drain takes the events already waiting, up to Config.MaxPending, so
+// that a burst is coalesced into the next round instead of starting it
+// with the first event alone.
+func (s *runState) drain() {
+	for range s.l.cfg.MaxPending {
+		select {
+		case ev, ok := <-s.events:
+			if !ok {
+				return // the main select sees the close again
+			}
+			s.add(ev)
+		default:
+			return
+		}
+	}
+}
+
+// requestRescan drops the pending ids for a full reconciliation.
+func (s *runState) requestRescan() {
+	s.rescan = true
+	s.queue = nil // release the backing array: a burst must not pin it
+	clear(s.ops)
+	s.l.pending.Store(0)
+}
+
+// startRound starts the next round if one is due and none is running.
+func (s *runState) startRound() {
+	if s.running || s.stopping || s.fatal != nil || s.retryAt != nil {
+		return
+	}
+	p, ok := s.next()
+	if !ok {
+		return
+	}
+	s.running = true
+	go func() { s.roundDone <- s.l.round(s.work, p) }()
+}
+
+// next takes the work of the next round: a full reconciliation if one is
+// due, else up to Config.MaxBatch pending ids in arrival order.
+func (s *runState) next() (plan, bool) {
+	var p plan
+	switch {
+	case s.rescan:
+		p.kind = Rescan
+		if !s.ready {
+			p.kind = Initial
+		}
+		s.rescan = false
+		s.queue = nil
+		clear(s.ops)
+	case len(s.queue) > 0:
+		p.kind = Update
+		n := min(len(s.queue), s.l.cfg.MaxBatch)
+		for _, id := range s.queue[:n] {
+			if s.ops[id] == reader.Removed {
+				p.removed = append(p.removed, id)
+			} else {
+				p.changed = append(p.changed, id)
+			}
+			delete(s.ops, id)
+		}
+		s.queue = s.queue[n:]
+		if len(s.queue) == 0 {
+			s.queue = nil
+		}
+	default:
+		return p, false
+	}
+	s.l.pending.Store(int64(len(s.queue)))
+	return p, true
+}
+
+// finish accounts for a completed round.
+func (s *runState) finish(r Round) {
+	s.running = false
+	if s.grace != nil {
+		s.grace.Stop()
+	}
+	l := s.l
+	l.rounds.Add(1)
+	if r.Kind != Update {
+		l.rescans.Add(1)
+	}
+	l.removed.Add(int64(len(r.Removed)))
+	if r.Report != nil {
+		l.removed.Add(int64(r.Report.FilesDeleted))
+	}
+	switch {
+	case r.Err == nil:
+		s.retry.Reset()
+		l.lastSync.Store(r.End.UnixNano())
+		if r.Kind != Update {
+			s.ready = true
+			l.ready.Store(true)
+		}
+		l.log.Info("watch: round done", roundAttrs(r)...)
+		logFailures(l.log, r.Report)
+	case s.work.Err() != nil:
+		l.log.Info("watch: round abandoned; the next start resumes it", "round", r.Kind.String())
+	case permanent(r.Err):
+		s.fatal = fmt.Errorf("watch: %s round: %w", r.Kind, r.Err)
+	default:
+		wait := s.retry.NextBackOff()
+		l.log.Warn("watch: round failed; retrying with a full rescan", "round", r.Kind.String(), "err", r.Err, "retryIn", wait)
+		s.requestRescan()
+		s.retryAt = time.NewTimer(wait)
+	}
+	if l.opts.OnRound != nil {
+		l.opts.OnRound(r)
+	}
+}
+
+// maxLoggedFailures bounds the failures logged one by one per round; the
+// dead-letter table (`sluice failed list`) has them all.
+const maxLoggedFailures = 20
+
+func logFailures(log *slog.Logger, rep *pipeline.Report) {
+	if rep == nil {
+		return
+	}
+	for i, f := range rep.Failures {
+		if i == maxLoggedFailures {
+			log.Warn("watch: more documents failed; see `sluice failed list`", "more", len(rep.Failures)-i)
+			return
+		}
+		log.Warn("watch: document failed", "doc", f.Path, "err", f.Error)
+	}
+}
+
+func roundAttrs(r Round) []any {
+	attrs := []any{"round", r.Kind.String(), "took", r.End.Sub(r.Start).Round(time.Millisecond)}
+	if rep := r.Report; rep != nil {
+		attrs = append(attrs, "added", rep.FilesAdded, "updated", rep.FilesUpdated, "unchanged", rep.FilesUnchanged,
+			"deleted", rep.FilesDeleted+len(r.Removed), "failed", rep.FilesFailed, "chunks", rep.ChunksWritten)
+	} else if len(r.Removed) > 0 {
+		attrs = append(attrs, "deleted", len(r.Removed))
+	}
+	return attrs
+}
+
+// round does the work of p. It runs on its own goroutine, owned by Run.
+func (l *Loop) round(ctx context.Context, p plan) Round {
+	r := Round{Kind: p.kind, Start: time.Now()}
+	opts := l.opts.Pipeline
+	if p.kind != Update {
+		opts.Source = nil // a full walk: documents whose files are gone are deleted
+		r.Report, r.Err = pipeline.Run(ctx, opts)
+		r.End = time.Now()
+		return r
+	}
+	removed, back := stillGone(opts.Reader, p.removed)
+	changed := append(p.changed, back...)
+	if len(changed) > 0 {
+		var gone []string
+		opts.Source = changedFiles(opts.Reader, changed, &gone)
+		r.Report, r.Err = pipeline.Run(ctx, opts)
+		r.Changed = slices.DeleteFunc(changed, func(id string) bool { return slices.Contains(gone, id) })
+		removed = append(removed, gone...)
+	}
+	if r.Err == nil && len(removed) > 0 {
+		var n int
+		n, r.Err = Remove(ctx, opts.Store, opts.State, removed)
+		r.Removed = removed[:n]
+	}
+	r.End = time.Now()
+	return r
+}

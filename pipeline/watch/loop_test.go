@@ -1,0 +1,358 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
+)
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		setting string // "" for valid
+	}{
+		{"defaults", Config{}, ""},
+		{"negative debounce", Config{Debounce: -time.Second}, "watch.debounce"},
+		{"max delay below debounce", Config{Debounce: 2 * time.Second, MaxDelay: time.Second}, "watch.maxDelay"},
+		{"negative rescan", Config{RescanInterval: -time.Minute}, "watch.rescanInterval"},
+		{"rescan too often", Config{RescanInterval: time.Millisecond}, "watch.rescanInterval"},
+		{"hourly rescan", Config{RescanInterval: time.Hour}, ""},
+		{"negative grace", Config{GracePeriod: -time.Second}, "watch.gracePeriod"},
+		{"negative batch", Config{MaxBatch: -1}, "watch.maxBatch"},
+		{"pending below batch", Config{MaxBatch: 50, MaxPending: 10}, "watch.maxPending"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.WithDefaults().Validate()
+			if tt.setting == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var cerr *ConfigError
+			if !errors.As(err, &cerr) || cerr.Setting != tt.setting || !errors.Is(err, ErrConfig) {
+				t.Fatalf("Validate() = %v, want a *ConfigError naming %s", err, tt.setting)
+			}
+			if !strings.Contains(err.Error(), tt.setting) {
+				t.Errorf("message %q does not name %s", err, tt.setting)
+			}
+		})
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	c := DefaultConfig()
+	want := Config{Debounce: 500 * time.Millisecond, MaxDelay: 10 * time.Second, GracePeriod: 10 * time.Second, MaxBatch: 1000, MaxPending: 10000}
+	if c != want {
+		t.Errorf("DefaultConfig() = %+v, want %+v", c, want)
+	}
+}
+
+// TestCoalesce checks how events become rounds, without goroutines.
+func TestCoalesce(t *testing.T) {
+	ch, rm, rs := reader.Changed, reader.Removed, reader.Rescan
+	type ev struct {
+		id string
+		op reader.EventOp
+	}
+	tests := []struct {
+		name   string
+		events []ev
+		want   []string // rounds, as "kind changed... -removed..."
+	}{
+		{"dedupe keeps the latest op", []ev{{"a", ch}, {"b", ch}, {"a", rm}}, []string{"update b -a"}},
+		{"back again", []ev{{"a", rm}, {"a", ch}}, []string{"update a"}},
+		{"batches in arrival order", []ev{{"a", ch}, {"b", ch}, {"c", ch}, {"d", rm}}, []string{"update a b c", "update -d"}},
+		{"rescan drops the pending ids", []ev{{"a", ch}, {"", rs}, {"b", ch}}, []string{"rescan"}},
+		{"overflow becomes a rescan", []ev{{"a", ch}, {"b", ch}, {"c", ch}, {"d", ch}, {"e", ch}, {"f", ch}, {"g", ch}}, []string{"rescan"}},
+		{"nothing to do", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &Loop{cfg: Config{MaxBatch: 3, MaxPending: 6}.WithDefaults(), log: discard()}
+			s := &runState{l: l, ops: map[string]reader.EventOp{}, ready: true}
+			for _, e := range tt.events {
+				s.add(reader.Event{ID: e.id, Op: e.op})
+			}
+			var got []string
+			for {
+				p, ok := s.next()
+				if !ok {
+					break
+				}
+				r := p.kind.String()
+				for _, id := range p.changed {
+					r += " " + id
+				}
+				for _, id := range p.removed {
+					r += " -" + id
+				}
+				got = append(got, r)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("rounds %q, want %q", got, tt.want)
+			}
+			if l.Pending() != 0 {
+				t.Errorf("Pending() = %d after taking every round", l.Pending())
+			}
+		})
+	}
+}
+
+// gate wraps a store: it passes the first pass calls to Add, then blocks
+// later ones until their context ends, like a slow embedding in flight.
+type gate struct {
+	pipeline.Writer
+	pass    int64
+	calls   atomic.Int64
+	blocked chan struct{}
+	once    sync.Once
+}
+
+func newGate(w pipeline.Writer, pass int64) *gate {
+	return &gate{Writer: w, pass: pass, blocked: make(chan struct{})}
+}
+
+func (g *gate) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	if g.calls.Add(1) <= g.pass {
+		return g.Writer.Add(ctx, nodes)
+	}
+	g.once.Do(func() { close(g.blocked) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStopDuringBurst stops the loop while a burst of new files is being
+// ingested: gracefully with time to finish, with a grace period too short,
+// and with Abort (a second signal). Every way leaves a state from which
+// the next start converges on a clean run, with no duplicate chunks.
+func TestStopDuringBurst(t *testing.T) {
+	tests := []struct {
+		name  string
+		grace time.Duration
+		hold  bool // block writes after a few, so the stop finds work in flight
+		abort bool
+		want  error
+	}{
+		{name: "finish within grace", grace: 10 * time.Second},
+		{name: "grace period over", grace: time.Millisecond, hold: true},
+		{name: "abort", grace: time.Hour, hold: true, abort: true, want: ErrAborted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.cfg.GracePeriod = tt.grace
+			e.writeFile("seed.md", "Present before the start.")
+			var g *gate
+			e.start(func(o *Options) {
+				if tt.hold {
+					g = newGate(o.Pipeline.Store, 3)
+					o.Pipeline.Store = g
+					o.Config.MaxBatch = 40
+				}
+			})
+			e.waitReady()
+			for i := range 120 {
+				e.writeFile(fmt.Sprintf("burst/%02d/doc%03d.md", i%7, i), fmt.Sprintf("Document %d of the burst. It has its own words: w%d.", i, i*7919))
+			}
+			if tt.hold {
+				select {
+				case <-g.blocked:
+				case <-time.After(waitLimit):
+					t.Fatal("the burst never reached the store")
+				}
+			} else {
+				e.log.await(t, 0, "ingesting the burst", func(r Round) bool { return r.Kind == Update })
+			}
+			if tt.abort {
+				e.loop.Abort()
+			}
+			if err := e.stop(); !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
+				t.Fatalf("Run = %v, want %v", err, tt.want)
+			}
+			e.start(nil)
+			e.waitReady()
+			e.checkClean()
+			if got := len(docsOf(nodesOf(t, e.store))); got != 121 {
+				t.Errorf("%d documents after the restart, want 121", got)
+			}
+		})
+	}
+}
+
+// failing fails Add with err for the first n calls.
+type failing struct {
+	pipeline.Writer
+	n   atomic.Int64
+	err error
+}
+
+func (f *failing) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	if f.n.Add(-1) >= 0 {
+		return nil, f.err
+	}
+	return f.Writer.Add(ctx, nodes)
+}
+
+func TestRoundErrors(t *testing.T) {
+	t.Run("transient errors are retried as a rescan", func(t *testing.T) {
+		e := newEnv(t)
+		e.writeFile("a.md", "Alpha.")
+		e.tweak = func(l *Loop) { l.retryIn = 5 * time.Millisecond }
+		e.start(func(o *Options) {
+			f := &failing{Writer: o.Pipeline.Store, err: errors.New("disk hiccup")}
+			f.n.Store(2)
+			o.Pipeline.Store = f
+		})
+		e.waitReady()
+		e.wait()
+		e.checkClean()
+		if e.log.failed() == 0 {
+			t.Error("no round failed; the fake store did not fail")
+		}
+	})
+	t.Run("permanent errors stop the loop", func(t *testing.T) {
+		e := newEnv(t)
+		e.writeFile("a.md", "Alpha.")
+		e.start(func(o *Options) {
+			f := &failing{Writer: o.Pipeline.Store, err: &sink.DimensionError{}}
+			f.n.Store(1 << 30)
+			o.Pipeline.Store = f
+		})
+		var err error
+		select {
+		case err = <-e.done:
+		case <-time.After(waitLimit):
+			t.Fatal("Run did not stop on a permanent error")
+		}
+		e.done <- nil // for the cleanup's stop
+		if !errors.Is(err, sink.ErrDimensionMismatch) {
+			t.Errorf("Run = %v, want an error wrapping sink.ErrDimensionMismatch", err)
+		}
+		if e.loop.Ready() {
+			t.Error("Ready() after the initial reconciliation failed")
+		}
+	})
+}
+
+func TestRunTwiceAndClose(t *testing.T) {
+	e := newEnv(t)
+	e.open()
+	l, err := New(Options{Pipeline: e.options(e.store, e.state)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	if err := l.Run(context.Background()); !errors.Is(err, ErrRunning) {
+		t.Errorf("Run after Close = %v, want ErrRunning", err)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	e := newEnv(t)
+	e.open()
+	tests := []struct {
+		name string
+		mod  func(*Options)
+		want string
+	}{
+		{"no state", func(o *Options) { o.Pipeline.State = nil }, "State is required"},
+		{"no store", func(o *Options) { o.Pipeline.Store = nil }, "Store is required"},
+		{"dry run", func(o *Options) { o.Pipeline.DryRun = true }, "dry run"},
+		{"bad setting", func(o *Options) { o.Config.MaxBatch = -1 }, "watch.maxBatch"},
+		{"missing folder", func(o *Options) { o.Pipeline.Reader.Dir = e.root + "/nope" }, "source.dir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Options{Pipeline: e.options(e.store, e.state)}
+			tt.mod(&o)
+			l, err := New(o)
+			if err == nil {
+				l.Close()
+				t.Fatal("New succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRemove(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile("a.md", "Alpha.")
+	e.writeFile("b.md", "Bravo.")
+	e.open()
+	ctx := context.Background()
+	if _, err := pipeline.Run(ctx, e.options(e.store, e.state)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Remove(ctx, e.store, e.state, []string{"a.md", "never-there.md"})
+	if err != nil || n != 2 {
+		t.Fatalf("Remove = %d, %v; want 2, nil", n, err)
+	}
+	if got := docsOf(nodesOf(t, e.store)); !slices.Equal(got, []string{"b.md"}) {
+		t.Errorf("store holds %q, want [b.md]", got)
+	}
+	ids, err := e.state.DocIDs(ctx)
+	if err != nil || !slices.Equal(ids, []string{"b.md"}) {
+		t.Errorf("manifest holds %q (%v), want [b.md]", ids, err)
+	}
+}
+
+func TestPeriodicRescan(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile("a.md", "Alpha.")
+	e.cfg.RescanInterval = time.Second
+	e.start(nil)
+	e.waitReady()
+	e.log.await(t, 1, "from the periodic rescan", func(r Round) bool { return r.Kind == Rescan && r.Err == nil })
+	e.checkClean()
+}
+
+// TestConfigYAML decodes the `watch` section as the configuration file
+// spells it.
+func TestConfigYAML(t *testing.T) {
+	const doc = `
+debounce: 250ms
+maxDelay: 5s
+rescanInterval: 1h
+gracePeriod: 20s
+maxBatch: 500
+maxPending: 20000
+`
+	dec := yaml.NewDecoder(strings.NewReader(doc))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Debounce: 250 * time.Millisecond, MaxDelay: 5 * time.Second, RescanInterval: time.Hour,
+		GracePeriod: 20 * time.Second, MaxBatch: 500, MaxPending: 20000}
+	if c != want {
+		t.Errorf("decoded %+v, want %+v", c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,153 @@
+package watch
+
+import (
+	"bufio"
+	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/embedder"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// reporting is an embedder with HTTP-client statistics.
+type reporting struct {
+	embedder.Embedder
+	stats embedder.Stats
+}
+
+func (r reporting) Stats() embedder.Stats { return r.stats }
+
+func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// samples parses the sluice_ series of a scrape into name → value.
+func samples(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !strings.HasPrefix(name, "sluice_") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("bad sample %q: %v", sc.Text(), err)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile("a.md", "Alpha.")
+	e.writeFile("b.md", "Bravo.")
+	e.open()
+	opts := Options{Pipeline: e.options(e.store, e.state), Config: e.cfg}
+	opts.Pipeline.Embedder = reporting{Embedder: opts.Pipeline.Embedder, stats: embedder.Stats{Requests: 9, Throttled: 7, Retries: 5, Failures: 1}}
+	l, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewMetrics(l).Handler())
+	defer srv.Close()
+
+	if code, _ := get(t, srv, "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200", code)
+	}
+	if code, _ := get(t, srv, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before the initial reconciliation = %d, want 503", code)
+	}
+
+	e.log = &roundLog{notify: make(chan struct{}, 1)}
+	l.opts.OnRound = e.log.add
+	e.loop, e.done = l, make(chan error, 1)
+	ctx, cancel := contextWithCancel()
+	e.cancel = cancel
+	go func() { e.done <- l.Run(ctx) }()
+	e.waitReady()
+
+	if code, _ := get(t, srv, "/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the initial reconciliation = %d, want 200", code)
+	}
+	code, text := get(t, srv, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics = %d", code)
+	}
+	got := samples(t, text)
+	for name, want := range map[string]float64{
+		"sluice_documents_processed_total": 2,
+		"sluice_documents_failed_total":    0,
+		"sluice_chunks_processed_total":    2,
+		"sluice_embedding_requests_total":  9,
+		"sluice_embedding_throttled_total": 7,
+		"sluice_embedding_retries_total":   5,
+		"sluice_embedding_failures_total":  1,
+		"sluice_watch_pending_documents":   0,
+		"sluice_watch_ready":               1,
+		"sluice_watch_rescans_total":       1,
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %v, want %v", name, got[name], want)
+		}
+	}
+	if got["sluice_tokens_embedded_total"] <= 0 || got["sluice_bytes_read_total"] != 12 {
+		t.Errorf("tokens %v, bytes %v: want tokens > 0 and 12 bytes", got["sluice_tokens_embedded_total"], got["sluice_bytes_read_total"])
+	}
+	if got["sluice_watch_last_sync_timestamp_seconds"] <= 0 {
+		t.Error("sluice_watch_last_sync_timestamp_seconds not set after a successful round")
+	}
+	if !strings.Contains(text, "go_goroutines") || !strings.Contains(text, "process_cpu_seconds_total") {
+		t.Error("the Go and process collectors are missing")
+	}
+	checkGolden(t, "metrics.golden", describe(text))
+}
+
+// describe keeps the HELP and TYPE lines of the sluice_ series: the shape
+// dashboards depend on.
+func describe(text string) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, "# HELP sluice_") || strings.HasPrefix(line, "# TYPE sluice_") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run go test -update if the change is intended):\n got:\n%s\nwant:\n%s", path, got, want)
+	}
+}

@@ -22,8 +22,13 @@
 // (the sum of the parts' own token counts, as in LlamaIndex); each chunk
 // after the first starts with the longest tail of the previous chunk's parts
 // that sums to at most ChunkOverlap tokens. Chunks are trimmed of white space
-// and blank chunks are dropped. Every part is tokenized once per level, and
-// each chunk once more for its exact count.
+// and blank chunks are dropped.
+//
+// Each part is tokenized once, when it is cut (a part that is too long is
+// only counted up to ChunkSize+1 tokens before it is cut again). A chunk's
+// exact count, and its overlap's, are added up from its parts' counts:
+// only the pre-tokens at its trimmed ends and at joins where two parts
+// tokenize differently together than apart are counted again.
 //
 // Splitter is safe for concurrent use: split documents on as many goroutines
 // as there are cores. SplitReader splits a stream of any length in bounded

@@ -112,7 +112,7 @@ func TestParityLlamaIndex(t *testing.T) {
 					case placeholderBug(r):
 						placeholder++
 					case !strings.Contains(text, r):
-						dropped++
+						dropped++ // LlamaIndex lost characters (see cutPhrases)
 					default:
 						unexplained = append(unexplained, fmt.Sprintf("%s#%d (%d tokens)", file, i, s.CountTokens(r)))
 					}
@@ -124,7 +124,7 @@ func TestParityLlamaIndex(t *testing.T) {
 				tc.size, tc.overlap, same, total, pct, oversize, placeholder, dropped, len(unexplained))
 			fmt.Printf("parity %d/%d: %.2f%% (%d/%d)\n", tc.size, tc.overlap, pct, same, total)
 			for _, u := range unexplained {
-				t.Logf("not reproduced: %s", u)
+				t.Errorf("not reproduced, and not explained by a documented difference: %s", u)
 			}
 			if float64(same) < parityTarget*float64(total) {
 				t.Errorf("parity %.2f%% is below %.0f%%", pct, 100*parityTarget)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -218,6 +219,7 @@ func TestSplitReaderMatchesSplit(t *testing.T) {
 	}{
 		{"paragraphs", bigText(300 << 10), 0},
 		{"no paragraph separators", strings.ReplaceAll(bigText(300<<10), "\n\n\n", "\n"), 2},
+		{"one long word", strings.Repeat("abcdefghij", 10000), 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,8 +297,8 @@ func TestWindowCut(t *testing.T) {
 		{"separator run scanned left to right", "aaaaaaaa\n\n\n\nb", 8},
 		{"separator too early, newline", "a\n\n\nbbbbbbbbbbbbbbbb\ncc", 21},
 		{"space", "aaaaaaaaaa bb", 11},
-		{"rune boundary", "aaaaaaaaaa日", 10 + len("日")},
-		{"split rune", "aaaaaaaaaa" + "日"[:2], 10},
+		{"one word: a quarter", "aaaaaaaaaaaa", 3},
+		{"one word: at a character start", "aa日日日日", 5},
 	}
 	for _, tc := range tests {
 		if got := windowCut([]byte(tc.buf)); got != tc.want {
@@ -317,9 +319,8 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got := s.Split(text)
-			if len(got) != len(want) || got[len(got)-1] != want[len(want)-1] {
-				errs <- fmt.Errorf("concurrent Split gave %d chunks, want %d", len(got), len(want))
+			if got := s.Split(text); !slices.Equal(got, want) {
+				errs <- fmt.Errorf("concurrent Split gave %d chunks differing from the %d of a lone Split", len(got), len(want))
 			}
 		}()
 	}

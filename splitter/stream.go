@@ -102,8 +102,8 @@ func (s *Splitter) paragraphPieces(text string, off, size int, out []piece) []pi
 
 // windowCut returns where the window buf ends: at its last paragraph
 // separator (found scanning left to right, as String.split does) past the
-// first quarter, else after its last newline or space, else at its last
-// character boundary.
+// first quarter, else after its last newline or space, else at the first
+// character boundary after the first quarter.
 func windowCut(buf []byte) int {
 	sep := []byte(paragraphSeparator)
 	last := -1
@@ -125,12 +125,11 @@ func windowCut(buf []byte) int {
 	if k := bytes.LastIndexByte(buf, ' '); k > quarter {
 		return k + 1
 	}
-	end, i := len(buf), len(buf)-1
-	for i > 0 && end-i < utf8.UTFMax && !utf8.RuneStart(buf[i]) {
-		i--
-	}
-	if i > 0 && !utf8.FullRune(buf[i:]) {
-		end = i
+	// One long word: it is cut into characters, each a piece, so keep the
+	// window short (a quarter) to bound memory; cut at a character start.
+	end := max(quarter, 1)
+	for k := 0; k < utf8.UTFMax && end < len(buf) && !utf8.RuneStart(buf[end]); k++ {
+		end++
 	}
 	return end
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,6 +113,10 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 	}
 	fmt.Fprintf(w, "%d files failed (see `sluice failed list`, replay with `sluice failed retry`):\n", r.FilesFailed)
 	for _, f := range r.Failures {
-		fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Error)
+		msg := f.Error
+		if !strings.Contains(msg, f.Path) {
+			msg = f.Path + ": " + msg
+		}
+		fmt.Fprintf(w, "  %s\n", msg)
 	}
 }

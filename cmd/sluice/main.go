@@ -115,6 +115,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.getCommand(),
 		a.deleteCommand(),
 		a.splitCommand(),
+		a.benchCommand(),
 		a.failedCommand(),
 		a.devserverCommand(),
 		a.indexCommand(),

@@ -41,7 +41,7 @@ func WriteChart(w io.Writer, results []Result, format string) error {
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = batchTicks(results)
 	p.Y.Min = 0
-	p.Legend.Top = true
+	p.Legend.Left = false // bottom right, below lines that rise with batch size
 	p.Add(plotter.NewGrid())
 
 	concs := make([]int, 0, len(byConc))
@@ -61,6 +61,17 @@ func WriteChart(w io.Writer, results []Result, format string) error {
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("concurrency %d", c), line, points)
+	}
+	if q := quota(results); q > 0 {
+		sizes := batchTicks(results)
+		line, err := plotter.NewLine(plotter.XYs{{X: sizes[0].Value, Y: q}, {X: sizes[len(sizes)-1].Value, Y: q}})
+		if err != nil {
+			return fmt.Errorf("bench: charting the quota: %w", err)
+		}
+		line.Color = color.Gray{Y: 96}
+		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(line)
+		p.Legend.Add("token quota", line)
 	}
 	if win := Pick(results); win >= 0 {
 		r := results[win]
@@ -96,4 +107,14 @@ func batchTicks(results []Result) plot.ConstantTicks {
 		ticks = append(ticks, plot.Tick{Value: float64(s), Label: strconv.Itoa(s)})
 	}
 	return ticks
+}
+
+// quota returns the tokens-per-second quota implied by the results, or 0.
+func quota(results []Result) float64 {
+	for _, r := range results {
+		if r.Error == "" && r.TPMUtilization != nil && *r.TPMUtilization > 0 {
+			return r.TokensPerS / *r.TPMUtilization
+		}
+	}
+	return 0
 }

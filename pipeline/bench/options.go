@@ -18,6 +18,7 @@ type OptionsError struct {
 	Reason  string
 }
 
+// Error names the setting and the reason.
 func (e *OptionsError) Error() string { return "bench: " + e.Setting + ": " + e.Reason }
 
 // Unwrap returns ErrInvalidOptions.
@@ -41,6 +42,7 @@ const (
 	DefaultDuration    = 5 * time.Second
 	DefaultMaxDuration = 30 * time.Second
 	DefaultMinRequests = 20
+	DefaultCooldown    = time.Second
 )
 
 // Options choose the configurations to try and how long to measure each.
@@ -52,8 +54,14 @@ type Options struct {
 	// Concurrencies are the numbers of requests in flight to try;
 	// default 1, 4, 16.
 	Concurrencies []int `yaml:"concurrency"`
-	// Warmup is run and discarded before each measurement; default 2s.
+	// Warmup is run and discarded before each measurement, counted from
+	// the first embedded chunk; it must outlast the burst allowance of the
+	// quota and the client's first reactions to it. Default 2s.
 	Warmup time.Duration `yaml:"warmup"`
+	// Cooldown is waited before each trial against a quota (an embedder
+	// budget or Harness.TokensPerMinute), so that the provider's quota,
+	// drained by the previous trial, refills; default 1s.
+	Cooldown time.Duration `yaml:"cooldown"`
 	// Duration is the shortest measured window of each trial; default 5s.
 	Duration time.Duration `yaml:"duration"`
 	// MinRequests is the fewest embedding requests a window must hold for
@@ -74,6 +82,9 @@ func (o *Options) ApplyDefaults() {
 	}
 	if o.Warmup == 0 {
 		o.Warmup = DefaultWarmup
+	}
+	if o.Cooldown == 0 {
+		o.Cooldown = DefaultCooldown
 	}
 	if o.Duration == 0 {
 		o.Duration = DefaultDuration
@@ -111,6 +122,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.Warmup < 0:
 		return optErr("bench.warmup (--warmup)", "must be a duration of 0s or more such as 2s, got %s", o.Warmup)
+	case o.Cooldown < 0:
+		return optErr("bench.cooldown (--cooldown)", "must be a duration of 0s or more such as 1s, got %s", o.Cooldown)
 	case o.Duration < 0:
 		return optErr("bench.duration (--duration)", "must be a positive duration such as 5s, got %s", o.Duration)
 	case o.MinRequests < 0:

@@ -6,32 +6,60 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 )
 
-// WriteTable writes results as an aligned table with the winner marked by
-// "*", followed by the recommendation line.
+// tableHeader are the columns of WriteTable.
+var tableHeader = []string{"batch", "conc", "chunks/req", "chunks/s", "tokens/s", "tpm used", "429", "retries", "p50 ms", "p95 ms", "rss MB"}
+
+// WriteTable writes results as a table of right-aligned columns with the
+// winner marked by "*", followed by the recommendation line.
 func WriteTable(w io.Writer, results []Result) error {
 	win := Pick(results)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "batch\tconc\tchunks/s\ttokens/s\ttpm used\t429\tretries\tp50 ms\tp95 ms\trss MB\t\t")
+	rows := [][]string{tableHeader}
+	notes := []string{""}
 	for i, r := range results {
-		mark := ""
-		if i == win {
-			mark = "*"
+		note := ""
+		switch {
+		case r.Error != "":
+			note = "error: " + r.Error
+		case i == win:
+			note = "*"
 		}
+		notes = append(notes, note)
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%d\t%d\t-\t-\t-\t-\t-\t-\t-\t-\t\t error: %s\n", r.BatchSize, r.Concurrency, r.Error)
+			rows = append(rows, []string{strconv.Itoa(r.BatchSize), strconv.Itoa(r.Concurrency), "-", "-", "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.0f\t%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%s\t\n",
-			r.BatchSize, r.Concurrency, r.ChunksPerS, r.TokensPerS, utilization(r.TPMUtilization),
-			r.HTTP429, r.Retries, r.P50Ms, r.P95Ms, r.PeakRSSMB, mark)
+		rows = append(rows, []string{
+			strconv.Itoa(r.BatchSize), strconv.Itoa(r.Concurrency), fmt.Sprintf("%.1f", r.ChunksPerRequest),
+			fmt.Sprintf("%.1f", r.ChunksPerS), fmt.Sprintf("%.0f", r.TokensPerS), utilization(r.TPMUtilization),
+			strconv.FormatInt(r.HTTP429, 10), strconv.FormatInt(r.Retries, 10),
+			fmt.Sprintf("%.1f", r.P50Ms), fmt.Sprintf("%.1f", r.P95Ms), fmt.Sprintf("%.1f", r.PeakRSSMB),
+		})
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	widths := make([]int, len(tableHeader))
+	for _, row := range rows {
+		for j, cell := range row {
+			widths[j] = max(widths[j], len(cell))
+		}
 	}
-	_, err := fmt.Fprintln(w, "recommended:", Recommendation(results))
+	var b strings.Builder
+	for i, row := range rows {
+		for j, cell := range row {
+			if j > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(strings.Repeat(" ", widths[j]-len(cell)))
+			b.WriteString(cell)
+		}
+		if notes[i] != "" {
+			b.WriteString("  " + notes[i])
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("recommended: " + Recommendation(results) + "\n")
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -56,7 +84,7 @@ func WriteJSON(w io.Writer, results []Result) error {
 // csvHeader are the CSV columns: the JSON keys, in the same order.
 var csvHeader = []string{
 	"batch_size", "concurrency", "chunks_per_s", "tokens_per_s", "tpm_utilization", "http_429",
-	"retries", "p50_ms", "p95_ms", "peak_rss_mb", "requests", "seconds", "winner", "error",
+	"retries", "p50_ms", "p95_ms", "peak_rss_mb", "requests", "chunks_per_request", "seconds", "winner", "error",
 }
 
 // WriteCSV writes results as CSV with a header row; the columns are the
@@ -77,7 +105,7 @@ func WriteCSV(w io.Writer, results []Result) error {
 		rec := []string{
 			strconv.Itoa(r.BatchSize), strconv.Itoa(r.Concurrency), f(r.ChunksPerS), f(r.TokensPerS), util,
 			strconv.FormatInt(r.HTTP429, 10), strconv.FormatInt(r.Retries, 10), f(r.P50Ms), f(r.P95Ms),
-			f(r.PeakRSSMB), strconv.FormatInt(r.Requests, 10), f(r.Seconds), strconv.FormatBool(i == win), r.Error,
+			f(r.PeakRSSMB), strconv.FormatInt(r.Requests, 10), f(r.ChunksPerRequest), f(r.Seconds), strconv.FormatBool(i == win), r.Error,
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -11,23 +11,35 @@ import (
 // command-line contract (`sluice bench --json`): keys may be added, never
 // renamed.
 type Result struct {
-	BatchSize   int     `json:"batch_size"`
-	Concurrency int     `json:"concurrency"`
-	ChunksPerS  float64 `json:"chunks_per_s"`
-	TokensPerS  float64 `json:"tokens_per_s"`
+	// BatchSize and Concurrency are the configuration measured.
+	BatchSize   int `json:"batch_size"`
+	Concurrency int `json:"concurrency"`
+	// ChunksPerS and TokensPerS are the chunks written and the tokens
+	// embedded per second in the measured window.
+	ChunksPerS float64 `json:"chunks_per_s"`
+	TokensPerS float64 `json:"tokens_per_s"`
 	// TPMUtilization is the share of the tokens-per-minute quota used in
 	// the measured window (1 is all of it); null without a quota.
 	TPMUtilization *float64 `json:"tpm_utilization"`
-	HTTP429        int64    `json:"http_429"`
-	Retries        int64    `json:"retries"`
-	P50Ms          float64  `json:"p50_ms"`
-	P95Ms          float64  `json:"p95_ms"`
+	// HTTP429 counts the requests answered 429 (throttled) and Retries the
+	// retried requests in the window; both 0 for embedders without HTTP.
+	HTTP429 int64 `json:"http_429"`
+	Retries int64 `json:"retries"`
+	// P50Ms and P95Ms are percentiles of the request latency in
+	// milliseconds: of each HTTP attempt that succeeded (time waiting for
+	// the quota excluded), or of each Embed call for other embedders.
+	P50Ms float64 `json:"p50_ms"`
+	P95Ms float64 `json:"p95_ms"`
 	// PeakRSSMB is the peak resident set size in MiB (VmHWM) of the process
 	// that ran the trial: the trial's own when run by Exec, the running
 	// peak of the process when run in-process.
 	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// Requests counts the embedding requests of the measured window.
 	Requests int64 `json:"requests"`
+	// ChunksPerRequest is the mean batch actually sent: below BatchSize
+	// when the embedder's request caps (maxTokensPerRequest, or a second's
+	// share of tokensPerMinute) cut batches smaller.
+	ChunksPerRequest float64 `json:"chunks_per_request"`
 	// Seconds is the length of the measured window.
 	Seconds float64 `json:"seconds"`
 	// Error, when set, says why the trial could not be measured; the other
@@ -47,6 +59,8 @@ const nearBest = 0.98
 // tokens per second; among results within 2% of that, the one with the
 // lowest concurrency, then the smallest batch, wins, since differences that
 // small are noise and fewer requests in flight are kinder to the quota.
+// Throughput above the token quota (a window that caught a burst) counts as
+// the quota: no setting beats the quota in the long run.
 // When every result was throttled, the one with the fewest 429s wins, by
 // throughput on a tie.
 func Pick(results []Result) int {
@@ -71,12 +85,12 @@ func Pick(results []Result) int {
 	}
 	top := 0.0
 	for _, i := range ok {
-		top = max(top, results[i].TokensPerS)
+		top = max(top, sustained(results[i]))
 	}
 	best := -1
 	for _, i := range ok {
 		r := results[i]
-		if r.TokensPerS < nearBest*top {
+		if sustained(r) < nearBest*top {
 			continue
 		}
 		if best < 0 || cheaper(r, results[best]) {
@@ -84,6 +98,14 @@ func Pick(results []Result) int {
 		}
 	}
 	return best
+}
+
+// sustained is the throughput r can keep up: at most the token quota.
+func sustained(r Result) float64 {
+	if u := r.TPMUtilization; u != nil && *u > 1 {
+		return r.TokensPerS / *u
+	}
+	return r.TokensPerS
 }
 
 func cheaper(a, b Result) bool {

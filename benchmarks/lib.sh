@@ -1,0 +1,63 @@
+# lib.sh — helpers shared by the benchmark scripts (sourced, not run).
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$BENCH_DIR/.." && pwd)"
+SHARED="${SLUICE_SHARED:-$REPO/../shared}"
+MAKE_CORPUS="$SHARED/corpus/make-corpus.sh"
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# machine prints the machine line recorded with every figure.
+machine() {
+  printf '%s, %s cores (%s), %s MiB RAM, %s, %s' \
+    "$(uname -sr)" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')" \
+    "$(($(grep MemTotal /proc/meminfo | awk '{print $2}') / 1024))" "$(go version | awk '{print $3}')" \
+    "node $(node --version 2>/dev/null || echo none)"
+}
+
+# build_sluice OUT builds the sluice binary (or copies $SLUICE_BIN if set).
+build_sluice() {
+  if [ -n "${SLUICE_BIN:-}" ]; then
+    cp "$SLUICE_BIN" "$1"
+    return
+  fi
+  (cd "$REPO" && go build -trimpath -o "$1" ./cmd/sluice) || die "building sluice"
+}
+
+# make_corpus DIR SIZE_MB builds a corpus with the shared script (its
+# download cache is $CORPUS_CACHE or $TMPDIR/sluice-corpus/cache).
+make_corpus() {
+  [ -x "$MAKE_CORPUS" ] || [ -f "$MAKE_CORPUS" ] || die "$MAKE_CORPUS not found; set SLUICE_SHARED to the shared folder"
+  bash "$MAKE_CORPUS" "$1" "$2" >&2 || die "make-corpus.sh $1 $2 failed"
+}
+
+# corpus_bytes DIR prints the bytes of the files sluice reads by default.
+corpus_bytes() {
+  find "$1" -type f \( -name '*.md' -o -name '*.markdown' -o -name '*.txt' -o -name '*.text' -o -name '*.rst' \) \
+    -not -path '*/.*' -printf '%s\n' | awk '{s += $1} END {print s + 0}'
+}
+
+# timed OUT CMD... runs CMD under /usr/bin/time -v, its stdout to OUT.out
+# and the time report to OUT.time. Exit code 3 (sluice: finished, some
+# documents failed) is accepted.
+timed() {
+  local out="$1" rc=0
+  shift
+  /usr/bin/time -v -o "$out.time" "$@" >"$out.out" || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 3 ] || die "$* failed with exit code $rc (see $out.time)"
+}
+
+# peak_mib OUT prints the peak RSS in MiB from OUT.time.
+peak_mib() { awk -F: '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$1.time"; }
+
+# wall_s OUT prints the elapsed seconds from OUT.time.
+wall_s() {
+  awk '/Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; printf "%.2f", s}' "$1.time"
+}
+
+# ratio A B prints A/B with two decimals.
+ratio() {
+  case "$1$2" in *[!0-9.]*) echo n/a; return ;; esac
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
+}

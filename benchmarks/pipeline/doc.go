@@ -1,0 +1,11 @@
+// Package pipelinebench holds the Go benchmarks of the whole Sluice
+// pipeline: reading, splitting, batching and writing with an instant
+// embedder, against tokenizing the same corpus alone on the same cores.
+//
+//	go test -run '^$' -bench . -benchtime 3x ./benchmarks/pipeline/
+//	SLUICE_BENCH_CORPUS=/tmp/corpus/10mb go test -run '^$' -bench . -benchtime 3x ./benchmarks/pipeline/
+//
+// Without SLUICE_BENCH_CORPUS the benchmarks build a synthetic corpus of
+// about 4 MB. The package holds benchmarks only; the assertions live with
+// the packages they test.
+package pipelinebench

@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
+)
+
+// ErrNoFiles is returned when the corpus holds no file to benchmark with.
+var ErrNoFiles = errors.New("bench: no files to benchmark with")
+
+// Corpus lists the files cfg selects, skipping files that cannot be read.
+// It returns an error wrapping ErrNoFiles when there are none.
+func Corpus(ctx context.Context, cfg reader.Config) ([]reader.File, error) {
+	var files []reader.File
+	err := reader.Walk(ctx, cfg, func(f reader.File, err error) error {
+		if err == nil {
+			files = append(files, f)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: listing the corpus: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: nothing in %s matches source.include; pass another DIR or check source.include and source.exclude", ErrNoFiles, cfg.Dir)
+	}
+	return files, nil
+}
+
+// cycle is a pipeline.FileSource that yields files again and again until
+// ctx is done, so that a trial measures steady state and never the tail of
+// a run. Re-ingested documents overwrite their earlier nodes.
+func cycle(files []reader.File) pipeline.FileSource {
+	return func(ctx context.Context, fn func(reader.File, error) error) error {
+		for {
+			for _, f := range files {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := fn(f, nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/pipeline/bench"
+)
+
+const trialEnv = "SLUICE_BENCH_TRIAL"
+
+// helperChild plays the sluice binary re-executed for one trial.
+func helperChild(mode string) int {
+	t, err := bench.ParseTrial(os.Getenv(trialEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	switch mode {
+	case "ok":
+		fmt.Println("a log line before the result")
+		rss, _ := bench.PeakRSS()
+		r := bench.Result{BatchSize: t.BatchSize, Concurrency: t.Concurrency, TokensPerS: float64(100 * t.BatchSize), PeakRSSMB: float64(rss) / (1 << 20)}
+		if err := bench.WriteResult(os.Stdout, r); err != nil {
+			return 1
+		}
+		return 0
+	case "garbage":
+		fmt.Println("not json")
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "sluice: configuration: embedder.model is required")
+	return 2
+}
+
+func helperExec(mode string) bench.Exec {
+	return bench.Exec{Command: func(ctx context.Context, t bench.Trial) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"="+mode, trialEnv+"="+t.String())
+		return cmd
+	}}
+}
+
+func TestExec(t *testing.T) {
+	trial := bench.Trial{BatchSize: 32, Concurrency: 2}
+	tests := []struct {
+		mode    string
+		wantErr string // "" for success
+	}{
+		{"ok", ""},
+		{"garbage", "not a result"},
+		{"fail", "embedder.model is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			r, err := helperExec(tt.mode).Measure(t.Context(), trial)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Trial() != trial || r.TokensPerS != 3200 || r.PeakRSSMB <= 0 {
+					t.Errorf("Measure() = %+v, want the child's result for %s with its peak RSS", r, trial)
+				}
+				return
+			}
+			if !errors.Is(err, bench.ErrChild) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Measure() error = %v, want ErrChild mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRunRecordsFailuresAndGoesOn(t *testing.T) {
+	trials := []bench.Trial{{BatchSize: 8, Concurrency: 1}, {BatchSize: 16, Concurrency: 1}}
+	var seen []bench.Trial
+	results, err := bench.Run(t.Context(), helperExec("fail"), trials, func(r bench.Result) { seen = append(seen, r.Trial()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || len(seen) != 2 {
+		t.Fatalf("Run() gave %d results and %d callbacks, want 2 each", len(results), len(seen))
+	}
+	for i, r := range results {
+		if r.Error == "" || r.Trial() != trials[i] {
+			t.Errorf("result %d = %+v, want an error for trial %s", i, r, trials[i])
+		}
+	}
+}
+
+func TestRunStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	results, err := bench.Run(ctx, helperExec("ok"), []bench.Trial{{BatchSize: 1, Concurrency: 1}}, nil)
+	if !errors.Is(err, context.Canceled) || len(results) != 0 {
+		t.Errorf("Run() = %v, %v; want no results and context.Canceled", results, err)
+	}
+}

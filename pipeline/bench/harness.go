@@ -1,0 +1,198 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
+)
+
+// pollEvery is how often a trial checks whether its window is complete.
+const pollEvery = 50 * time.Millisecond
+
+// Harness measures trials in this process by running the pipeline over
+// Files with the trial's batch size and concurrency.
+type Harness struct {
+	// Files is the corpus (see Corpus), fed to the pipeline again and again
+	// until the trial ends. Required.
+	Files []reader.File
+	// Pipeline is the template of each run: Splitter is required; Logger,
+	// MemoryBudget, SplitConcurrency and the like are kept. Source,
+	// Embedder, Store, BatchSize, MaxBatchTokens, EmbedConcurrency, Stats
+	// and DryRun are set per trial, and State and Prescan are cleared: a
+	// benchmark neither reads nor writes the run manifest.
+	Pipeline pipeline.Options
+	// Embedder configures each trial's embedder; its batchSize and
+	// concurrency are replaced by the trial's.
+	Embedder embedder.Config
+	// OpenStore opens the store of a trial, closed (if an io.Closer) when
+	// the trial ends; nil means Discard.
+	OpenStore func(ctx context.Context) (pipeline.Writer, error)
+	// TokensPerMinute is the quota TPMUtilization is measured against;
+	// 0 means no quota and a null utilisation.
+	TokensPerMinute int
+	// Options set the warm-up and the measured window; the lists of batch
+	// sizes and concurrencies are not used.
+	Options Options
+}
+
+// mark is the state of the counters at one end of the window.
+type mark struct {
+	at                          time.Time
+	tokens, chunks              int64
+	throttled, retries, latency int64
+}
+
+func takeMark(ps *pipeline.Stats, emb embedder.Embedder) mark {
+	m := mark{at: time.Now(), tokens: ps.Tokens.Load(), chunks: ps.ChunksDone.Load()}
+	if sr, ok := emb.(embedder.StatsReporter); ok {
+		st := sr.Stats()
+		m.throttled, m.retries = st.Throttled, st.Retries
+	}
+	return m
+}
+
+// Measure runs trial t: it warms up for Options.Warmup, then measures a
+// window of at least Options.Duration holding at least
+// Options.MinRequests requests (up to Options.MaxDuration), then cancels
+// the run. PeakRSSMB is the running peak of this process.
+func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
+	opts := h.Options
+	opts.ApplyDefaults()
+	if len(h.Files) == 0 {
+		return Result{}, fmt.Errorf("%w: Harness.Files is empty", ErrNoFiles)
+	}
+	cfg := h.Embedder
+	cfg.BatchSize, cfg.Concurrency = t.BatchSize, t.Concurrency
+	if h.TokensPerMinute > 0 || cfg.TokensPerMinute > 0 || cfg.RequestsPerMinute > 0 {
+		if err := wait(ctx, opts.Cooldown); err != nil {
+			return Result{}, err
+		}
+	}
+	rec := new(recorder)
+	emb, err := newEmbedder(ctx, cfg, rec.observe)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
+	}
+	var store pipeline.Writer = Discard{}
+	if h.OpenStore != nil {
+		if store, err = h.OpenStore(ctx); err != nil {
+			return Result{}, fmt.Errorf("bench: trial %s: opening the store: %w", t, err)
+		}
+		if c, ok := store.(io.Closer); ok {
+			defer c.Close()
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	po := h.Pipeline
+	po.Source = cycle(h.Files)
+	po.Embedder, po.Store, po.Stats, po.DryRun = emb, store, new(pipeline.Stats), false
+	po.State, po.Prescan = nil, false
+	po.BatchSize, po.EmbedConcurrency = t.BatchSize, t.Concurrency
+	po.MaxBatchTokens = cfg.Limits().MaxTokens
+	done := make(chan error, 1)
+	go func() {
+		_, err := pipeline.Run(runCtx, po)
+		done <- err
+	}()
+
+	res, ended, err := h.window(runCtx, opts, po.Stats, emb, rec, done)
+	cancel()
+	if !ended {
+		<-done // the pipeline stops within a second of cancel
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
+	}
+	if rss, err := PeakRSS(); err == nil {
+		res.PeakRSSMB = mib(rss)
+	}
+	res.BatchSize, res.Concurrency = t.BatchSize, t.Concurrency
+	return res, nil
+}
+
+// errRunEnded reports a pipeline run that ended by itself, which only an
+// error can cause since the source never ends.
+var errRunEnded = errors.New("the pipeline run ended before the measurement")
+
+// window waits out the warm-up, then measures. ended reports that it
+// received the run's end from done.
+func (h *Harness) window(ctx context.Context, opts Options, ps *pipeline.Stats, emb embedder.Embedder, rec *recorder, done <-chan error) (res Result, ended bool, err error) {
+	runEnded := func(err error) (Result, bool, error) {
+		if err == nil {
+			err = errRunEnded
+		}
+		return Result{}, true, err
+	}
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	var warmFrom, start mark // warm-up from the first embedded chunk
+	for {
+		select {
+		case <-ctx.Done():
+			return Result{}, false, ctx.Err()
+		case err := <-done:
+			return runEnded(err)
+		case now := <-tick.C:
+			switch {
+			case warmFrom.at.IsZero():
+				if ps.Tokens.Load() > 0 {
+					warmFrom.at = now
+				}
+			case start.at.IsZero():
+				if now.Sub(warmFrom.at) >= opts.Warmup {
+					start = takeMark(ps, emb)
+					rec.active.Store(true)
+				}
+			default:
+				el := now.Sub(start.at)
+				if el >= opts.Duration && (rec.count() >= opts.MinRequests || el >= opts.MaxDuration) {
+					return h.result(start, takeMark(ps, emb), rec.stop()), false, nil
+				}
+			}
+		}
+	}
+}
+
+// wait waits d or until ctx is done.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// result computes the figures of a window.
+func (h *Harness) result(start, end mark, lat []time.Duration) Result {
+	secs := end.at.Sub(start.at).Seconds()
+	tokens := float64(end.tokens - start.tokens)
+	r := Result{
+		ChunksPerS: float64(end.chunks-start.chunks) / secs,
+		TokensPerS: tokens / secs,
+		HTTP429:    end.throttled - start.throttled,
+		Retries:    end.retries - start.retries,
+		P50Ms:      millis(percentile(lat, 0.50)),
+		P95Ms:      millis(percentile(lat, 0.95)),
+		Requests:   int64(len(lat)),
+		Seconds:    secs,
+	}
+	if len(lat) > 0 {
+		r.ChunksPerRequest = float64(end.chunks-start.chunks) / float64(len(lat))
+	}
+	if h.TokensPerMinute > 0 {
+		u := tokens / (float64(h.TokensPerMinute) / 60 * secs)
+		r.TPMUtilization = &u
+	}
+	return r
+}

@@ -1,0 +1,174 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/pipeline/bench"
+	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/splitter"
+)
+
+// tinyCorpus writes a few small markdown documents.
+func tinyCorpus(t *testing.T) reader.Config {
+	t.Helper()
+	dir := t.TempDir()
+	for i := range 4 {
+		var b strings.Builder
+		for j := range 60 {
+			fmt.Fprintf(&b, "Document %d, sentence %d talks about rivers, sluices and locks. ", i, j)
+			if j%10 == 9 {
+				b.WriteString("\n\n")
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc%d.md", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := reader.DefaultConfig()
+	cfg.Dir = dir
+	return cfg
+}
+
+func tinyHarness(t *testing.T, emb embedder.Config, tpm int) *bench.Harness {
+	t.Helper()
+	files, err := bench.Corpus(t.Context(), tinyCorpus(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := splitter.New(splitter.Config{ChunkSize: 64, ChunkOverlap: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bench.Harness{
+		Files:           files,
+		Pipeline:        pipeline.Options{Splitter: split, MaxWait: 5 * time.Millisecond},
+		Embedder:        emb,
+		TokensPerMinute: tpm,
+		Options:         bench.Options{Warmup: 500 * time.Millisecond, Cooldown: time.Second, Duration: 500 * time.Millisecond, MinRequests: 3, MaxDuration: 3 * time.Second},
+	}
+}
+
+func TestHarnessAgainstSimulator(t *testing.T) {
+	sim := bench.SimOptions{Latency: 2 * time.Millisecond, TokenLatency: time.Microsecond, TPM: 600_000}
+	s, err := bench.StartSimulator(sim, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := embedder.DefaultConfig()
+	base.Dimensions = 64
+	h := tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), sim.TPM)
+
+	results, err := bench.Run(t.Context(), h, []bench.Trial{{BatchSize: 4, Concurrency: 2}, {BatchSize: 16, Concurrency: 2}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if r.Error != "" {
+			t.Fatalf("trial %s failed: %s", r.Trial(), r.Error)
+		}
+		if r.TokensPerS <= 0 || r.ChunksPerS <= 0 || r.Requests < 3 || r.ChunksPerRequest <= 0 || r.ChunksPerRequest > float64(r.BatchSize) || r.P50Ms <= 0 || r.P95Ms < r.P50Ms || r.PeakRSSMB <= 0 {
+			t.Errorf("trial %s: implausible result %+v", r.Trial(), r)
+		}
+		t.Logf("trial %s: %.0f tokens/s, utilisation %s, %d requests, 429s %d", r.Trial(), r.TokensPerS, fmtPtr(r.TPMUtilization), r.Requests, r.HTTP429)
+		// The client paces itself at the quota: at most the quota plus one
+		// burst (a second's worth, refilled while the process was starved
+		// of CPU) fits in the window. Unpaced, it would send ~20x the quota.
+		if limit := 1 + 1.2/r.Seconds; r.TPMUtilization == nil || *r.TPMUtilization <= 0 || *r.TPMUtilization > limit {
+			t.Errorf("trial %s: tpm_utilization %s, want in (0, %.2f]", r.Trial(), fmtPtr(r.TPMUtilization), limit)
+		}
+	}
+	if st := s.Stats(); st.OK == 0 {
+		t.Errorf("the simulator served nothing: %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close() = %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close() = %v", err)
+	}
+}
+
+func TestHarnessHashEmbedder(t *testing.T) {
+	emb := embedder.DefaultConfig()
+	emb.Dimensions = 32
+	h := tinyHarness(t, emb, 0)
+	r, err := h.Measure(t.Context(), bench.Trial{BatchSize: 8, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TokensPerS <= 0 || r.TPMUtilization != nil || r.HTTP429 != 0 || r.Requests < 3 {
+		t.Errorf("Measure() = %+v; want throughput, no quota, no 429", r)
+	}
+}
+
+func TestHarnessErrors(t *testing.T) {
+	emb := embedder.DefaultConfig()
+	emb.Dimensions = 32
+	tests := []struct {
+		name   string
+		edit   func(*bench.Harness)
+		target error
+	}{
+		{"no files", func(h *bench.Harness) { h.Files = nil }, bench.ErrNoFiles},
+		{"bad embedder", func(h *bench.Harness) { h.Embedder.Provider = "nope" }, embedder.ErrConfig},
+		{"store refuses", func(h *bench.Harness) {
+			h.OpenStore = func(context.Context) (pipeline.Writer, error) { return failingStore{}, nil }
+		}, errStoreDown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := tinyHarness(t, emb, 0)
+			tt.edit(h)
+			_, err := h.Measure(t.Context(), bench.Trial{BatchSize: 8, Concurrency: 1})
+			if !errors.Is(err, tt.target) {
+				t.Errorf("Measure() = %v, want %v", err, tt.target)
+			}
+		})
+	}
+}
+
+func TestHarnessCancelled(t *testing.T) {
+	emb := embedder.DefaultConfig()
+	emb.Dimensions = 32
+	h := tinyHarness(t, emb, 0)
+	h.Options.Warmup = time.Hour
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Measure(ctx, bench.Trial{BatchSize: 8, Concurrency: 1})
+		done <- err
+	}()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Measure() = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Measure did not stop after cancel")
+	}
+}
+
+var errStoreDown = errors.New("store is down")
+
+type failingStore struct{ bench.Discard }
+
+func (failingStore) Add(context.Context, []sink.Node) ([]string, error) { return nil, errStoreDown }
+
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		d := make([]time.Duration, len(v))
+		for i, x := range v {
+			d[i] = time.Duration(x) * time.Millisecond
+		}
+		return d
+	}
+	tests := []struct {
+		name    string
+		samples []time.Duration
+		q       float64
+		want    time.Duration
+	}{
+		{"none", nil, 0.5, 0},
+		{"one", ms(7), 0.95, 7 * time.Millisecond},
+		{"median odd unsorted", ms(30, 10, 20), 0.5, 20 * time.Millisecond},
+		{"median even takes lower", ms(40, 10, 30, 20), 0.5, 20 * time.Millisecond},
+		{"p95 of 20", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100), 0.95, 19 * time.Millisecond},
+		{"p95 of 10 is the max", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 100), 0.95, 100 * time.Millisecond},
+		{"p100", ms(3, 1, 2), 1, 3 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.samples, tt.q); got != tt.want {
+				t.Errorf("percentile(%v) = %v, want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHuman(t *testing.T) {
+	tests := []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"}, {950.4, "950"}, {9499, "9.5k"}, {41234, "41k"}, {1.25e6, "1.2M"},
+	}
+	for _, tt := range tests {
+		if got := human(tt.v); got != tt.want {
+			t.Errorf("human(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestParseVmHWM(t *testing.T) {
+	tests := []struct {
+		name   string
+		status string
+		want   int64
+		ok     bool
+	}{
+		{"linux", "Name:\tsluice\nVmPeak:\t  900 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n", 51200 << 10, true},
+		{"missing", "Name:\tsluice\nVmRSS:\t 40000 kB\n", 0, false},
+		{"bad unit", "VmHWM:\t 12 MB\n", 0, false},
+		{"bad number", "VmHWM:\t x kB\n", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseVmHWM([]byte(tt.status))
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Fatalf("parseVmHWM = %d, %v; want %d, ok=%v", got, err, tt.want, tt.ok)
+			}
+			if !tt.ok && !errors.Is(err, ErrNoRSS) {
+				t.Errorf("error %v does not wrap ErrNoRSS", err)
+			}
+		})
+	}
+}
+
+func TestPeakRSSOfThisProcess(t *testing.T) {
+	n, err := PeakRSS()
+	if errors.Is(err, ErrNoRSS) {
+		t.Skip("no /proc/self/status here")
+	}
+	if err != nil || n < 1<<20 {
+		t.Fatalf("PeakRSS() = %d, %v; want at least 1 MiB", n, err)
+	}
+}

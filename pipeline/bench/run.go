@@ -1,0 +1,34 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+)
+
+// Measurer measures one trial.
+type Measurer interface {
+	Measure(ctx context.Context, t Trial) (Result, error)
+}
+
+// Run measures the trials in turn with m and returns one Result per trial,
+// in order. A trial that fails is recorded with its Error and the run goes
+// on; done, if set, is called after each trial. Run stops early only when
+// ctx is done, returning the results so far with ctx's error.
+func Run(ctx context.Context, m Measurer, trials []Trial, done func(Result)) ([]Result, error) {
+	results := make([]Result, 0, len(trials))
+	for _, t := range trials {
+		r, err := m.Measure(ctx, t)
+		if ctx.Err() != nil {
+			return results, fmt.Errorf("bench: stopped before trial %s: %w", t, ctx.Err())
+		}
+		if err != nil {
+			r = Result{Error: err.Error()}
+		}
+		r.BatchSize, r.Concurrency = t.BatchSize, t.Concurrency
+		results = append(results, r)
+		if done != nil {
+			done(r)
+		}
+	}
+	return results, nil
+}

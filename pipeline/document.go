@@ -19,7 +19,7 @@ type document struct {
 
 	// Set before the first chunk is emitted, read-only afterwards.
 	prev     *state.Doc      // the manifest record, nil for a new document
-	known    map[string]bool // node ids in the store: prev's and acknowledged pending ones
+	known    map[string]bool // node ids in the store: true for prev's, false for acknowledged pending ones
 	intended []string        // node ids a dead run was writing: maybe in the store
 
 	mu       sync.Mutex
@@ -30,7 +30,7 @@ type document struct {
 	finished bool
 	hash     string
 	err      error // first failure
-	ordinals map[string]int
+	ordinals map[string]int // by text key: keeping the texts would keep whole stream windows alive
 	ids      []string // node ids in chunk order
 	keys     []string // text keys of the chunks, for the vector journal
 }
@@ -55,13 +55,14 @@ func newDocument(f reader.File, budget int64) *document {
 	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[string]int)}
 }
 
-// add registers the next chunk with this text and returns its ordinal
-// among identical chunks of the document, for content-addressed node ids.
-func (d *document) nextOrdinal(text string) int {
+// nextOrdinal registers the next chunk with this text key and returns its
+// ordinal among identical chunks of the document, for content-addressed
+// node ids.
+func (d *document) nextOrdinal(key string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := d.ordinals[text]
-	d.ordinals[text] = n + 1
+	n := d.ordinals[key]
+	d.ordinals[key] = n + 1
 	d.emitted++
 	return n
 }

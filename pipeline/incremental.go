@@ -116,7 +116,9 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		}
 	}
 	for _, id := range acked {
-		d.known[id] = true
+		if _, ok := d.known[id]; !ok {
+			d.known[id] = false
+		}
 	}
 	d.intended = intended
 	if !recorded || len(acked)+len(intended) > 0 || !r.fresh(f, d.metaHash, prev.Size, prev.MetaHash) {
@@ -190,7 +192,7 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		}
 	}
 	for _, id := range d.intended {
-		if !current[id] && !d.known[id] {
+		if _, known := d.known[id]; !current[id] && !known {
 			stale = append(stale, id)
 		}
 	}

@@ -381,14 +381,17 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	each := func(c splitter.Chunk) error {
 		n++
 		r.opts.Stats.Chunks.Add(1)
-		ord := d.nextOrdinal(c.Text)
+		key := textKey(c.Text)
+		ord := d.nextOrdinal(key)
 		id := sink.NodeID(d.file.ID, c.Text, ord)
-		reuse := !r.opts.Full && d.known[id]
-		update := reuse && (d.prev == nil || d.prev.MetaHash != d.metaHash || !slices.Contains(d.prev.NodeIDs, id))
+		recorded, known := d.known[id]
+		reuse := !r.opts.Full && known
+		// A chunk written by a dead run, or under other metadata, gets the
+		// document's current metadata.
+		update := reuse && (!recorded || d.prev.MetaHash != d.metaHash)
 		if update && r.updater == nil {
 			reuse, update = false, false // the store cannot rewrite metadata alone: embed again
 		}
-		key := textKey(c.Text)
 		d.record(id, key, reuse)
 		if reuse && !update {
 			d.settle(1) // already in the store as it is

@@ -29,10 +29,10 @@ type document struct {
 	sealed   bool
 	finished bool
 	hash     string
-	err      error // first failure
+	err      error          // first failure
 	ordinals map[string]int // by text key: keeping the texts would keep whole stream windows alive
-	ids      []string // node ids in chunk order
-	keys     []string // text keys of the chunks, for the vector journal
+	ids      []string       // node ids in chunk order
+	keys     []string       // text keys of the chunks, for the vector journal
 }
 
 // chunk is one piece of a document on its way to the store.

@@ -123,6 +123,27 @@ sink:
 			t.Error("O'Brien.md still has nodes")
 		}
 	}
+	// Incremental runs work the same on this sink: the deleted document is
+	// ingested again, an edited one updated, a removed one deleted, and the
+	// rest left alone.
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{"guides/upgrade.md": "Upgrading requires draining the pelican queue first. Then restart."})
+	if err := os.Remove(filepath.Join(dir, "corpus", "notes", "shopping.txt")); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := sluice(t, "", "run", "corpus", "--json")
+	for _, want := range []string{`"files_added":1`, `"files_updated":1`, `"files_deleted":1`, fmt.Sprintf(`"files_unchanged":%d`, len(files)-3)} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("incremental run on cloudsearch: exit %d, want %s in %s %s", code, want, out, stderr)
+		}
+	}
+	out, _, _ = sluice(t, "", "query", "pelican", "--mode", "sparse", "--json", "--top-k", "1")
+	if lines := jsonLines(t, out); len(lines) != 1 || !strings.Contains(lines[0]["text"].(string), "restart") {
+		t.Errorf("the edited document's new text is not searchable: %v", lines)
+	}
+	if docs := srv.Documents("sluice-e2e"); len(docs) != len(files)-1 {
+		t.Errorf("index holds %d documents after the incremental run, want %d", len(docs), len(files)-1)
+	}
+
 	if out, stderr, code := sluice(t, "", "index", "stats", "--json"); code != 0 || !strings.Contains(out, `"dimensions":64`) {
 		t.Errorf("index stats: exit %d, %s %s", code, out, stderr)
 	}

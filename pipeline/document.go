@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/hex"
 	"sync"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -29,10 +30,19 @@ type document struct {
 	sealed   bool
 	finished bool
 	hash     string
-	err      error          // first failure
-	ordinals map[string]int // by text key: keeping the texts would keep whole stream windows alive
-	ids      []string       // node ids in chunk order
-	keys     []string       // text keys of the chunks, for the vector journal
+	err      error // first failure
+	// Per-chunk bookkeeping is kept compact, in raw bytes, because a single
+	// huge document may have hundreds of thousands of chunks; keying the
+	// ordinals by the texts themselves would also keep whole stream windows
+	// alive.
+	ordinals map[[16]byte]int32
+	refs     []chunkRef // in chunk order
+}
+
+// chunkRef is a chunk's node id and text key in raw form.
+type chunkRef struct {
+	id  [32]byte
+	key [16]byte
 }
 
 // chunk is one piece of a document on its way to the store.
@@ -52,7 +62,7 @@ type chunk struct {
 }
 
 func newDocument(f reader.File, budget int64) *document {
-	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[string]int)}
+	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[[16]byte]int32)}
 }
 
 // nextOrdinal registers the next chunk with this text key and returns its
@@ -61,10 +71,11 @@ func newDocument(f reader.File, budget int64) *document {
 func (d *document) nextOrdinal(key string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := d.ordinals[key]
-	d.ordinals[key] = n + 1
+	k := rawKey(key)
+	n := d.ordinals[k]
+	d.ordinals[k] = n + 1
 	d.emitted++
-	return n
+	return int(n)
 }
 
 // record notes the id and text key of an emitted chunk and whether it is
@@ -72,8 +83,10 @@ func (d *document) nextOrdinal(key string) int {
 func (d *document) record(id, key string, reused bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.ids = append(d.ids, id)
-	d.keys = append(d.keys, key)
+	var ref chunkRef
+	hex.Decode(ref.id[:], []byte(id))
+	ref.key = rawKey(key)
+	d.refs = append(d.refs, ref)
 	if reused {
 		d.reused++
 	}
@@ -135,5 +148,22 @@ type outcome struct {
 func (d *document) outcome() outcome {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, ids: d.ids, keys: d.keys, err: d.err}
+	o := outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, err: d.err}
+	if d.err == nil {
+		o.ids = make([]string, len(d.refs))
+		o.keys = make([]string, len(d.refs))
+		for i, ref := range d.refs {
+			o.ids[i] = hex.EncodeToString(ref.id[:])
+			o.keys[i] = hex.EncodeToString(ref.key[:])
+		}
+	}
+	d.refs = nil
+	return o
+}
+
+// rawKey decodes a hex text key (see textKey).
+func rawKey(key string) [16]byte {
+	var k [16]byte
+	hex.Decode(k[:], []byte(key))
+	return k
 }

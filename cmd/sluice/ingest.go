@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/sluice-dev/sluice/pipeline"
@@ -33,6 +35,7 @@ func (in *ingester) Close() error {
 // newIngester opens everything a run over cfg needs. In a dry run the
 // embedder and the store are not opened; the manifest is, read-only in effect.
 func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
+	setMemoryLimit(cfg.Pipeline.MemoryBudgetMB)
 	split, err := splitter.New(cfg.Splitter)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -106,3 +109,18 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// setMemoryLimit sets the Go runtime's soft memory limit to the pipeline's
+// byte budget plus room for the rest of the process (unless GOMEMLIMIT is
+// set), so that the garbage collector keeps the heap near what is live
+// instead of letting it double between collections.
+func setMemoryLimit(budgetMB int) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(int64(budgetMB+memoryHeadroomMB) << 20)
+}
+
+// memoryHeadroomMB is the memory limit above pipeline.memoryBudgetMB: the
+// tokenizer's tables, embeddings in flight, the stores' buffers.
+const memoryHeadroomMB = 48

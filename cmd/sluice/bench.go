@@ -79,18 +79,9 @@ func (a *app) benchCommand() *cobra.Command {
 
 func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
 	ctx := cmd.Context()
-	cfg, err := a.config()
+	cfg, err := a.configForDir(args, nil, nil)
 	if err != nil {
 		return err
-	}
-	if len(args) == 1 {
-		cfg.Source.Dir = args[0]
-		if err := cfg.Source.Validate(); err != nil {
-			return &ConfigError{Err: err}
-		}
-	}
-	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
-		return usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
 	}
 	if err := f.validate(); err != nil {
 		return err

@@ -206,3 +206,27 @@ func (c *Config) validateSink() error {
 	}
 	return fmt.Errorf("sink.type is %q; use local or cloudsearch", c.Sink.Type)
 }
+
+// configForDir loads the configuration of a command that reads a folder:
+// DIR (if given) overrides source.dir, include replaces source.include and
+// exclude adds to source.exclude; the folder must exist.
+func (a *app) configForDir(args, include, exclude []string) (Config, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return cfg, err
+	}
+	if len(args) == 1 {
+		cfg.Source.Dir = args[0]
+	}
+	if len(include) > 0 {
+		cfg.Source.Include = include
+	}
+	cfg.Source.Exclude = append(cfg.Source.Exclude, exclude...)
+	if err := cfg.Source.Validate(); err != nil {
+		return cfg, &ConfigError{Err: err}
+	}
+	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
+		return cfg, usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
+	}
+	return cfg, nil
+}

@@ -41,22 +41,9 @@ func (a *app) runCommand() *cobra.Command {
 
 func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	ctx := cmd.Context()
-	cfg, err := a.config()
+	cfg, err := a.configForDir(args, f.include, f.exclude)
 	if err != nil {
 		return err
-	}
-	if len(args) == 1 {
-		cfg.Source.Dir = args[0]
-	}
-	if len(f.include) > 0 {
-		cfg.Source.Include = f.include
-	}
-	cfg.Source.Exclude = append(cfg.Source.Exclude, f.exclude...)
-	if err := cfg.Source.Validate(); err != nil {
-		return &ConfigError{Err: err}
-	}
-	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
-		return usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
 	}
 	in, err := a.newIngester(ctx, cfg, f.dryRun, f.full)
 	if err != nil {

@@ -82,18 +82,9 @@ func watchConfig(fl *pflag.FlagSet, base watch.Config, f watchFlags) watch.Confi
 
 func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 	ctx := cmd.Context()
-	cfg, err := a.config()
+	cfg, err := a.configForDir(args, nil, nil)
 	if err != nil {
 		return err
-	}
-	if len(args) == 1 {
-		cfg.Source.Dir = args[0]
-		if err := cfg.Source.Validate(); err != nil {
-			return &ConfigError{Err: err}
-		}
-	}
-	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
-		return usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
 	}
 	wc := watchConfig(cmd.Flags(), cfg.Watch, f)
 	if err := wc.Validate(); err != nil {

@@ -81,7 +81,8 @@ func (r *run) prepare(ctx context.Context) error {
 }
 
 // plan decides whether a document is unchanged and, if not, loads what the
-// store already holds of it.
+// store already holds of it. Its errors concern the manifest, not the
+// document: they stop the run.
 func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error) {
 	st := r.opts.State
 	if st == nil {
@@ -127,13 +128,11 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 	if prev.ModTime.Equal(f.ModTime) {
 		return true, nil
 	}
-	// Touched but maybe not edited: the content hash decides.
+	// Touched but maybe not edited: the content hash decides. A file that
+	// cannot be read counts as changed: reading it again fails the document.
 	hash, n, err := hashFile(f)
 	r.opts.Stats.BytesRead.Add(n)
-	if err != nil {
-		return false, err
-	}
-	if hash == prev.Hash {
+	if err == nil && hash == prev.Hash {
 		d.hash = hash
 		return true, nil
 	}

@@ -349,14 +349,14 @@ func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error)
 	}
 	d := newDocument(f, hold)
 	unchanged, err := r.plan(ctx, d)
-	if err == nil && unchanged {
+	if err != nil || unchanged {
 		r.budget.Release(hold)
+		if err != nil {
+			return err
+		}
 		return r.unchanged(ctx, d)
 	}
-	var hash string
-	if err == nil {
-		hash, err = r.readAndSplit(ctx, d, emit)
-	}
+	hash, err := r.readAndSplit(ctx, d, emit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 )
 
@@ -30,12 +31,12 @@ func (a *app) failedCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in, err := a.newIngester(ctx, cfg, true, false)
+			st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
 			if err != nil {
 				return err
 			}
-			defer in.Close()
-			fails, err := in.opts.State.Failures(ctx)
+			defer st.Close()
+			fails, err := st.Failures(ctx)
 			if err != nil {
 				return err
 			}
@@ -64,12 +65,14 @@ func (a *app) failedCommand() *cobra.Command {
 
 	var rf runFlags
 	retry := &cobra.Command{
-		Use:   "retry",
+		Use:   "retry [DIR]",
 		Short: "Ingest again only the documents that failed",
-		Args:  positionalArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Long: "Ingest again only the documents of the dead-letter table. DIR is the folder the failed run read\n" +
+			"(default source.dir), since documents are named by their path relative to it.",
+		Args: positionalArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg, err := a.config()
+			cfg, err := a.configForDir(args, nil, nil)
 			if err != nil {
 				return err
 			}
@@ -115,6 +118,9 @@ func filesByID(cfg reader.Config, ids []string) pipeline.FileSource {
 			var ferr *reader.FileError
 			if err != nil && !errors.As(err, &ferr) {
 				return err
+			}
+			if errors.Is(err, reader.ErrVanished) {
+				err = fmt.Errorf("%w; if %s is not the folder the failed run read, pass that folder: sluice failed retry DIR", err, cfg.Dir)
 			}
 			if err != nil && f.ID == "" {
 				f.ID = id

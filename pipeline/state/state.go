@@ -154,6 +154,18 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("state: reading %s (is it a Sluice state file? check state.path): %w", path, err)
 	}
+	if version == 0 {
+		// A file written before schema versions were recorded has tables
+		// but no version.
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'docs'`).Scan(&n); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("state: reading %s (is it a Sluice state file? check state.path): %w", path, err)
+		}
+		if n > 0 {
+			version = 1
+		}
+	}
 	if version != 0 && version != schemaVersion {
 		db.Close()
 		return nil, fmt.Errorf("state: %s was written by another version of Sluice (schema %d, want %d): delete it and run with --full, or set state.path to a new file", path, version, schemaVersion)

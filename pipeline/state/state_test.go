@@ -157,3 +157,17 @@ func TestJournal(t *testing.T) {
 		t.Errorf("ClearVectors dropped the kept model's vectors: %v", got)
 	}
 }
+
+func TestOlderSchemaIsRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, "x")
+	if _, err := s.db.ExecContext(ctx, `PRAGMA user_version = 0`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err := Open(ctx, path, "x")
+	if err == nil || !strings.Contains(err.Error(), "another version of Sluice") || !strings.Contains(err.Error(), "state.path") {
+		t.Fatalf("Open of an unversioned file with tables = %v, want an error saying what to do", err)
+	}
+}

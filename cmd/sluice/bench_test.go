@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchSimulated runs `sluice bench --simulate` on a small folder and
+// checks the contract's JSON keys and the files written to --out.
+func TestBenchSimulated(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{
+		"a.md": strings.Repeat("Benchmarks measure throughput of embedding batches. ", 200),
+		"b.md": strings.Repeat("Quotas limit tokens per minute and requests per minute. ", 200),
+	})
+	out, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--in-process", "--json",
+		"--batch-sizes", "4,16", "--concurrency", "1,2", "--sim-latency", "5ms", "--sim-tpm", "600000",
+		"--warmup", "100ms", "--cooldown", "0s", "--duration", "300ms", "--min-requests", "3", "--out", "results")
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, out, stderr)
+	}
+	lines := jsonLines(t, out)
+	if len(lines) != 4 {
+		t.Fatalf("%d JSON lines, want one per configuration (4)", len(lines))
+	}
+	for _, l := range lines {
+		for _, k := range []string{"batch_size", "concurrency", "chunks_per_s", "tokens_per_s", "tpm_utilization", "http_429", "retries", "p50_ms", "p95_ms", "peak_rss_mb"} {
+			if _, ok := l[k]; !ok {
+				t.Errorf("bench --json line lacks %q: %v", k, l)
+			}
+		}
+		if l["tokens_per_s"].(float64) <= 0 {
+			t.Errorf("configuration %v measured no throughput", l)
+		}
+	}
+	for _, f := range []string{"bench.csv", "bench.svg"} {
+		if fi, err := os.Stat(filepath.Join(dir, "results", f)); err != nil || fi.Size() == 0 {
+			t.Errorf("--out did not get %s: %v", f, err)
+		}
+	}
+	if _, _, code := sluice(t, dir, "bench", "corpus", "--simulate", "--batch-sizes", "0"); code != exitUsage {
+		t.Errorf("--batch-sizes 0: exit %d, want 2", code)
+	}
+}

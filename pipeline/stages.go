@@ -232,7 +232,8 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 	if err != nil {
 		return err
 	}
-	if _, err := r.writeNodes(ctx, update, acked, func(ns []sink.Node) error { return r.updater.UpdateMetadata(ctx, ns) }); err != nil {
+	updated, err := r.writeNodes(ctx, update, acked, func(ns []sink.Node) error { return r.updater.UpdateMetadata(ctx, ns) })
+	if err != nil {
 		return err
 	}
 	if r.opts.State != nil && len(acked) > 0 {
@@ -240,7 +241,7 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 			return err
 		}
 	}
-	r.opts.Stats.ChunksDone.Add(int64(len(live)))
+	r.opts.Stats.ChunksDone.Add(int64(written + updated))
 	r.mu.Lock()
 	r.report.ChunksWritten += written
 	r.mu.Unlock()

@@ -14,11 +14,9 @@ package state
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +24,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // ErrModelChanged marks an index built with another embedder than the
@@ -458,7 +458,7 @@ func (s *Store) SaveVectors(ctx context.Context, model string, vecs map[string][
 		}
 		defer stmt.Close()
 		for k, v := range vecs {
-			if _, err := stmt.ExecContext(ctx, s.scope, model, k, encodeVector(v)); err != nil {
+			if _, err := stmt.ExecContext(ctx, s.scope, model, k, sink.EncodeVector(v)); err != nil {
 				return err
 			}
 		}
@@ -487,7 +487,7 @@ func (s *Store) LoadVectors(ctx context.Context, model string, keys []string) (m
 		if err := rows.Scan(&k, &b); err != nil {
 			return nil, fmt.Errorf("state: %w", err)
 		}
-		out[k] = decodeVector(b)
+		out[k] = sink.DecodeVector(b)
 	}
 	return out, rows.Err()
 }
@@ -510,20 +510,4 @@ func (s *Store) release(ctx context.Context, tx *sql.Tx, model string, keys []st
 	}
 	_, err = tx.ExecContext(ctx, `DELETE FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
 	return err
-}
-
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decodeVector(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }

@@ -134,7 +134,7 @@ func scanNode(rows *sql.Rows) (sink.Node, int64, error) {
 	if err := rows.Scan(&seq, &n.ID, &n.RefDocID, &n.Text, &emb, &md, &n.StartChar, &n.EndChar); err != nil {
 		return n, 0, err
 	}
-	n.Embedding = decodeVector(emb)
+	n.Embedding = sink.DecodeVector(emb)
 	m, err := decodeMetadata(md)
 	if err != nil {
 		return n, 0, fmt.Errorf("node %s: %w", n.ID, err)

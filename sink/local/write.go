@@ -85,7 +85,7 @@ func encodeNodes(nodes []sink.Node) ([]row, error) {
 		if err != nil {
 			return nil, &NodeError{Index: i, ID: n.ID, Reason: err.Error()}
 		}
-		rows[i] = row{embedding: encodeVector(n.Embedding), metadata: md}
+		rows[i] = row{embedding: sink.EncodeVector(n.Embedding), metadata: md}
 	}
 	return rows, nil
 }

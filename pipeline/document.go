@@ -21,28 +21,27 @@ type document struct {
 	// Set before the first chunk is emitted, read-only afterwards.
 	prev     *state.Doc      // the manifest record, nil for a new document
 	known    map[string]bool // node ids in the store: true for prev's, false for acknowledged pending ones
-	intended []string        // node ids a dead run was writing: maybe in the store
+	intended map[string]bool // node ids a dead run was writing, not acknowledged: maybe in the store
+
+	// Owned by the splitting goroutine.
+	kept    []state.Node // reused chunks not yet acknowledged to the manifest
+	reused  int          // chunks already in the store as they are
+	matched int          // chunks whose node id is in known or intended
 
 	mu       sync.Mutex
 	emitted  int
 	settled  int
-	reused   int
 	sealed   bool
 	finished bool
 	hash     string
 	err      error // first failure
-	// Per-chunk bookkeeping is kept compact, in raw bytes, because a single
-	// huge document may have hundreds of thousands of chunks; keying the
-	// ordinals by the texts themselves would also keep whole stream windows
-	// alive.
-	ordinals map[[16]byte]int32
-	refs     []chunkRef // in chunk order
-}
-
-// chunkRef is a chunk's node id and text key in raw form.
-type chunkRef struct {
-	id  [32]byte
-	key [16]byte
+	// The ordinals of texts seen so far, keyed by a prefix of their text
+	// key. Nothing else is held per chunk: a single huge document may have
+	// hundreds of thousands, and the manifest keeps their ids (keying by
+	// the texts themselves would also keep whole stream windows alive).
+	// Two texts whose keys share the prefix only number their ordinals
+	// together, which keeps ids unique.
+	ordinals map[[8]byte]int32
 }
 
 // chunk is one piece of a document on its way to the store.
@@ -62,7 +61,7 @@ type chunk struct {
 }
 
 func newDocument(f reader.File, budget int64) *document {
-	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[[16]byte]int32)}
+	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[[8]byte]int32)}
 }
 
 // nextOrdinal registers the next chunk with this text key and returns its
@@ -71,25 +70,11 @@ func newDocument(f reader.File, budget int64) *document {
 func (d *document) nextOrdinal(key string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k := rawKey(key)
+	k := ordinalKey(key)
 	n := d.ordinals[k]
 	d.ordinals[k] = n + 1
 	d.emitted++
 	return int(n)
-}
-
-// record notes the id and text key of an emitted chunk and whether it is
-// reused.
-func (d *document) record(id, key string, reused bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var ref chunkRef
-	hex.Decode(ref.id[:], []byte(id))
-	ref.key = rawKey(key)
-	d.refs = append(d.refs, ref)
-	if reused {
-		d.reused++
-	}
 }
 
 // seal marks the end of the document's chunks and reports whether the
@@ -141,29 +126,19 @@ func (d *document) completeLocked() bool {
 type outcome struct {
 	chunks, reused int
 	hash           string
-	ids, keys      []string
 	err            error
 }
 
 func (d *document) outcome() outcome {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	o := outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, err: d.err}
-	if d.err == nil {
-		o.ids = make([]string, len(d.refs))
-		o.keys = make([]string, len(d.refs))
-		for i, ref := range d.refs {
-			o.ids[i] = hex.EncodeToString(ref.id[:])
-			o.keys[i] = hex.EncodeToString(ref.key[:])
-		}
-	}
-	d.refs = nil
-	return o
+	return outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, err: d.err}
 }
 
-// rawKey decodes a hex text key (see textKey).
-func rawKey(key string) [16]byte {
-	var k [16]byte
-	hex.Decode(k[:], []byte(key))
+// ordinalKey is the prefix of a hex text key (see textKey) that numbers
+// ordinals.
+func ordinalKey(key string) [8]byte {
+	var k [8]byte
+	hex.Decode(k[:], []byte(key[:16]))
 	return k
 }

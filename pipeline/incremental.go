@@ -47,6 +47,12 @@ func (r *run) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	var err error
+	if !r.opts.DryRun {
+		if r.manifest, err = st.Begin(ctx); err != nil {
+			return err
+		}
+	}
 	if !r.fullWalk {
 		// A run over named files (a watch round, a retry) looks up just
 		// their records: its cost does not grow with the manifest.
@@ -121,7 +127,14 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 			d.known[id] = false
 		}
 	}
-	d.intended = intended
+	if len(intended) > 0 {
+		d.intended = make(map[string]bool, len(intended))
+		for _, id := range intended {
+			if _, known := d.known[id]; !known {
+				d.intended[id] = true
+			}
+		}
+	}
 	if !recorded || len(acked)+len(intended) > 0 || !r.fresh(f, d.metaHash, prev.Size, prev.MetaHash) {
 		return false, nil
 	}
@@ -161,9 +174,7 @@ func hashFile(f reader.File) (string, int64, error) {
 // modification time when only that changed.
 func (r *run) unchanged(ctx context.Context, d *document) error {
 	if d.prev != nil && !r.opts.DryRun && !d.prev.ModTime.Equal(d.file.ModTime) {
-		rec := *d.prev
-		rec.ModTime = d.file.ModTime
-		if err := r.opts.State.Commit(ctx, rec, "", nil); err != nil {
+		if err := r.opts.State.Touch(ctx, d.file.ID, d.file.ModTime); err != nil {
 			return err
 		}
 	}
@@ -180,31 +191,22 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 	if r.opts.State == nil {
 		return 0, nil
 	}
-	current := make(map[string]bool, len(o.ids))
-	for _, id := range o.ids {
-		current[id] = true
-	}
-	var stale []string
-	for id := range d.known {
-		if !current[id] {
-			stale = append(stale, id)
-		}
-	}
-	for _, id := range d.intended {
-		if _, known := d.known[id]; !current[id] && !known {
-			stale = append(stale, id)
-		}
-	}
 	if r.opts.DryRun {
-		return len(stale), nil
+		// Every chunk that matched a recorded id accounts for one of them;
+		// node ids are unique within a document.
+		return len(d.known) + len(d.intended) - d.matched, nil
+	}
+	stale, err := r.manifest.Stale(ctx, d.file.ID)
+	if err != nil {
+		return 0, err
 	}
 	if len(stale) > 0 {
 		if err := r.opts.Store.DeleteNodes(ctx, stale); err != nil {
 			return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(stale), d.file.ID, err)
 		}
 	}
-	rec := state.Doc{ID: d.file.ID, Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash, NodeIDs: o.ids}
-	return len(stale), r.opts.State.Commit(ctx, rec, r.model, o.keys)
+	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash}
+	return len(stale), r.manifest.Commit(ctx, d.file.ID, stamp, r.model)
 }
 
 // deadLetter records a failed document for `sluice failed`.

@@ -335,3 +335,50 @@ func TestInterruptedRunsConverge(t *testing.T) {
 		t.Errorf("interrupted runs embedded %d tokens in all; a clean run %d, bound %d", total, cleanRep.TokensEmbedded, bound)
 	}
 }
+
+// TestEditOfHugeDocumentKeepsItsChunks edits one word of a document of
+// hundreds of chunks without changing its size or metadata: the chunks
+// around the edit stay in the store as they are (acknowledged to the
+// manifest in several batches), only the edited ones are replaced, and a
+// third run finds nothing to do.
+func TestEditOfHugeDocumentKeepsItsChunks(t *testing.T) {
+	body := paragraphText("huge", 3000)
+	in := newIncr(t, map[string]string{"huge.md": body})
+	full := in.run(nil)
+	if full.ChunksWritten <= 2*keptBatch {
+		t.Fatalf("the document has %d chunks; the test needs more than %d", full.ChunksWritten, 2*keptBatch)
+	}
+	i := strings.Index(body, "Sentence 1500 ")
+	if i < 0 {
+		t.Fatal("marker sentence not found")
+	}
+	edited := body[:i] + "Sentence 9999 " + body[i+len("Sentence 1500 "):]
+	p := filepath.Join(in.root, "huge.md")
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := info.ModTime().Add(time.Second)
+	if err := os.Chtimes(p, later, later); err != nil {
+		t.Fatal(err)
+	}
+	in.store.updates = 0
+	rep := in.run(nil)
+	if rep.FilesUpdated != 1 || rep.ChunksWritten == 0 || rep.ChunksWritten > 4 || rep.ChunksDeleted != rep.ChunksWritten {
+		t.Errorf("after a one-word edit: %+v; want a few chunks written and as many deleted", rep)
+	}
+	if rep.ChunksReused != full.ChunksWritten-rep.ChunksWritten || in.store.updates != 0 {
+		t.Errorf("reused %d chunks with %d metadata updates; want %d reused as they are", rep.ChunksReused, in.store.updates, full.ChunksWritten-rep.ChunksWritten)
+	}
+	d, _, err := in.state.Doc(context.Background(), "huge.md")
+	if err != nil || len(d.NodeIDs) != full.ChunksWritten {
+		t.Errorf("the manifest records %d nodes, %v; want %d", len(d.NodeIDs), err, full.ChunksWritten)
+	}
+	if third := in.run(nil); third.FilesUnchanged != 1 || third.ChunksWritten != 0 {
+		t.Errorf("third run: %+v", third)
+	}
+	in.assertEqualsCleanRun()
+}

@@ -222,6 +222,7 @@ type run struct {
 	fullWalk    bool            // the source is the whole folder: missing documents are deleted
 	pendingOnly map[string]bool // documents with pending chunks but no record
 	model       string          // EmbedderInfo.Key(), for the vector journal
+	manifest    *state.Run      // this run's records in State; nil without State or in a dry run
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -385,6 +386,9 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		ord := d.nextOrdinal(key)
 		id := sink.NodeID(d.file.ID, c.Text, ord)
 		recorded, known := d.known[id]
+		if known || d.intended[id] {
+			d.matched++
+		}
 		reuse := !r.opts.Full && known
 		// A chunk written by a dead run, or under other metadata, gets the
 		// document's current metadata.
@@ -392,9 +396,16 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		if update && r.updater == nil {
 			reuse, update = false, false // the store cannot rewrite metadata alone: embed again
 		}
-		d.record(id, key, reuse)
+		if reuse {
+			d.reused++
+		}
 		if reuse && !update {
-			d.settle(1) // already in the store as it is
+			// Already in the store as it is: it stays one of the
+			// document's nodes.
+			if err := r.keep(ctx, d, id, key); err != nil {
+				return err
+			}
+			d.settle(1)
 			return nil
 		}
 		if r.opts.DryRun {
@@ -427,8 +438,39 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			}
 		}
 	}
+	if err := r.flushKept(ctx, d); err != nil {
+		return "", err
+	}
 	r.opts.Logger.Debug("document split", "doc", d.file.ID, "bytes", content.BytesRead(), "chunks", n)
 	return content.Sum(), nil
+}
+
+// keptBatch is how many reused chunks are acknowledged to the manifest at a
+// time.
+const keptBatch = 256
+
+// keep acknowledges a chunk the store already holds as it is, so that the
+// document's commit keeps it; acknowledgements are sent in batches.
+func (r *run) keep(ctx context.Context, d *document, id, key string) error {
+	if r.manifest == nil {
+		return nil
+	}
+	d.kept = append(d.kept, state.Node{ID: id, Key: key})
+	if len(d.kept) < keptBatch {
+		return nil
+	}
+	return r.flushKept(ctx, d)
+}
+
+// flushKept sends the reused chunks not yet acknowledged. It runs before the
+// document is sealed, so before it can commit.
+func (r *run) flushKept(ctx context.Context, d *document) error {
+	if len(d.kept) == 0 {
+		return nil
+	}
+	err := r.manifest.Ack(ctx, map[string][]state.Node{d.file.ID: d.kept})
+	d.kept = d.kept[:0]
+	return err
 }
 
 // settle accounts for chunks that will not go further, completing their

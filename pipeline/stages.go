@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -210,21 +211,21 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 		return err
 	}
 	var add, update []*chunk
-	intend := make(map[string][]string)
+	intend := make(map[string][]state.Node)
 	for _, c := range live {
 		if c.reuse {
 			update = append(update, c)
 		} else {
 			add = append(add, c)
 		}
-		intend[c.doc.file.ID] = append(intend[c.doc.file.ID], c.id)
+		intend[c.doc.file.ID] = append(intend[c.doc.file.ID], state.Node{ID: c.id, Key: c.key})
 	}
-	if r.opts.State != nil && len(intend) > 0 {
-		if err := r.opts.State.Intend(ctx, intend); err != nil {
+	if r.manifest != nil && len(intend) > 0 {
+		if err := r.manifest.Intend(ctx, intend); err != nil {
 			return err
 		}
 	}
-	acked := make(map[string][]string)
+	acked := make(map[string][]state.Node)
 	written, err := r.writeNodes(ctx, add, acked, func(ns []sink.Node) error {
 		_, err := r.opts.Store.Add(ctx, ns)
 		return err
@@ -236,8 +237,8 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 	if err != nil {
 		return err
 	}
-	if r.opts.State != nil && len(acked) > 0 {
-		if err := r.opts.State.Ack(ctx, acked); err != nil {
+	if r.manifest != nil && len(acked) > 0 {
+		if err := r.manifest.Ack(ctx, acked); err != nil {
 			return err
 		}
 	}
@@ -251,7 +252,7 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 // writeNodes sends chunks to the store with fn and collects the acknowledged
 // node ids by document. Nodes the store rejects fail their documents; any
 // other error stops the run. It returns the number of nodes acknowledged.
-func (r *run) writeNodes(ctx context.Context, cs []*chunk, acked map[string][]string, fn func([]sink.Node) error) (int, error) {
+func (r *run) writeNodes(ctx context.Context, cs []*chunk, acked map[string][]state.Node, fn func([]sink.Node) error) (int, error) {
 	if len(cs) == 0 {
 		return 0, nil
 	}
@@ -276,7 +277,7 @@ func (r *run) writeNodes(ctx context.Context, cs []*chunk, acked map[string][]st
 			c.doc.fail(fmt.Errorf("store rejected chunk %d: %w", c.ordinal, cause))
 			continue
 		}
-		acked[c.doc.file.ID] = append(acked[c.doc.file.ID], c.id)
+		acked[c.doc.file.ID] = append(acked[c.doc.file.ID], state.Node{ID: c.id, Key: c.key})
 		n++
 	}
 	return n, nil

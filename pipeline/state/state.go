@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -34,12 +33,16 @@ var ErrModelChanged = errors.New("state: embedder changed")
 
 // Doc is the manifest record of one ingested document.
 type Doc struct {
-	ID       string    // document id (root-relative path)
-	Hash     string    // hex SHA-256 of the source bytes
-	Size     int64     // source size in bytes
-	ModTime  time.Time // source modification time
-	MetaHash string    // hash of the metadata its nodes were written with
-	NodeIDs  []string  // ids of its nodes in the store
+	ID string // document id (root-relative path)
+	Stamp
+	NodeIDs []string // ids of its nodes in the store, sorted
+}
+
+// Node is one chunk of a document as the manifest records it while a run
+// writes it.
+type Node struct {
+	ID  string // node id in the sink
+	Key string // text key its embedding is journalled under (see SaveVectors)
 }
 
 // Failure is a dead-letter record: a document that failed, why, and how
@@ -93,6 +96,10 @@ type Store struct {
 	closed bool
 }
 
+// schema is the current layout. A document's committed node ids are rows of
+// doc_nodes, and the ids a run is writing are rows of pending tagged with
+// the run, so that no list of a document's chunks is ever held in memory
+// or in one value: a single document may have hundreds of thousands.
 const schema = `
 CREATE TABLE IF NOT EXISTS docs (
 	scope     TEXT NOT NULL,
@@ -101,14 +108,21 @@ CREATE TABLE IF NOT EXISTS docs (
 	size      INTEGER NOT NULL,
 	mtime_ns  INTEGER NOT NULL,
 	meta_hash TEXT NOT NULL,
-	node_ids  TEXT NOT NULL,
 	PRIMARY KEY (scope, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS doc_nodes (
+	scope   TEXT NOT NULL,
+	doc     TEXT NOT NULL,
+	node_id TEXT NOT NULL,
+	PRIMARY KEY (scope, doc, node_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pending (
 	scope   TEXT NOT NULL,
 	id      TEXT NOT NULL,
 	node_id TEXT NOT NULL,
 	acked   INTEGER NOT NULL,
+	key     TEXT NOT NULL DEFAULT '',
+	run     INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (scope, id, node_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
@@ -132,8 +146,24 @@ CREATE TABLE IF NOT EXISTS embedders (
 ) WITHOUT ROWID;
 `
 
+// migrate2 upgrades a schema 2 file, which kept a document's node ids as
+// one JSON array in docs.node_ids and did not tag pending rows with a run.
+const migrate2 = `
+CREATE TABLE doc_nodes (
+	scope   TEXT NOT NULL,
+	doc     TEXT NOT NULL,
+	node_id TEXT NOT NULL,
+	PRIMARY KEY (scope, doc, node_id)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO doc_nodes (scope, doc, node_id)
+	SELECT d.scope, d.id, j.value FROM docs AS d, json_each(d.node_ids) AS j;
+ALTER TABLE docs DROP COLUMN node_ids;
+ALTER TABLE pending ADD COLUMN key TEXT NOT NULL DEFAULT '';
+ALTER TABLE pending ADD COLUMN run INTEGER NOT NULL DEFAULT 0;
+`
+
 // schemaVersion is stored in the database's user_version.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Open opens (creating if needed) the manifest at path for scope.
 func Open(ctx context.Context, path, scope string) (*Store, error) {
@@ -166,6 +196,13 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 			version = 1
 		}
 	}
+	if version == 2 {
+		if err := upgrade(ctx, db, migrate2); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("state: upgrading %s from schema 2: %w", path, err)
+		}
+		version = schemaVersion
+	}
 	if version != 0 && version != schemaVersion {
 		db.Close()
 		return nil, fmt.Errorf("state: %s was written by another version of Sluice (schema %d, want %d): delete it and run with --full, or set state.path to a new file", path, version, schemaVersion)
@@ -175,6 +212,20 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 		return nil, fmt.Errorf("state: preparing %s (is it a Sluice state file? check state.path): %w", path, err)
 	}
 	return &Store{db: db, scope: scope}, nil
+}
+
+// upgrade runs a migration and records the current schema version, in one
+// transaction.
+func upgrade(ctx context.Context, db *sql.DB, migration string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, migration+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Close closes the database; calling it twice is harmless.
@@ -191,22 +242,23 @@ func (s *Store) Close() error {
 // Scope returns the scope the store is bound to.
 func (s *Store) Scope() string { return s.scope }
 
-// Doc returns the record of a document, if any.
+// Doc returns the record of a document, if any, with its committed node ids.
 func (s *Store) Doc(ctx context.Context, id string) (Doc, bool, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash, node_ids FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
+	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
 	d := Doc{ID: id}
 	var mtime int64
-	var ids string
-	switch err := row.Scan(&d.Hash, &d.Size, &mtime, &d.MetaHash, &ids); {
+	switch err := row.Scan(&d.Hash, &d.Size, &mtime, &d.MetaHash); {
 	case errors.Is(err, sql.ErrNoRows):
 		return Doc{}, false, nil
 	case err != nil:
 		return Doc{}, false, fmt.Errorf("state: reading %s: %w", id, err)
 	}
 	d.ModTime = time.Unix(0, mtime)
-	if err := json.Unmarshal([]byte(ids), &d.NodeIDs); err != nil {
-		return Doc{}, false, fmt.Errorf("state: record of %s is corrupt: %w", id, err)
+	ids, err := s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ? AND doc = ? ORDER BY node_id`, s.scope, id)
+	if err != nil {
+		return Doc{}, false, err
 	}
+	d.NodeIDs = ids
 	return d, true, nil
 }
 
@@ -257,29 +309,49 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 	return out, rows.Err()
 }
 
-// Intend records node ids about to be written to the sink, keyed by
-// document id, before the write: if the process dies during the write, the
-// next run knows to delete them should they be stale.
-func (s *Store) Intend(ctx context.Context, nodes map[string][]string) error {
-	return s.setPending(ctx, nodes, false)
+// Run is one ingestion run's view of the manifest. The node ids it records
+// are told apart from those recorded by earlier runs that died, so that
+// committing a document needs no list of its chunks in memory.
+type Run struct {
+	s  *Store
+	id int64
 }
 
-// Ack records node ids the sink has acknowledged, keyed by document id:
-// the next run may reuse them without embedding them again.
-func (s *Store) Ack(ctx context.Context, nodes map[string][]string) error {
-	return s.setPending(ctx, nodes, true)
+// Begin starts a run. Its tag is later than every tag in the manifest.
+func (s *Store) Begin(ctx context.Context) (*Run, error) {
+	var last int64
+	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(run), 0) FROM pending WHERE scope = ?`, s.scope).Scan(&last); err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	return &Run{s: s, id: max(time.Now().UnixNano(), last+1)}, nil
 }
 
-func (s *Store) setPending(ctx context.Context, nodes map[string][]string, acked bool) error {
+// Intend records nodes about to be written to the sink, keyed by document
+// id, before the write: if the process dies during the write, the next run
+// knows to delete them should they be stale.
+func (r *Run) Intend(ctx context.Context, nodes map[string][]Node) error {
+	return r.record(ctx, nodes, false)
+}
+
+// Ack records nodes the sink holds, keyed by document id: those it has
+// acknowledged, and those the run found already there. The next run may
+// reuse them without embedding them again, and Commit makes them the
+// document's nodes.
+func (r *Run) Ack(ctx context.Context, nodes map[string][]Node) error {
+	return r.record(ctx, nodes, true)
+}
+
+func (r *Run) record(ctx context.Context, nodes map[string][]Node, acked bool) error {
+	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO pending (scope, id, node_id, acked) VALUES (?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO pending (scope, id, node_id, acked, key, run) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
-		for id, nodeIDs := range nodes {
-			for _, n := range nodeIDs {
-				if _, err := stmt.ExecContext(ctx, s.scope, id, n, acked); err != nil {
+		for id, ns := range nodes {
+			for _, n := range ns {
+				if _, err := stmt.ExecContext(ctx, s.scope, id, n.ID, acked, n.Key, r.id); err != nil {
 					return err
 				}
 			}
@@ -288,36 +360,62 @@ func (s *Store) setPending(ctx context.Context, nodes map[string][]string, acked
 	})
 }
 
-// Commit records a document as done: its record is replaced, its pending
-// node ids and any dead-letter entry are cleared, and the journal entries
-// of its chunks (keyed by model and text key, see SaveVectors) released, in
-// one transaction.
-func (s *Store) Commit(ctx context.Context, d Doc, model string, textKeys []string) error {
-	ids := d.NodeIDs
-	if ids == nil {
-		ids = []string{}
-	}
-	slices.Sort(ids)
-	data, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
+// Stale returns the node ids of a document that the store may hold but this
+// run did not acknowledge: its committed ids and those of dead runs, minus
+// this run's. They are to be deleted from the sink before Commit.
+func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
+	return r.s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2
+		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run <> ?3
+		EXCEPT SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run = ?3 AND acked = 1
+		ORDER BY 1`, r.s.scope, id, r.id)
+}
+
+// Commit records a document as done, in one transaction: its record is
+// replaced, its nodes become those this run acknowledged, the journal
+// entries of their texts under model are released, and its pending ids and
+// any dead-letter entry are cleared.
+func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) error {
+	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash, node_ids) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			s.scope, d.ID, d.Hash, d.Size, d.ModTime.UnixNano(), d.MetaHash, string(data)); err != nil {
-			return err
+		steps := []struct {
+			query string
+			args  []any
+		}{
+			{`INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash) VALUES (?, ?, ?, ?, ?, ?)`,
+				[]any{s.scope, id, st.Hash, st.Size, st.ModTime.UnixNano(), st.MetaHash}},
+			{`DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, []any{s.scope, id}},
+			{`INSERT INTO doc_nodes (scope, doc, node_id) SELECT scope, id, node_id FROM pending WHERE scope = ? AND id = ? AND run = ? AND acked = 1`,
+				[]any{s.scope, id, r.id}},
+			{`DELETE FROM journal WHERE scope = ?1 AND model = ?2 AND key IN (SELECT key FROM pending WHERE scope = ?1 AND id = ?3 AND run = ?4)`,
+				[]any{s.scope, model, id, r.id}},
 		}
-		if err := s.release(ctx, tx, model, textKeys); err != nil {
-			return err
+		for _, step := range steps {
+			if _, err := tx.ExecContext(ctx, step.query, step.args...); err != nil {
+				return err
+			}
 		}
-		return s.clear(ctx, tx, d.ID, "pending", "failures")
+		return s.clear(ctx, tx, id, "pending", "failures")
+	})
+}
+
+// Touch records a new modification time for a document whose content did
+// not change.
+func (s *Store) Touch(ctx context.Context, id string, mtime time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE docs SET mtime_ns = ? WHERE scope = ? AND id = ?`, mtime.UnixNano(), s.scope, id)
+		return err
 	})
 }
 
 // Forget removes every record of a document (after its nodes were deleted
 // from the sink).
 func (s *Store) Forget(ctx context.Context, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error { return s.clear(ctx, tx, id, "docs", "pending", "failures") })
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, s.scope, id); err != nil {
+			return err
+		}
+		return s.clear(ctx, tx, id, "docs", "pending", "failures")
+	})
 }
 
 func (s *Store) clear(ctx context.Context, tx *sql.Tx, id string, tables ...string) error {
@@ -498,16 +596,4 @@ func (s *Store) ClearVectors(ctx context.Context, keep string) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM journal WHERE scope = ? AND model != ?`, s.scope, keep)
 		return err
 	})
-}
-
-func (s *Store) release(ctx context.Context, tx *sql.Tx, model string, keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	list, err := json.Marshal(keys)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
-	return err
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,25 @@ func open(t *testing.T, path, scope string) *Store {
 	return s
 }
 
+// nodes builds the argument of Intend and Ack for one document; each
+// node's text key is "k" + its id.
+func nodes(doc string, ids ...string) map[string][]Node {
+	ns := make([]Node, len(ids))
+	for i, id := range ids {
+		ns[i] = Node{ID: id, Key: "k" + id}
+	}
+	return map[string][]Node{doc: ns}
+}
+
+func begin(t *testing.T, s *Store) *Run {
+	t.Helper()
+	r, err := s.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestCommitPendingForget(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sub", "state.db")
@@ -29,10 +49,11 @@ func TestCommitPendingForget(t *testing.T) {
 	if _, ok, err := s.Doc(ctx, "a.md"); ok || err != nil {
 		t.Fatalf("Doc on empty store = %v, %v", ok, err)
 	}
-	if err := s.Intend(ctx, map[string][]string{"a.md": {"n2", "n1", "n3"}}); err != nil {
+	run := begin(t, s)
+	if err := run.Intend(ctx, nodes("a.md", "n2", "n1", "n3")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Ack(ctx, map[string][]string{"a.md": {"n2", "n1"}}); err != nil {
+	if err := run.Ack(ctx, nodes("a.md", "n2", "n1")); err != nil {
 		t.Fatal(err)
 	}
 	if acked, intended, _ := s.Pending(ctx, "a.md"); !slices.Equal(acked, []string{"n1", "n2"}) || !slices.Equal(intended, []string{"n3"}) {
@@ -48,28 +69,37 @@ func TestCommitPendingForget(t *testing.T) {
 		t.Errorf("Failures = %+v", f)
 	}
 	mt := time.Unix(1700000000, 123)
-	d := Doc{ID: "a.md", Hash: "h", Size: 3, ModTime: mt, MetaHash: "m", NodeIDs: []string{"n2", "n1"}}
-	if err := s.SaveVectors(ctx, "m", map[string][]float32{"k1": {1, 2}, "k2": {3}}); err != nil {
+	if err := s.SaveVectors(ctx, "m", map[string][]float32{"kn1": {1, 2}, "kx": {3}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(ctx, d, "m", []string{"k1"}); err != nil {
+	if err := run.Ack(ctx, nodes("a.md", "n3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, "a.md", Stamp{Hash: "h", Size: 3, ModTime: mt, MetaHash: "m"}, "m"); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := s.Doc(ctx, "a.md")
-	if !ok || err != nil || got.Hash != "h" || !got.ModTime.Equal(mt) || !slices.Equal(got.NodeIDs, []string{"n1", "n2"}) {
+	if !ok || err != nil || got.Hash != "h" || !got.ModTime.Equal(mt) || !slices.Equal(got.NodeIDs, []string{"n1", "n2", "n3"}) {
 		t.Errorf("Doc = %+v, %v, %v", got, ok, err)
 	}
 	if acked, intended, _ := s.Pending(ctx, "a.md"); len(acked)+len(intended) != 0 {
 		t.Errorf("Commit left pending ids %v %v", acked, intended)
 	}
-	if v, _ := s.LoadVectors(ctx, "m", []string{"k1", "k2"}); len(v) != 1 || !slices.Equal(v["k2"], []float32{3}) {
-		t.Errorf("after Commit released k1, the journal holds %v; want only k2", v)
+	if v, _ := s.LoadVectors(ctx, "m", []string{"kn1", "kx"}); len(v) != 1 || !slices.Equal(v["kx"], []float32{3}) {
+		t.Errorf("after Commit released the key of n1, the journal holds %v; want only kx", v)
 	}
 	if f, _ := s.Failures(ctx); len(f) != 0 {
 		t.Errorf("Commit left the dead-letter entry %v", f)
 	}
 	if st, _ := s.Stamps(ctx); st["a.md"].Hash != "h" || len(st) != 1 {
 		t.Errorf("Stamps = %v", st)
+	}
+	later := mt.Add(time.Hour)
+	if err := s.Touch(ctx, "a.md", later); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.Doc(ctx, "a.md"); !got.ModTime.Equal(later) || len(got.NodeIDs) != 3 || got.Hash != "h" {
+		t.Errorf("after Touch: %+v, want the new time and the same nodes and hash", got)
 	}
 	if ids, _ := other.DocIDs(ctx); len(ids) != 0 {
 		t.Errorf("scope b sees %v", ids)
@@ -79,6 +109,99 @@ func TestCommitPendingForget(t *testing.T) {
 	}
 	if ids, _ := s.DocIDs(ctx); len(ids) != 0 {
 		t.Errorf("after Forget: %v", ids)
+	}
+	if _, ok, _ := s.Doc(ctx, "a.md"); ok {
+		t.Error("after Forget the record is still there")
+	}
+}
+
+// TestStale covers what a run must delete before committing a document:
+// the committed ids and those of a dead run, minus what this run
+// acknowledged; a dead run's id that this run writes again is not stale.
+func TestStale(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
+	first := begin(t, s)
+	if err := first.Ack(ctx, nodes("d", "a", "b", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(ctx, "d", Stamp{Hash: "1"}, "m"); err != nil {
+		t.Fatal(err)
+	}
+	dead := begin(t, s) // dies after writing d and e, and intending f
+	if err := dead.Intend(ctx, nodes("d", "d", "e", "f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Ack(ctx, nodes("d", "d", "e")); err != nil {
+		t.Fatal(err)
+	}
+	run := begin(t, s)
+	if run.id <= dead.id || dead.id <= first.id {
+		t.Fatalf("run tags %d, %d, %d do not increase", first.id, dead.id, run.id)
+	}
+	if err := run.Intend(ctx, nodes("d", "b", "e", "g")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Ack(ctx, nodes("d", "b", "e", "g")); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := run.Stale(ctx, "d")
+	if want := []string{"a", "c", "d", "f"}; err != nil || !slices.Equal(stale, want) {
+		t.Fatalf("Stale = %v, %v; want %v", stale, err, want)
+	}
+	if err := run.Commit(ctx, "d", Stamp{Hash: "2"}, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.Doc(ctx, "d"); !slices.Equal(got.NodeIDs, []string{"b", "e", "g"}) || got.Hash != "2" {
+		t.Errorf("Doc after Commit = %+v, want nodes b, e, g", got)
+	}
+	if stale, _ := begin(t, s).Stale(ctx, "d"); !slices.Equal(stale, []string{"b", "e", "g"}) {
+		t.Errorf("a later run that acknowledged nothing sees %v as stale, want every committed id", stale)
+	}
+}
+
+// TestUpgradeFromSchema2 opens a file in the previous layout, where a
+// document's node ids were one JSON array, and finds every record intact.
+func TestUpgradeFromSchema2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, `
+		CREATE TABLE docs (scope TEXT NOT NULL, id TEXT NOT NULL, hash TEXT NOT NULL, size INTEGER NOT NULL,
+			mtime_ns INTEGER NOT NULL, meta_hash TEXT NOT NULL, node_ids TEXT NOT NULL, PRIMARY KEY (scope, id)) WITHOUT ROWID;
+		CREATE TABLE pending (scope TEXT NOT NULL, id TEXT NOT NULL, node_id TEXT NOT NULL, acked INTEGER NOT NULL,
+			PRIMARY KEY (scope, id, node_id)) WITHOUT ROWID;
+		CREATE TABLE journal (scope TEXT NOT NULL, model TEXT NOT NULL, key TEXT NOT NULL, vec BLOB NOT NULL,
+			PRIMARY KEY (scope, model, key)) WITHOUT ROWID;
+		CREATE TABLE failures (scope TEXT NOT NULL, id TEXT NOT NULL, reason TEXT NOT NULL, attempts INTEGER NOT NULL,
+			last_ns INTEGER NOT NULL, PRIMARY KEY (scope, id)) WITHOUT ROWID;
+		CREATE TABLE embedders (scope TEXT PRIMARY KEY, info TEXT NOT NULL) WITHOUT ROWID;
+		INSERT INTO docs VALUES ('x', 'a.md', 'h', 3, 7, 'm', '["n1","n2"]'), ('x', 'b.md', 'h2', 4, 8, 'm', '[]');
+		INSERT INTO pending VALUES ('x', 'c.md', 'p1', 1), ('x', 'c.md', 'p2', 0);
+		PRAGMA user_version = 2;`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, path, "x")
+	if d, ok, err := s.Doc(ctx, "a.md"); !ok || err != nil || d.Hash != "h" || d.ModTime.UnixNano() != 7 || !slices.Equal(d.NodeIDs, []string{"n1", "n2"}) {
+		t.Errorf("Doc(a.md) after the upgrade = %+v, %v, %v", d, ok, err)
+	}
+	if d, ok, _ := s.Doc(ctx, "b.md"); !ok || len(d.NodeIDs) != 0 {
+		t.Errorf("Doc(b.md) after the upgrade = %+v, %v", d, ok)
+	}
+	if acked, intended, _ := s.Pending(ctx, "c.md"); !slices.Equal(acked, []string{"p1"}) || !slices.Equal(intended, []string{"p2"}) {
+		t.Errorf("Pending(c.md) after the upgrade = %v, %v", acked, intended)
+	}
+	if stale, _ := begin(t, s).Stale(ctx, "c.md"); !slices.Equal(stale, []string{"p1", "p2"}) {
+		t.Errorf("Stale(c.md) = %v: a dead run's ids from before the upgrade must count as stale", stale)
+	}
+	var version int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, schemaVersion)
 	}
 }
 
@@ -96,7 +219,7 @@ func TestCheckEmbedder(t *testing.T) {
 	if err := s.CheckEmbedder(ctx, other); err != nil {
 		t.Errorf("empty index must adopt any embedder, got %v", err)
 	}
-	if err := s.Commit(ctx, Doc{ID: "a", NodeIDs: []string{"n"}}, "", nil); err != nil {
+	if err := begin(t, s).Commit(ctx, "a", Stamp{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	err := s.CheckEmbedder(ctx, other)
@@ -119,7 +242,7 @@ func TestPersistsAcrossReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(ctx, Doc{ID: "a", Hash: "h", NodeIDs: []string{"1"}}, "", nil); err != nil {
+	if err := begin(t, s).Commit(ctx, "a", Stamp{Hash: "h"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

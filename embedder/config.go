@@ -12,6 +12,7 @@ import (
 // Provider names, the values of embedder.provider.
 const (
 	ProviderHash        = "hash"
+	ProviderInstant     = "instant"
 	ProviderOpenAI      = "openai"
 	ProviderAzureOpenAI = "azure-openai"
 )
@@ -52,7 +53,9 @@ const (
 // means its default; ApplyDefaults fills them in.
 type Config struct {
 	// Provider selects the embedder: hash (default, local and offline),
-	// openai (any OpenAI-compatible /v1/embeddings endpoint) or azure-openai.
+	// openai (any OpenAI-compatible /v1/embeddings endpoint), azure-openai,
+	// or instant (one constant vector for every text, at no cost: for
+	// measuring the pipeline alone in benchmarks, not for real indexes).
 	Provider string `yaml:"provider"`
 	// Dimensions is the vector length; default 1536. It must equal the sink's
 	// embeddingDimensionality.
@@ -169,9 +172,9 @@ func setDefault[T comparable](p *T, def T) {
 func (c Config) Validate() error {
 	c.ApplyDefaults()
 	switch c.Provider {
-	case ProviderHash, ProviderOpenAI, ProviderAzureOpenAI:
+	case ProviderHash, ProviderInstant, ProviderOpenAI, ProviderAzureOpenAI:
 	default:
-		return cfgErr("embedder.provider", "%q is not a provider; use hash, openai or azure-openai", c.Provider)
+		return cfgErr("embedder.provider", "%q is not a provider; use hash, openai, azure-openai or instant (benchmarks only)", c.Provider)
 	}
 	for _, f := range []struct {
 		name   string
@@ -210,7 +213,7 @@ func (c Config) Validate() error {
 	if c.Dimensions > 65536 {
 		return cfgErr("embedder.dimensions", "must be at most 65536, got %d", c.Dimensions)
 	}
-	if c.Provider != ProviderHash && c.BatchSize > c.MaxInputsPerRequest {
+	if !c.Local() && c.BatchSize > c.MaxInputsPerRequest {
 		return cfgErr("embedder.batchSize", "%d is above embedder.maxInputsPerRequest (%d); lower it", c.BatchSize, c.MaxInputsPerRequest)
 	}
 	if c.MaxTokensPerInput > c.MaxTokensPerRequest {
@@ -303,8 +306,14 @@ type Limits struct {
 	MaxInputTokens int // tokens of one text
 }
 
+// Local reports whether the provider computes vectors in process (hash,
+// instant): it has no request caps, no quota and no price.
+func (c Config) Local() bool {
+	return c.Provider == ProviderHash || c.Provider == ProviderInstant || c.Provider == ""
+}
+
 // Limits returns the request caps of the configuration, defaults applied.
-// The hash provider caps only the inputs, at batchSize. The HTTP providers
+// The local providers cap only the inputs, at batchSize. The HTTP providers
 // cap inputs at min(batchSize, maxInputsPerRequest) and tokens at
 // maxTokensPerRequest; with a tokensPerMinute budget, a request also carries
 // at most one second's worth of the budget (or, with a requestsPerMinute
@@ -313,7 +322,7 @@ type Limits struct {
 // smooth and no request exceeds what the budget can ever admit.
 func (c Config) Limits() Limits {
 	c.ApplyDefaults()
-	if c.Provider == ProviderHash {
+	if c.Local() {
 		return Limits{MaxInputs: c.BatchSize}
 	}
 	l := Limits{
@@ -347,6 +356,8 @@ func New(ctx context.Context, cfg Config) (Embedder, error) {
 		return NewOpenAI(cfg)
 	case ProviderAzureOpenAI:
 		return NewAzureOpenAI(ctx, cfg)
+	case ProviderInstant:
+		return NewInstant(cfg.Dimensions), nil
 	}
 	return NewHash(cfg.Dimensions), nil
 }

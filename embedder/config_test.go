@@ -118,6 +118,7 @@ func TestLimits(t *testing.T) {
 		want embedder.Limits
 	}{
 		{"hash", embedder.Config{BatchSize: 32}, embedder.Limits{MaxInputs: 32}},
+		{"instant", embedder.Config{Provider: "instant", BatchSize: 4096}, embedder.Limits{MaxInputs: 4096}},
 		{"openai defaults", embedder.Config{Provider: "openai"}, embedder.Limits{MaxInputs: 100, MaxTokens: 300000, MaxInputTokens: 8191}},
 		{"custom caps", embedder.Config{Provider: "openai", BatchSize: 500, MaxInputsPerRequest: 256, MaxTokensPerRequest: 9000, MaxTokensPerInput: 512},
 			embedder.Limits{MaxInputs: 256, MaxTokens: 9000, MaxInputTokens: 512}},

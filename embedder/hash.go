@@ -40,6 +40,9 @@ func NewHash(dims int) *Hash {
 	return &Hash{dims: dims}
 }
 
+// Local reports that the vectors are computed in process, at no charge.
+func (*Hash) Local() bool { return true }
+
 // Dimensions returns the vector length.
 func (h *Hash) Dimensions() int { return h.dims }
 

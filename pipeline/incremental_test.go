@@ -382,3 +382,44 @@ func TestEditOfHugeDocumentKeepsItsChunks(t *testing.T) {
 	}
 	in.assertEqualsCleanRun()
 }
+
+// localFake is fakeEmbedder declaring itself local, like embedder.Hash.
+type localFake struct{ *fakeEmbedder }
+
+func (localFake) Local() bool { return true }
+
+// TestJournalOnlyForRemoteEmbedders makes the store reject a document's
+// chunks after they were embedded: a remote embedder's vectors stay in the
+// journal for the next run, a local embedder's are never written there.
+func TestJournalOnlyForRemoteEmbedders(t *testing.T) {
+	body := paragraphText("journal", 20)
+	for _, tc := range []struct {
+		name    string
+		local   bool
+		wantAny bool
+	}{{"remote", false, true}, {"local", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": body})
+			in.store.reject = "Sentence 3 "
+			rep := in.run(func(o *Options) {
+				if tc.local {
+					o.Embedder = localFake{in.emb}
+				}
+			})
+			if rep.FilesFailed != 1 || rep.TokensEmbedded == 0 {
+				t.Fatalf("report %+v, want the document embedded and failed", rep)
+			}
+			var keys []string
+			for _, c := range newSplitter(t, 64, 8).Split(body) {
+				keys = append(keys, textKey(c.Text))
+			}
+			saved, err := in.state.LoadVectors(context.Background(), state.Embedder{Provider: "fake", Dimensions: 8}.Key(), keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(saved) > 0; got != tc.wantAny {
+				t.Errorf("journal holds %d of the document's %d vectors; want some: %v", len(saved), len(keys), tc.wantAny)
+			}
+		})
+	}
+}

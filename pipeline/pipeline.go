@@ -223,6 +223,14 @@ type run struct {
 	pendingOnly map[string]bool // documents with pending chunks but no record
 	model       string          // EmbedderInfo.Key(), for the vector journal
 	manifest    *state.Run      // this run's records in State; nil without State or in a dry run
+	journal     bool            // embeddings are journalled in State until their documents commit
+}
+
+// localEmbedder is implemented by embedders that compute vectors in
+// process (embedder.Hash, embedder.Instant), whose vectors are not worth
+// journalling.
+type localEmbedder interface {
+	Local() bool
 }
 
 func (r *run) run(ctx context.Context) error {

@@ -105,7 +105,7 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 // fromJournal sets the vectors of chunks a dead run embedded but did not
 // write, and returns the chunks still to embed.
 func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
-	if r.opts.State == nil || len(cs) == 0 {
+	if !r.journal || len(cs) == 0 {
 		return cs, nil
 	}
 	keys := make([]string, len(cs))
@@ -130,8 +130,10 @@ func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 
 // toJournal saves freshly embedded vectors until their documents commit, so
 // that a run killed before writing them need not embed them again.
+// Vectors of a local embedder are not journalled: computing them again
+// costs less than writing them twice.
 func (r *run) toJournal(ctx context.Context, cs []*chunk) error {
-	if r.opts.State == nil || len(cs) == 0 {
+	if !r.journal || len(cs) == 0 {
 		return nil
 	}
 	vecs := make(map[string][]float32, len(cs))

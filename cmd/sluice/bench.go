@@ -152,7 +152,7 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
 // checkBatchSizes refuses batch sizes the embedder's request cap forbids.
 func checkBatchSizes(emb embedder.Config, sizes []int) error {
 	emb.ApplyDefaults()
-	if emb.Provider == embedder.ProviderHash {
+	if emb.Local() {
 		return nil
 	}
 	for _, b := range sizes {

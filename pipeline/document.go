@@ -1,7 +1,7 @@
 package pipeline
 
 import (
-	"encoding/hex"
+	"hash/maphash"
 	"sync"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -35,13 +35,13 @@ type document struct {
 	finished bool
 	hash     string
 	err      error // first failure
-	// The ordinals of texts seen so far, keyed by a prefix of their text
-	// key. Nothing else is held per chunk: a single huge document may have
-	// hundreds of thousands, and the manifest keeps their ids (keying by
-	// the texts themselves would also keep whole stream windows alive).
-	// Two texts whose keys share the prefix only number their ordinals
-	// together, which keeps ids unique.
-	ordinals map[[8]byte]int32
+	// The ordinals of texts seen so far, keyed by a 64-bit hash of the
+	// text. Nothing else is held per chunk: a single huge document may
+	// have hundreds of thousands, and the manifest keeps their ids (keying
+	// by the texts themselves would also keep whole stream windows alive).
+	// Two texts whose hashes collide only number their ordinals together,
+	// which keeps ids unique.
+	ordinals map[uint64]int32
 }
 
 // chunk is one piece of a document on its way to the store.
@@ -54,23 +54,23 @@ type chunk struct {
 	tokens  int
 	ordinal int
 	vector  []float32
-	key     string // textKey(text)
+	key     string // textKey(text) when vectors are journalled, else ""
 	// reuse marks a chunk already in the store: it is not embedded again;
 	// with update set, its metadata and offsets are rewritten.
 	reuse, update bool
 }
 
 func newDocument(f reader.File, budget int64) *document {
-	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[[8]byte]int32)}
+	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[uint64]int32)}
 }
 
-// nextOrdinal registers the next chunk with this text key and returns its
+// nextOrdinal registers the next chunk with this text and returns its
 // ordinal among identical chunks of the document, for content-addressed
 // node ids.
-func (d *document) nextOrdinal(key string) int {
+func (d *document) nextOrdinal(text string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k := ordinalKey(key)
+	k := maphash.String(ordinalSeed, text)
 	n := d.ordinals[k]
 	d.ordinals[k] = n + 1
 	d.emitted++
@@ -135,10 +135,6 @@ func (d *document) outcome() outcome {
 	return outcome{chunks: d.emitted, reused: d.reused, hash: d.hash, err: d.err}
 }
 
-// ordinalKey is the prefix of a hex text key (see textKey) that numbers
-// ordinals.
-func ordinalKey(key string) [8]byte {
-	var k [8]byte
-	hex.Decode(k[:], []byte(key[:16]))
-	return k
-}
+// ordinalSeed seeds the hashes that number ordinals; ordinals depend only
+// on the texts, not on the seed.
+var ordinalSeed = maphash.MakeSeed()

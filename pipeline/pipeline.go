@@ -390,8 +390,11 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	each := func(c splitter.Chunk) error {
 		n++
 		r.opts.Stats.Chunks.Add(1)
-		key := textKey(c.Text)
-		ord := d.nextOrdinal(key)
+		ord := d.nextOrdinal(c.Text)
+		var key string
+		if r.journal {
+			key = textKey(c.Text)
+		}
 		id := sink.NodeID(d.file.ID, c.Text, ord)
 		recorded, known := d.known[id]
 		if known || d.intended[id] {

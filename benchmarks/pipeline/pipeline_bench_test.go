@@ -1,7 +1,6 @@
 package pipelinebench
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -103,20 +102,6 @@ func writeSynthetic(dir string, n, size int) error {
 	return nil
 }
 
-// instant is an embedder that costs nothing: every input gets the same
-// zero vector, so a benchmark measures the pipeline around it.
-type instant struct{ vec []float32 }
-
-func (e instant) Dimensions() int { return len(e.vec) }
-
-func (e instant) Embed(ctx context.Context, in []embedder.Input) ([][]float32, error) {
-	out := make([][]float32, len(in))
-	for i := range out {
-		out[i] = e.vec
-	}
-	return out, ctx.Err()
-}
-
 func newSplitter(b *testing.B) *splitter.Splitter {
 	s, err := splitter.New(splitter.DefaultConfig())
 	if err != nil {
@@ -136,8 +121,8 @@ func BenchmarkPipeline(b *testing.B) {
 		emb   embedder.Embedder
 		local bool
 	}{
-		{"instant-discard", instant{make([]float32, dims)}, false},
-		{"instant-local", instant{make([]float32, dims)}, true},
+		{"instant-discard", embedder.NewInstant(dims), false},
+		{"instant-local", embedder.NewInstant(dims), true},
 		{"hash-local", embedder.NewHash(dims), true},
 	}
 	for _, c := range cases {

@@ -10,12 +10,7 @@ const (
 )
 
 // rank returns the rank of p, or noRank.
-func (t *cl100k) rank(p string) uint32 {
-	if r, ok := t.ranks[p]; ok {
-		return r
-	}
-	return noRank
-}
+func (t *cl100k) rank(p string) uint32 { return t.ranks.rank(p) }
 
 // mergeSmall merges the lowest-ranked adjacent pair (leftmost on ties) until
 // none is left, scanning linearly; state lives on the stack.

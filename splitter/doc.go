@@ -24,11 +24,14 @@
 // that sums to at most ChunkOverlap tokens. Chunks are trimmed of white space
 // and blank chunks are dropped.
 //
-// Each part is tokenized once, when it is cut (a part that is too long is
-// only counted up to ChunkSize+1 tokens before it is cut again). A chunk's
-// exact count, and its overlap's, are added up from its parts' counts:
-// only the pre-tokens at its trimmed ends and at joins where two parts
-// tokenize differently together than apart are counted again.
+// The text is tokenized about once. A part that is too long is only
+// counted up to ChunkSize+1 tokens, and its parts take the counts of the
+// pre-tokens they share with it: only the few pre-tokens around each cut
+// are counted again. A chunk's exact count, and its overlap's, are added up
+// from its parts' counts: only the pre-tokens at its trimmed ends and at
+// joins where two parts tokenize differently together than apart are
+// counted again. The sentence boundaries are found by jumping from
+// candidate byte to candidate byte ('.', ':', '@', digits, delimiters).
 //
 // Splitter is safe for concurrent use: split documents on as many goroutines
 // as there are cores. SplitReader splits a stream of any length in bounded

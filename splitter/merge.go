@@ -191,7 +191,7 @@ func (m *merger) exact(start, end int) int {
 // points can exceed size >= MinChunkSize.
 func (m *merger) refine(k int) bool {
 	p := m.pieces[k]
-	finer := m.s.pieces(m.text[p.start:p.end], p.start, m.size, true, nil) // cut, however it counts
+	finer := m.s.cutPieces(m.text[p.start:p.end], p.start, m.size, nil)
 	if len(finer) < 2 {
 		return false
 	}

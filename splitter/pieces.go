@@ -57,15 +57,22 @@ func cutParagraphs(text string, cuts []int) []int {
 
 // cutSentences cuts after each sentence end of natural's tokenizer.
 func cutSentences(text string, cuts []int) []int {
-	return append(cuts, sentenceEnds(text)...)
+	return sentenceEnds(text, cuts)
 }
 
-func isPhraseEnd(r rune) bool {
-	switch r {
-	case ',', '.', ';', '。', '？', '！':
-		return true
+// phraseEndAt returns the width of the phrase delimiter [,.;。？！] at
+// text[i], or 0.
+func phraseEndAt(text string, i int) int {
+	switch text[i] {
+	case ',', '.', ';':
+		return 1
+	case 0xe3, 0xef: // '。' is E3 80 82, '？' EF BC 9F, '！' EF BC 81
+		switch r, n := utf8.DecodeRuneInString(text[i:]); r {
+		case '。', '？', '！':
+			return n
+		}
 	}
-	return false
+	return 0
 }
 
 // cutPhrases cuts at the matches of [^,.;。？！]+[,.;。？！]?. JavaScript's
@@ -73,27 +80,28 @@ func isPhraseEnd(r rune) bool {
 // the second of two in a row); here they stay with the preceding part (or
 // the first one), so the parts still cover the text. The number of parts is
 // the number of matches, so the decision to use this cutter is LlamaIndex's.
+//
+// A match starts at each non-delimiter that follows a delimiter, or starts
+// the text; cutPhrases jumps from delimiter to delimiter.
 func cutPhrases(text string, cuts []int) []int {
-	first := true
+	next := newByteFinder(text, ",.;\xe3\xef")
+	matched := false // a match has started before i
 	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if isPhraseEnd(r) {
-			i += n
-			continue
-		}
-		// A match starts at i.
-		if !first {
-			cuts = append(cuts, i)
-		}
-		first = false
-		for i < len(text) {
-			r, n = utf8.DecodeRuneInString(text[i:])
-			if isPhraseEnd(r) {
-				i += n
+		// The next delimiter at or after i.
+		d, w := next.index(i), 0
+		for d < len(text) {
+			if w = phraseEndAt(text, d); w > 0 {
 				break
 			}
-			i += n
+			d = next.index(d + 1)
 		}
+		if d > i { // a match starts at i
+			if matched {
+				cuts = append(cuts, i)
+			}
+			matched = true
+		}
+		i = d + w
 	}
 	return cuts
 }

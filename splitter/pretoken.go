@@ -19,11 +19,16 @@ const (
 	clsNumber
 	clsSpace
 	clsNewline
+	clsMulti // not a class: a byte of a multi-byte code point, see classAt
 )
 
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
-	for c := 0; c < utf8.RuneSelf; c++ {
+// byteClasses holds the class of each ASCII byte, and clsMulti for the
+// other bytes.
+var byteClasses = func() (t [256]uint8) {
+	for c := range t {
 		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = clsMulti
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
 			t[c] = clsLetter
 		case c >= '0' && c <= '9':
@@ -46,11 +51,19 @@ func isJSSpace(r rune) bool {
 	return r >= 0x2000 && r <= 0x200a
 }
 
-// classAt returns the class of the rune at s[i] and its width.
-func classAt(s string, i int) (uint8, int) {
-	if c := s[i]; c < utf8.RuneSelf {
-		return asciiClass[c], 1
+// classAt returns the class of the rune at s[i] and its width. (Written
+// so that it is inlined, as utf8.DecodeRuneInString.)
+func classAt(s string, i int) (c uint8, n int) {
+	if c = byteClasses[s[i]]; c != clsMulti {
+		n = 1
+	} else {
+		c, n = runeClassAt(s, i)
 	}
+	return
+}
+
+// runeClassAt is classAt for a non-ASCII rune.
+func runeClassAt(s string, i int) (uint8, int) {
 	r, n := utf8.DecodeRuneInString(s[i:])
 	switch {
 	case unicode.IsLetter(r):
@@ -68,7 +81,15 @@ func isSpaceClass(c uint8) bool { return c == clsSpace || c == clsNewline }
 // runEnd returns the end of the run of runes of class want starting at i.
 func runEnd(s string, i int, want uint8) int {
 	for i < len(s) {
-		c, n := classAt(s, i)
+		c := byteClasses[s[i]]
+		if c == want {
+			i++
+			continue
+		}
+		if c != clsMulti {
+			break
+		}
+		c, n := runeClassAt(s, i)
 		if c != want {
 			break
 		}

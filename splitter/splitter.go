@@ -3,6 +3,7 @@ package splitter
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 )
 
 // Chunk is a piece of the input text.
@@ -114,28 +115,74 @@ func (s *Splitter) split(text string, base, size int, emit func(Chunk) error) er
 	}
 	m := newMerger(s, size, emit)
 	m.text, m.base = text, base
-	m.pieces = s.pieces(text, 0, size, false, nil)
-	return m.run(true)
+	buf := piecePool.Get().(*[]piece)
+	defer piecePool.Put(buf)
+	m.pieces = s.pieces(text, 0, size, (*buf)[:0])
+	err := m.run(true)
+	*buf = m.pieces[:0]
+	return err
+}
+
+// piecePool holds the piece lists of finished splits for reuse.
+var piecePool = sync.Pool{New: func() any { return new([]piece) }}
+
+// cutBuffers are the scratch buffers of pieces, one level per depth of
+// cutting, reused across calls.
+type cutBuffers struct {
+	cuts [][]int      // the cuts of the text cut at each depth
+	pre  [][]preToken // pre-tokens of the text, or of the part, at each depth
+}
+
+var cutPool = sync.Pool{New: func() any { return new(cutBuffers) }}
+
+// grow makes room for depth.
+func (b *cutBuffers) grow(depth int) {
+	for len(b.cuts) <= depth {
+		b.cuts = append(b.cuts, nil)
+		b.pre = append(b.pre, nil)
+	}
 }
 
 // pieces appends the splits of text (whose first byte is at offset off), as
 // LlamaIndex's #split makes them: the whole text if it fits size, else its
 // parts by the first cutter that cuts it, each cut again if still too long.
-// over reports that text is already known to exceed size.
-func (s *Splitter) pieces(text string, off, size int, over bool, out []piece) []piece {
-	if !over {
-		if c := s.tok.countTally(text, size); c.tokens <= size {
-			return append(out, newPiece(off, 0, len(text), c))
-		}
+func (s *Splitter) pieces(text string, off, size int, out []piece) []piece {
+	b := cutPool.Get().(*cutBuffers)
+	defer cutPool.Put(b)
+	b.grow(0)
+	c, pre := s.tok.countPart(text, 0, len(text), nil, size, b.pre[0][:0])
+	b.pre[0] = pre
+	if c.tokens <= size {
+		return append(out, newPiece(off, 0, len(text), c))
 	}
-	var cuts []int
+	return s.cut(text, off, size, b, 0, out)
+}
+
+// cutPieces is pieces for a text that is cut however it counts.
+func (s *Splitter) cutPieces(text string, off, size int, out []piece) []piece {
+	b := cutPool.Get().(*cutBuffers)
+	defer cutPool.Put(b)
+	b.grow(0)
+	b.pre[0] = b.pre[0][:0]
+	return s.cut(text, off, size, b, 0, out)
+}
+
+// cut appends the pieces of text, which exceeds size, cut at depth:
+// b.pre[depth] holds its pre-tokens as far as they were counted, which the
+// counts of its parts reuse.
+func (s *Splitter) cut(text string, off, size int, b *cutBuffers, depth int, out []piece) []piece {
+	b.grow(depth + 1)
+	cuts := b.cuts[depth][:0]
 	for _, cut := range cutters {
-		if cuts = cut(text, cuts[:0]); len(cuts) > 0 {
+		if cuts = cut(text, cuts); len(cuts) > 0 {
 			break
 		}
 	}
+	b.cuts[depth] = cuts
+	parent := b.pre[depth]
 	if len(cuts) == 0 { // a single code point: cannot happen with size >= MinChunkSize
-		return append(out, newPiece(off, 0, len(text), s.tok.countTally(text, -1)))
+		c, _ := s.tok.countPart(text, 0, len(text), parent, -1, b.pre[depth+1][:0])
+		return append(out, newPiece(off, 0, len(text), c))
 	}
 	prev := 0
 	for k := 0; k <= len(cuts); k++ {
@@ -143,11 +190,12 @@ func (s *Splitter) pieces(text string, off, size int, over bool, out []piece) []
 		if k < len(cuts) {
 			end = cuts[k]
 		}
-		part := text[prev:end]
-		if c := s.tok.countTally(part, size); c.tokens <= size {
+		c, pre := s.tok.countPart(text, prev, end, parent, size, b.pre[depth+1][:0])
+		b.pre[depth+1] = pre
+		if c.tokens <= size {
 			out = append(out, newPiece(off, prev, end, c))
 		} else {
-			out = s.pieces(part, off+prev, size, true, out)
+			out = s.cut(text[prev:end], off+prev, size, b, depth+1, out)
 		}
 		prev = end
 	}

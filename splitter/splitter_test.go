@@ -382,7 +382,7 @@ func TestSentenceEnds(t *testing.T) {
 	for _, tc := range tests {
 		var got []string
 		prev := 0
-		for _, e := range append(sentenceEnds(tc.text), len(tc.text)) {
+		for _, e := range append(sentenceEnds(tc.text, nil), len(tc.text)) {
 			got = append(got, tc.text[prev:e])
 			prev = e
 		}
@@ -415,7 +415,7 @@ func TestSentenceEndsGolden(t *testing.T) {
 		n++
 		var got []string
 		prev := 0
-		for _, e := range append(sentenceEnds(g.Text), len(g.Text)) {
+		for _, e := range append(sentenceEnds(g.Text, nil), len(g.Text)) {
 			got = append(got, g.Text[prev:e])
 			prev = e
 		}

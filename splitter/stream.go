@@ -72,7 +72,7 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 		// its unfinished chunk across windows.
 		m.text = string(buf[:cut])
 		if first && eof {
-			m.pieces = s.pieces(m.text, 0, s.cfg.ChunkSize, false, m.pieces)
+			m.pieces = s.pieces(m.text, 0, s.cfg.ChunkSize, m.pieces)
 		} else {
 			m.pieces = s.paragraphPieces(m.text[carried:], carried, s.cfg.ChunkSize, m.pieces)
 		}
@@ -94,7 +94,7 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 func (s *Splitter) paragraphPieces(text string, off, size int, out []piece) []piece {
 	prev := 0
 	for _, end := range append(cutParagraphs(text, nil), len(text)) {
-		out = s.pieces(text[prev:end], off+prev, size, false, out)
+		out = s.pieces(text[prev:end], off+prev, size, out)
 		prev = end
 	}
 	return out

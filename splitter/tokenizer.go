@@ -2,9 +2,12 @@ package splitter
 
 import (
 	"hash/maphash"
+	"math"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -15,17 +18,18 @@ import (
 // semantics of JavaScript's Unicode mode (as in js-tiktoken, which
 // LlamaIndex.TS uses), and byte-pair merging only counts, never allocates.
 type cl100k struct {
-	ranks map[string]uint32
+	ranks *rankTable
 	memo  *memo // counts of pieces that needed merging
 }
 
-// memoSlots is the size of the direct-mapped piece-count cache (a power
-// of two); it bounds the cache to a few MiB.
+// memoSlots is the size of the piece-count cache (a power of two); it
+// bounds the cache to a few MiB.
 const memoSlots = 1 << 16
 
-// memo is a lock-free, direct-mapped cache of the token counts of pieces
-// that are not in the vocabulary (identifiers, rare words, long runs),
-// shared by all goroutines. A slot holds the last piece stored in it.
+// memo is a lock-free, two-way set-associative cache of the token counts of
+// pieces that are not in the vocabulary (identifiers, rare words, long
+// runs), shared by all goroutines. A set holds the last two pieces stored
+// in it, the newer first.
 type memo struct {
 	seed  maphash.Seed
 	slots [memoSlots]atomic.Pointer[memoEntry]
@@ -36,8 +40,28 @@ type memoEntry struct {
 	n     int
 }
 
-func (m *memo) slot(p string) *atomic.Pointer[memoEntry] {
-	return &m.slots[maphash.String(m.seed, p)&(memoSlots-1)]
+// set returns the two slots where p may be.
+func (m *memo) set(p string) *[2]atomic.Pointer[memoEntry] {
+	i := maphash.String(m.seed, p) & (memoSlots - 2)
+	return (*[2]atomic.Pointer[memoEntry])(m.slots[i : i+2])
+}
+
+// get returns the count of p, if cached.
+func (m *memo) get(p string) (int, bool) {
+	set := m.set(p)
+	for k := range set {
+		if e := set[k].Load(); e != nil && e.piece == p {
+			return e.n, true
+		}
+	}
+	return 0, false
+}
+
+// put caches n as the count of p, evicting the older piece of its set.
+func (m *memo) put(p string, n int) {
+	set := m.set(p)
+	set[1].Store(set[0].Load())
+	set[0].Store(&memoEntry{piece: strings.Clone(p), n: n})
 }
 
 var (
@@ -58,17 +82,15 @@ func loadTokenizer() (*cl100k, error) {
 			sharedTokenizerErr = err
 			return
 		}
-		ranks := make(map[string]uint32, cl100kMaxID+1)
+		tokens := make([]string, cl100kMaxID+1)
 		ids := make([]uint, 1)
-		for id := uint(0); id <= cl100kMaxID; id++ {
-			ids[0] = id
-			tok, err := codec.Decode(ids)
-			if err != nil {
-				continue // holes in the id space
+		for id := range tokens {
+			ids[0] = uint(id)
+			if tok, err := codec.Decode(ids); err == nil {
+				tokens[id] = tok // else a hole in the id space
 			}
-			ranks[tok] = uint32(id)
 		}
-		sharedTokenizer = &cl100k{ranks: ranks, memo: &memo{seed: maphash.MakeSeed()}}
+		sharedTokenizer = &cl100k{ranks: newRankTable(tokens), memo: &memo{seed: maphash.MakeSeed()}}
 	})
 	return sharedTokenizer, sharedTokenizerErr
 }
@@ -97,24 +119,139 @@ type tally struct {
 	lastStart, lastTokens int
 }
 
-// countTally is count that also fills in the first and last pre-tokens.
-func (t *cl100k) countTally(s string, limit int) tally {
-	var c tally
-	for i := 0; i < len(s); {
-		j := nextPiece(s, i)
-		k := t.countPiece(s[i:j])
-		if i == 0 {
-			c.firstEnd, c.firstTokens = j, k
-		}
-		c.tokens += k
-		c.lastStart, c.lastTokens = i, k
-		if limit >= 0 && c.tokens > limit {
-			c.tokens = limit + 1
-			return c
-		}
-		i = j
+// preToken is a pre-token of a counted text: its end, relative to the
+// text, and its token count.
+type preToken struct{ end, tokens int }
+
+// countPart returns the tally of text[a:b] tokenized alone; when limit >=
+// 0 it stops as soon as the count exceeds limit (tokens is then limit+1).
+// a and b are code point boundaries. parent holds pre-tokens of text from
+// its start, as far as text was counted (ends relative to text; possibly
+// none): text[a:b] reuses the counts of those it shares. If text[a:b] is
+// longer than limit bytes, and so may exceed limit and be cut, countPart
+// appends to pre the pre-tokens it counted (ends relative to a).
+//
+// Pre-tokenization only looks forward, so from a boundary that text[a:b]
+// and text share, they agree on each pre-token until the pre-tokenizer
+// looks at b or beyond. Deciding where a pre-token ends, it looks at one
+// code point after it, or, for white space, at the whole run of white
+// space. So text[a:b] takes the counts of parent's pre-tokens from the
+// first boundary they share (usually a) to the last one before b that
+// does not end with white space, and pre-tokenizes the rest itself.
+func (t *cl100k) countPart(text string, a, b int, parent []preToken, limit int, pre []preToken) (tally, []preToken) {
+	if limit < 0 {
+		limit = math.MaxInt - 1 // no limit
 	}
-	return c
+	// A token takes at least one byte.
+	pc := partCounter{t: t, part: text[a:b], limit: limit, record: b-a > limit, pre: pre}
+	cur := 0
+	// parent[k] is the first parent pre-token that ends after a+cur.
+	k := len(parent)
+	if k > 0 && parent[k-1].end > a {
+		k = sort.Search(k, func(k int) bool { return parent[k].end > a })
+	}
+	for k < len(parent) && cur < len(pc.part) && !pc.over() {
+		if k == 0 && a+cur == 0 || k > 0 && parent[k-1].end == a+cur {
+			cur = pc.share(text, a, cur, parent[k:])
+			break
+		}
+		cur = pc.step(cur)
+		for k < len(parent) && parent[k].end <= a+cur {
+			k++
+		}
+	}
+	if !pc.over() {
+		pc.alone(cur)
+	}
+	return pc.c, pc.pre
+}
+
+// partCounter is the state of countPart.
+type partCounter struct {
+	t      *cl100k
+	part   string
+	limit  int
+	record bool // append the pre-tokens to pre
+	c      tally
+	pre    []preToken
+}
+
+// add counts the pre-token part[start:end] of n tokens.
+func (p *partCounter) add(start, end, n int) {
+	if p.record {
+		p.pre = append(p.pre, preToken{end, n})
+	}
+	if start == 0 {
+		p.c.firstEnd, p.c.firstTokens = end, n
+	}
+	p.c.tokens = min(p.c.tokens+n, p.limit+1)
+	p.c.lastStart, p.c.lastTokens = start, n
+}
+
+// over reports whether the count exceeds the limit.
+func (p *partCounter) over() bool { return p.c.tokens > p.limit }
+
+// step counts the pre-token of the part at cur, tokenized alone, and
+// returns its end.
+func (p *partCounter) step(cur int) int {
+	j := nextPiece(p.part, cur)
+	p.add(cur, j, p.t.countPiece(p.part[cur:j]))
+	return j
+}
+
+// alone counts the pre-tokens of the part from cur to its end, tokenized
+// alone, or until the count exceeds the limit.
+func (p *partCounter) alone(cur int) {
+	part, limit := p.part, p.limit
+	tokens, last, lastTokens := p.c.tokens, p.c.lastStart, p.c.lastTokens
+	for cur < len(part) && tokens <= limit {
+		j := nextPiece(part, cur)
+		n := p.t.countPiece(part[cur:j])
+		if cur == 0 {
+			p.c.firstEnd, p.c.firstTokens = j, n
+		}
+		if p.record {
+			p.pre = append(p.pre, preToken{j, n})
+		}
+		tokens += n
+		last, lastTokens = cur, n
+		cur = j
+	}
+	p.c.tokens, p.c.lastStart, p.c.lastTokens = min(tokens, limit+1), last, lastTokens
+}
+
+// share counts the pre-tokens of text that the part text[a:] shares:
+// those of shared, which starts at a+cur, up to the last one that ends
+// before the part does and not with white space, or until the count
+// exceeds the limit. It returns where they end (relative to a).
+func (p *partCounter) share(text string, a, cur int, shared []preToken) int {
+	b := a + len(p.part)
+	m := 0
+	for m < len(shared) && shared[m].end < b {
+		m++
+	}
+	for m > 0 && endsWithSpace(text, shared[m-1].end) {
+		m--
+	}
+	for _, pt := range shared[:m] {
+		end := pt.end - a
+		p.add(cur, end, pt.tokens)
+		cur = end
+		if p.over() {
+			break
+		}
+	}
+	return cur
+}
+
+// endsWithSpace reports whether the code point that ends at s[:e] is white
+// space.
+func endsWithSpace(s string, e int) bool {
+	if c := s[e-1]; c < utf8.RuneSelf {
+		return isSpaceClass(byteClasses[c])
+	}
+	r, _ := utf8.DecodeLastRuneInString(s[:e])
+	return isJSSpace(r)
 }
 
 // countPiece returns the number of tokens byte-pair encoding gives piece.
@@ -122,12 +259,11 @@ func (t *cl100k) countPiece(p string) int {
 	if len(p) == 1 {
 		return 1
 	}
-	if _, ok := t.ranks[p]; ok {
+	if t.ranks.rank(p) != noRank {
 		return 1
 	}
-	slot := t.memo.slot(p)
-	if e := slot.Load(); e != nil && e.piece == p {
-		return e.n
+	if n, ok := t.memo.get(p); ok {
+		return n
 	}
 	var n int
 	if len(p) <= smallPiece {
@@ -135,6 +271,6 @@ func (t *cl100k) countPiece(p string) int {
 	} else {
 		n = t.mergeLarge(p)
 	}
-	slot.Store(&memoEntry{piece: strings.Clone(p), n: n})
+	t.memo.put(p, n)
 	return n
 }

@@ -2,12 +2,14 @@ package local
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -525,5 +527,103 @@ func TestUpdateMetadata(t *testing.T) {
 	res, err = s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: "hello", TopK: 1})
 	if err != nil || len(res) != 1 {
 		t.Errorf("the full-text entry did not survive the update: %v %v", res, err)
+	}
+}
+
+func TestAddBatchesOfManySizes(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	// More than one statement's worth, then sizes that cycle the statement
+	// cache, then a size seen before.
+	sizes := []int{2*maxRowsPerStmt + 3, 1, 2, 3, 4, 5, 2*maxRowsPerStmt + 3}
+	total := 0
+	for b, n := range sizes {
+		nodes := make([]sink.Node, n)
+		for i := range nodes {
+			nodes[i] = node(fmt.Sprintf("b%d-%d", b, i), fmt.Sprintf("d%d", b), fmt.Sprintf("common tok%dx%d", b, i), float32(i), 1)
+		}
+		mustAdd(t, s, nodes...)
+		total += n
+		if len(s.stmts.stmts) > maxCachedStmts {
+			t.Fatalf("%d cached statements, want at most %d", len(s.stmts.stmts), maxCachedStmts)
+		}
+	}
+	if n, err := s.Count(ctx); err != nil || n != total {
+		t.Fatalf("Count = %d, %v; want %d", n, err, total)
+	}
+	for _, word := range []string{"tok0x0", "tok0x600", "tok0x1026", "tok6x1026", "tok3x2"} {
+		res, err := s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: word, TopK: 3})
+		if err != nil || len(res) != 1 {
+			t.Errorf("sparse %q: %v, %v; want 1 result", word, scoredIDs(res), err)
+		}
+	}
+}
+
+// pragmaValue returns the value of a PRAGMA or of an FTS5 setting of s.
+func pragmaValue(t *testing.T, s *Store, query string) string {
+	t.Helper()
+	var v string
+	if err := s.db.QueryRow(query).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return v
+}
+
+func TestNewFileSettings(t *testing.T) {
+	s := openTest(t)
+	for query, want := range map[string]string{
+		`PRAGMA page_size`:    strconv.Itoa(pageSize),
+		`PRAGMA journal_mode`: "wal",
+		`PRAGMA synchronous`:  "1", // NORMAL
+		`SELECT v FROM nodes_fts_config WHERE k = 'automerge'`:   "16",
+		`SELECT v FROM nodes_fts_config WHERE k = 'crisismerge'`: "32",
+	} {
+		if got := pragmaValue(t, s, query); got != want {
+			t.Errorf("%s = %s, want %s", query, got, want)
+		}
+	}
+}
+
+// TestOpenOlderFile opens a file as earlier versions created it: 4 KiB
+// pages and FTS5's default settings. It keeps its page size, gets the
+// settings, and its nodes stay searchable.
+func TestOpenOlderFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range schema {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(`INSERT INTO meta (key, value) VALUES ('dimensions', '2')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO nodes (id, doc_id, text, embedding) VALUES ('old', 'd', 'ancient tortoise', ?)`,
+		sink.EncodeVector([]float32{1, 0})); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := pragmaValue(t, s, `PRAGMA page_size`); got != "4096" {
+		t.Errorf("page_size = %s, want 4096 (an existing file keeps its own)", got)
+	}
+	if got := pragmaValue(t, s, `SELECT v FROM nodes_fts_config WHERE k = 'automerge'`); got != "16" {
+		t.Errorf("automerge = %s, want 16", got)
+	}
+	mustAdd(t, s, node("new", "d", "young tortoise", 0, 1))
+	res, err := s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: "tortoise", TopK: 5})
+	if err != nil || len(res) != 2 {
+		t.Errorf("sparse query = %v, %v; want old and new", scoredIDs(res), err)
 	}
 }

@@ -29,7 +29,9 @@ func (s *Store) UpdateMetadata(ctx context.Context, nodes []sink.Node) error {
 		mds[i] = md
 	}
 	op := "update the metadata of " + strconv.Itoa(len(nodes)) + " nodes"
-	s.writeMu.Lock()
+	if err := s.lockWrite(); err != nil {
+		return err
+	}
 	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -10,12 +10,20 @@ import (
 	"github.com/sluice-dev/sluice/sink"
 )
 
-// rowsPerStmt is the number of nodes one INSERT statement writes. FTS5
-// flushes its pending terms to a new index segment at the end of every
-// statement, so one statement per node would create a segment per node and
-// spend most of Add merging them; a multi-row statement writes one segment
-// per statement. 64 rows take 448 parameters, far below SQLite's limit.
-const rowsPerStmt = 64
+// maxRowsPerStmt is the most nodes one INSERT statement writes. FTS5 keeps
+// the terms of the rows written in memory and flushes them to a new index
+// segment at commit, but also at the start of every later statement of the
+// transaction that opens a statement journal, as a multi-row upsert does
+// (it may fail halfway). One statement per Add thus leaves one new segment
+// per Add, not one per statement, and every segment costs merge work later
+// (one statement per node would spend most of Add merging). 512 rows take
+// 3584 parameters, far below SQLite's limit of 32766.
+const maxRowsPerStmt = 512
+
+// maxCachedStmts is the number of prepared upsert statements a Store keeps,
+// one per batch size: the pipeline's batches mostly have one size, but the
+// last batch of a run and of an incremental update are shorter.
+const maxCachedStmts = 4
 
 // upsertSQL returns the statement that inserts or replaces n nodes.
 func upsertSQL(n int) string {
@@ -31,6 +39,50 @@ func upsertSQL(n int) string {
 		doc_id = excluded.doc_id, text = excluded.text, embedding = excluded.embedding,
 		metadata = excluded.metadata, start_char = excluded.start_char, end_char = excluded.end_char`)
 	return b.String()
+}
+
+// stmtCache keeps the prepared upsert statements of the most recent batch
+// sizes, so that an Add does not parse and compile its statement again.
+// They are prepared on the DB: database/sql then prepares each on a
+// connection the first time a transaction of that connection uses it
+// (Tx.StmtContext) and reuses that copy afterwards. The Store's writeMu
+// guards the cache.
+type stmtCache struct {
+	stmts []sizedStmt // most recently used first
+}
+
+type sizedStmt struct {
+	rows int
+	stmt *sql.Stmt
+}
+
+// upsert returns the statement that upserts n nodes.
+func (c *stmtCache) upsert(ctx context.Context, db *sql.DB, n int) (*sql.Stmt, error) {
+	for i, e := range c.stmts {
+		if e.rows == n {
+			copy(c.stmts[1:i+1], c.stmts[:i])
+			c.stmts[0] = e
+			return e.stmt, nil
+		}
+	}
+	stmt, err := db.PrepareContext(ctx, upsertSQL(n))
+	if err != nil {
+		return nil, err
+	}
+	if len(c.stmts) == maxCachedStmts {
+		c.stmts[len(c.stmts)-1].stmt.Close()
+		c.stmts = c.stmts[:len(c.stmts)-1]
+	}
+	c.stmts = append([]sizedStmt{{n, stmt}}, c.stmts...)
+	return stmt, nil
+}
+
+// close closes the cached statements.
+func (c *stmtCache) close() {
+	for _, e := range c.stmts {
+		e.stmt.Close()
+	}
+	c.stmts = nil
 }
 
 // row is a node encoded for the nodes table.
@@ -58,7 +110,9 @@ func (s *Store) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.writeMu.Lock()
+	if err := s.lockWrite(); err != nil {
+		return nil, err
+	}
 	defer s.writeMu.Unlock()
 	if err := s.addTx(ctx, nodes, rows); err != nil {
 		return nil, err
@@ -114,7 +168,7 @@ func (s *Store) addTx(ctx context.Context, nodes []sink.Node, rows []row) error 
 	} else if err := sink.CheckDimensions(nodes, dims); err != nil {
 		return s.dimsErr(dims, err)
 	}
-	if err := upsert(ctx, tx, nodes, rows); err != nil {
+	if err := s.upsert(ctx, tx, nodes, rows); err != nil {
 		return newTxError(s.path, nodes, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -124,35 +178,22 @@ func (s *Store) addTx(ctx context.Context, nodes []sink.Node, rows []row) error 
 	return nil
 }
 
-// upsert writes the nodes rowsPerStmt at a time, with one prepared statement
-// for the full chunks and one for the rest.
-func upsert(ctx context.Context, tx *sql.Tx, nodes []sink.Node, rows []row) error {
-	var stmt *sql.Stmt
-	size := 0
-	defer func() {
-		if stmt != nil {
-			stmt.Close()
-		}
-	}()
-	args := make([]any, 0, 7*rowsPerStmt)
-	for start := 0; start < len(nodes); start += rowsPerStmt {
-		end := min(start+rowsPerStmt, len(nodes))
-		if end-start != size {
-			if stmt != nil {
-				stmt.Close()
-			}
-			var err error
-			if stmt, err = tx.PrepareContext(ctx, upsertSQL(end-start)); err != nil {
-				return err
-			}
-			size = end - start
+// upsert writes the nodes, maxRowsPerStmt at a time: in one statement
+// unless the batch is larger.
+func (s *Store) upsert(ctx context.Context, tx *sql.Tx, nodes []sink.Node, rows []row) error {
+	args := make([]any, 0, 7*min(len(nodes), maxRowsPerStmt))
+	for start := 0; start < len(nodes); start += maxRowsPerStmt {
+		end := min(start+maxRowsPerStmt, len(nodes))
+		stmt, err := s.stmts.upsert(ctx, s.db, end-start)
+		if err != nil {
+			return err
 		}
 		args = args[:0]
 		for i := start; i < end; i++ {
 			n := &nodes[i]
 			args = append(args, n.ID, n.RefDocID, n.Text, rows[i].embedding, rows[i].metadata, n.StartChar, n.EndChar)
 		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+		if _, err := tx.StmtContext(ctx, stmt).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("nodes %s to %s: %w", nodes[start].ID, nodes[end-1].ID, err)
 		}
 	}
@@ -185,7 +226,9 @@ func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	s.writeMu.Lock()
+	if err := s.lockWrite(); err != nil {
+		return err
+	}
 	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +86,7 @@ type Options struct {
 	// (default 64 MiB).
 	MemoryBudget int64
 	// StreamThreshold is the file size above which a document is split as a
-	// stream in windows instead of read whole (default MemoryBudget/8).
+	// stream in windows instead of read whole (default MemoryBudget/32).
 	StreamThreshold int64
 	// DryRun reads and splits but neither embeds nor writes; the report
 	// gives the plan: documents to add, update and delete, and the chunks
@@ -140,7 +141,7 @@ func (o *Options) applyDefaults() {
 		o.MemoryBudget = DefaultMemoryBudget
 	}
 	if o.StreamThreshold <= 0 {
-		o.StreamThreshold = o.MemoryBudget / 8
+		o.StreamThreshold = o.MemoryBudget / 32
 	}
 	if o.Stats == nil {
 		o.Stats = new(Stats)
@@ -217,7 +218,7 @@ type run struct {
 
 	mu          sync.Mutex
 	report      *Report
-	seen        map[string]bool // document ids the source produced
+	seen        map[string]bool // recorded document ids the source produced (see recorded)
 	failedDirs  []string        // folders the walk could not read
 	fullWalk    bool            // the source is the whole folder: missing documents are deleted
 	pendingOnly map[string]bool // documents with pending chunks but no record
@@ -332,13 +333,24 @@ func (r *run) prescan(ctx context.Context) error {
 	return nil
 }
 
+// recorded reports whether the manifest, as loaded for a whole-folder run,
+// knows a document: only those can be missing at the end, so only those
+// are remembered as seen, and a first run over a huge folder keeps no
+// per-file set.
+func (r *run) recorded(id string) bool {
+	_, ok := r.stamps[id]
+	return ok || r.pendingOnly[id]
+}
+
 func (r *run) walk(ctx context.Context, out chan<- reader.File) error {
 	defer close(out)
 	return r.opts.Source(ctx, func(f reader.File, err error) error {
 		r.opts.Stats.FilesSeen.Add(1)
 		r.mu.Lock()
 		r.report.FilesSeen++
-		r.seen[f.ID] = true
+		if r.recorded(f.ID) {
+			r.seen[f.ID] = true
+		}
 		if err != nil && isDirError(err) {
 			r.failedDirs = append(r.failedDirs, f.ID)
 		}
@@ -439,11 +451,14 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			return "", err
 		}
 	} else {
-		data, err := io.ReadAll(content)
-		if err != nil {
+		// Read into a string of the file's size: one copy of the text,
+		// which the chunks share, and no garbage from growing buffers.
+		var text strings.Builder
+		text.Grow(int(d.file.Size) + 1)
+		if _, err := io.Copy(&text, content); err != nil {
 			return "", err
 		}
-		for _, c := range r.opts.Splitter.Split(string(data)) {
+		for _, c := range r.opts.Splitter.Split(text.String()) {
 			if err := each(c); err != nil {
 				return "", err
 			}

@@ -9,7 +9,7 @@
 # the pool's text concatenated and repeated. Each `sluice run` (default config: hash embedder, local
 # store, memoryBudgetMB 64) runs under /usr/bin/time -v; the script prints a Markdown table of MB,
 # seconds, MB/s, peak RSS (target: <= 100 MiB everywhere) and the peak of RssAnon sampled every 0.2 s
-# (RSS without file pages: the local store memory-maps its database, and mapped pages count in RSS).
+# (RSS without file pages: what remains file-backed is mostly the sluice binary itself).
 # Nothing is written outside $TMPDIR.
 # Env: KEEP=1 keeps the temporary folder; SINGLE_FILE=0 skips the single-file run.
 set -euo pipefail

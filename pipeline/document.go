@@ -35,13 +35,13 @@ type document struct {
 	finished bool
 	hash     string
 	err      error // first failure
-	// The ordinals of texts seen so far, keyed by a 64-bit hash of the
-	// text. Nothing else is held per chunk: a single huge document may
-	// have hundreds of thousands, and the manifest keeps their ids (keying
-	// by the texts themselves would also keep whole stream windows alive).
+	// The ordinals of texts seen so far, by a 64-bit hash of the text.
+	// Nothing else is held per chunk: a single huge document may have
+	// hundreds of thousands, and the manifest keeps their ids (keying by
+	// the texts themselves would also keep whole stream windows alive).
 	// Two texts whose hashes collide only number their ordinals together,
 	// which keeps ids unique.
-	ordinals map[uint64]int32
+	ordinals *ordinals
 }
 
 // chunk is one piece of a document on its way to the store.
@@ -61,7 +61,7 @@ type chunk struct {
 }
 
 func newDocument(f reader.File, budget int64) *document {
-	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: make(map[uint64]int32)}
+	return &document{file: f, budget: budget, metaHash: metadataHash(f.Metadata), ordinals: new(ordinals)}
 }
 
 // nextOrdinal registers the next chunk with this text and returns its
@@ -71,10 +71,8 @@ func (d *document) nextOrdinal(text string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	k := maphash.String(ordinalSeed, text)
-	n := d.ordinals[k]
-	d.ordinals[k] = n + 1
 	d.emitted++
-	return int(n)
+	return d.ordinals.next(k)
 }
 
 // seal marks the end of the document's chunks and reports whether the

@@ -77,7 +77,8 @@ type Options struct {
 	// MaxWait is how long a partly filled batch waits for more chunks
 	// before it is sent (default 50ms).
 	MaxWait time.Duration
-	// EmbedConcurrency is the number of embedding requests in flight (default 4).
+	// EmbedConcurrency is the number of embedding requests in flight (default
+	// 4; at most GOMAXPROCS with a local embedder such as embedder.Hash).
 	EmbedConcurrency int
 	// SplitConcurrency is the number of documents read and split at once
 	// (default GOMAXPROCS).
@@ -133,6 +134,11 @@ func (o *Options) applyDefaults() {
 	}
 	if o.EmbedConcurrency <= 0 {
 		o.EmbedConcurrency = DefaultEmbedConcurrency
+	}
+	if local, ok := o.Embedder.(localEmbedder); ok && local.Local() {
+		// A local embedder computes on the cores: more workers than cores
+		// only hold more batches in memory.
+		o.EmbedConcurrency = min(o.EmbedConcurrency, runtime.GOMAXPROCS(0))
 	}
 	if o.SplitConcurrency <= 0 {
 		o.SplitConcurrency = runtime.GOMAXPROCS(0)

@@ -10,7 +10,7 @@ import "math/bits"
 // keys); only a key longer than sixteen bytes is compared as a string.
 type rankTable struct {
 	slots  []rankSlot
-	tails  []uint64 // by slot: the last eight bytes of a key longer than eight
+	tails  []uint64 // by rank: the last eight bytes of a key longer than eight
 	mask   uint64   // len(slots)-1
 	shift  uint     // 64 - log2(len(slots))
 	tokens []string // by rank, for comparing keys longer than sixteen bytes
@@ -28,7 +28,7 @@ func newRankTable(tokens []string) *rankTable {
 	size := 1 << bits.Len(uint(2*len(tokens))) // load factor below 1/2
 	t := &rankTable{
 		slots:  make([]rankSlot, size),
-		tails:  make([]uint64, size),
+		tails:  make([]uint64, len(tokens)),
 		mask:   uint64(size - 1),
 		shift:  uint(64 - bits.TrailingZeros(uint(size))),
 		tokens: tokens,
@@ -40,7 +40,7 @@ func newRankTable(tokens []string) *rankTable {
 		i := t.find(tok)
 		head, tail := keyWords(tok)
 		t.slots[i] = rankSlot{head: head, n: uint32(len(tok)), rank: uint32(r)}
-		t.tails[i] = tail
+		t.tails[r] = tail
 	}
 	return t
 }
@@ -61,7 +61,7 @@ func (t *rankTable) find(p string) uint64 {
 	for {
 		s := &t.slots[i]
 		if s.n == 0 || s.n == n && s.head == head &&
-			(n <= 8 || t.tails[i] == tail && (n <= 16 || t.tokens[s.rank] == p)) {
+			(n <= 8 || t.tails[s.rank] == tail && (n <= 16 || t.tokens[s.rank] == p)) {
 			return i
 		}
 		i = (i + 1) & t.mask

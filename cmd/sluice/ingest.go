@@ -112,7 +112,7 @@ func plural(n int, one, many string) string {
 
 // setMemoryLimit tunes the garbage collector for a flat, small footprint
 // (unless GOMEMLIMIT or GOGC is set): a collection starts when the heap has
-// grown by half of what is live instead of doubling (most of what a run
+// grown by 40% of what is live instead of doubling (most of what a run
 // allocates is short-lived: texts, batches, vectors), and the soft memory
 // limit is the pipeline's byte budget plus room for the rest of the process.
 func setMemoryLimit(budgetMB int) {
@@ -124,10 +124,10 @@ func setMemoryLimit(budgetMB int) {
 	}
 }
 
-// gcPercent is the GOGC Sluice runs with: on a 10 MB corpus it lowered peak
-// RSS by about 10 MiB at no measurable cost in throughput (see
+// gcPercent is the GOGC Sluice runs with: against the default of 100 it
+// lowers peak RSS by 10 to 15 MiB at no measurable cost in throughput (see
 // benchmarks/RESULTS.md, section 3).
-const gcPercent = 50
+const gcPercent = 40
 
 // memoryHeadroomMB is the memory limit above pipeline.memoryBudgetMB: the
 // tokenizer's tables, embeddings in flight, the stores' buffers.

@@ -1,6 +1,7 @@
 // Package pipelinebench holds the Go benchmarks of the whole Sluice
 // pipeline: reading, splitting, batching and writing with an instant
-// embedder, against tokenizing the same corpus alone on the same cores.
+// embedder, against splitting alone and tokenizing alone, the same corpus
+// on the same cores: the steps between them show what each stage costs.
 //
 //	go test -run '^$' -bench . -benchtime 3x ./benchmarks/pipeline/
 //	SLUICE_BENCH_CORPUS=/tmp/corpus/10mb go test -run '^$' -bench . -benchtime 3x ./benchmarks/pipeline/

@@ -169,8 +169,27 @@ func BenchmarkPipeline(b *testing.B) {
 // BenchmarkTokenize counts the tokens of the corpus on GOMAXPROCS
 // goroutines, reading each file: the ceiling the pipeline is held to.
 func BenchmarkTokenize(b *testing.B) {
-	dir, size := corpus(b)
 	split := newSplitter(b)
+	eachFile(b, split.CountTokens)
+}
+
+// BenchmarkSplitCorpus splits the corpus the same way: reading and
+// splitting alone, without ids, batches or a store.
+func BenchmarkSplitCorpus(b *testing.B) {
+	split := newSplitter(b)
+	eachFile(b, func(text string) int {
+		n := 0
+		for _, c := range split.Split(text) {
+			n += c.Tokens
+		}
+		return n
+	})
+}
+
+// eachFile runs fn over the text of every corpus file per iteration, on
+// GOMAXPROCS goroutines, and reports the tokens fn returns per second.
+func eachFile(b *testing.B, fn func(text string) int) {
+	dir, size := corpus(b)
 	var paths []string
 	cfg := reader.DefaultConfig()
 	cfg.Dir = dir
@@ -199,7 +218,7 @@ func BenchmarkTokenize(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					tokens.Add(int64(split.CountTokens(string(data))))
+					tokens.Add(int64(fn(string(data))))
 				}
 			})
 		}

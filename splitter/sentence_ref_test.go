@@ -103,50 +103,10 @@ func refURLSpans(s string, abbrev []span) []span {
 	return out
 }
 
+// refNumberSpans scans every position of s: numberSpans must find the same
+// matches while scanning only the runs that can hold one.
 func refNumberSpans(s string, masks []span) []span {
-	var out []span
-	wordAt := func(i int) bool {
-		return i >= 0 && i < len(s) && isWordByte(s[i]) && !inMaskAny(masks, i)
-	}
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) || inMaskAny(masks, i) || wordAt(i-1) {
-			continue
-		}
-		run := i
-		for run < len(s) && isDigit(s[run]) {
-			run++
-		}
-		if run-i > 3 {
-			i = run - 1
-			continue
-		}
-		reps := 0
-		for p := run; p+3 < len(s) && s[p] == ',' && isDigit(s[p+1]) && !inMaskAny(masks, p+1) && isDigit(s[p+2]) && isDigit(s[p+3]); p += 4 {
-			reps++
-		}
-		end := -1
-		for r := reps; r >= 0 && end < 0; r-- {
-			p := run + 4*r
-			if p+1 < len(s) && s[p] == '.' && isDigit(s[p+1]) && !inMaskAny(masks, p+1) {
-				q := p + 1
-				for q < len(s) && isDigit(s[q]) {
-					q++
-				}
-				if !wordAt(q) {
-					end = q
-					break
-				}
-			}
-			if !wordAt(p) {
-				end = p
-			}
-		}
-		if end > i {
-			out = append(out, span{i, end})
-			i = end - 1
-		}
-	}
-	return out
+	return numberSpansIn(s, 0, len(s), masks, nil)
 }
 
 func refDelimiterEnds(s string, masks []span) []int {

@@ -198,9 +198,13 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		// node ids are unique within a document.
 		return len(d.known) + len(d.intended) - d.matched, nil
 	}
-	stale, err := r.manifest.Stale(ctx, d.file.ID)
-	if err != nil {
-		return 0, err
+	var stale []string
+	if d.known != nil || d.intended != nil {
+		// Only a document the manifest knew can have stale nodes.
+		var err error
+		if stale, err = r.manifest.Stale(ctx, d.file.ID); err != nil {
+			return 0, err
+		}
 	}
 	if len(stale) > 0 {
 		if err := r.opts.Store.DeleteNodes(ctx, stale); err != nil {
@@ -208,7 +212,11 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		}
 	}
 	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash}
-	return len(stale), r.manifest.Commit(ctx, d.file.ID, stamp, r.model)
+	model := r.model
+	if !r.journal {
+		model = "" // nothing to release
+	}
+	return len(stale), r.manifest.Commit(ctx, d.file.ID, stamp, model)
 }
 
 // deadLetter records a failed document for `sluice failed`.

@@ -372,8 +372,8 @@ func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
 
 // Commit records a document as done, in one transaction: its record is
 // replaced, its nodes become those this run acknowledged, the journal
-// entries of their texts under model are released, and its pending ids and
-// any dead-letter entry are cleared.
+// entries of their texts under model are released (none when model is
+// empty), and its pending ids and any dead-letter entry are cleared.
 func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) error {
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
@@ -388,6 +388,9 @@ func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) err
 				[]any{s.scope, id, r.id}},
 			{`DELETE FROM journal WHERE scope = ?1 AND model = ?2 AND key IN (SELECT key FROM pending WHERE scope = ?1 AND id = ?3 AND run = ?4)`,
 				[]any{s.scope, model, id, r.id}},
+		}
+		if model == "" {
+			steps = steps[:len(steps)-1]
 		}
 		for _, step := range steps {
 			if _, err := tx.ExecContext(ctx, step.query, step.args...); err != nil {

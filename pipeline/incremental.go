@@ -42,8 +42,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return nil
 	}
 	r.model = r.opts.EmbedderInfo.Key()
-	local, ok := r.opts.Embedder.(localEmbedder)
-	r.journal = !(ok && local.Local())
+	r.journal = !isLocal(r.opts.Embedder)
 	if !r.opts.Full {
 		if err := st.CheckEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
 			return err

@@ -135,7 +135,7 @@ func (o *Options) applyDefaults() {
 	if o.EmbedConcurrency <= 0 {
 		o.EmbedConcurrency = DefaultEmbedConcurrency
 	}
-	if local, ok := o.Embedder.(localEmbedder); ok && local.Local() {
+	if isLocal(o.Embedder) {
 		// A local embedder computes on the cores: more workers than cores
 		// only hold more batches in memory.
 		o.EmbedConcurrency = min(o.EmbedConcurrency, runtime.GOMAXPROCS(0))
@@ -234,10 +234,16 @@ type run struct {
 }
 
 // localEmbedder is implemented by embedders that compute vectors in
-// process (embedder.Hash, embedder.Instant), whose vectors are not worth
-// journalling.
+// process (embedder.Hash, embedder.Instant): their vectors are not worth
+// journalling, and more workers than cores gain nothing.
 type localEmbedder interface {
 	Local() bool
+}
+
+// isLocal reports whether e computes its vectors in process.
+func isLocal(e embedder.Embedder) bool {
+	l, ok := e.(localEmbedder)
+	return ok && l.Local()
 }
 
 func (r *run) run(ctx context.Context) error {

@@ -148,13 +148,8 @@ CREATE TABLE IF NOT EXISTS embedders (
 
 // migrate2 upgrades a schema 2 file, which kept a document's node ids as
 // one JSON array in docs.node_ids and did not tag pending rows with a run.
+// It runs after schema, which creates doc_nodes.
 const migrate2 = `
-CREATE TABLE doc_nodes (
-	scope   TEXT NOT NULL,
-	doc     TEXT NOT NULL,
-	node_id TEXT NOT NULL,
-	PRIMARY KEY (scope, doc, node_id)
-) WITHOUT ROWID;
 INSERT OR IGNORE INTO doc_nodes (scope, doc, node_id)
 	SELECT d.scope, d.id, j.value FROM docs AS d, json_each(d.node_ids) AS j;
 ALTER TABLE docs DROP COLUMN node_ids;
@@ -214,15 +209,15 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 	return &Store{db: db, scope: scope}, nil
 }
 
-// upgrade runs a migration and records the current schema version, in one
-// transaction.
+// upgrade creates the tables schema adds, runs a migration and records the
+// current schema version, in one transaction.
 func upgrade(ctx context.Context, db *sql.DB, migration string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, migration+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
+	if _, err := tx.ExecContext(ctx, schema+migration+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -110,3 +110,16 @@ func (sf sqlFilter) and(cond string) string {
 
 // match decides exactly whether a node's metadata matches.
 func (sf sqlFilter) match(md map[string]any) bool { return sf.f.Match(md) }
+
+// keeps reports whether a row whose metadata JSON is md passes the filters;
+// every row does when there are none (md is then not read).
+func (sf sqlFilter) keeps(md string) (bool, error) {
+	if !sf.active() {
+		return true, nil
+	}
+	m, err := decodeMetadata(md)
+	if err != nil {
+		return false, err
+	}
+	return sf.match(m), nil
+}

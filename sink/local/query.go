@@ -108,14 +108,10 @@ func vectorHits(ctx context.Context, tx *sql.Tx, q []float32, k int, sf sqlFilte
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if sf.active() {
-			m, err := decodeMetadata(md)
-			if err != nil {
-				return nil, err
-			}
-			if !sf.match(m) {
-				continue
-			}
+		if keep, err := sf.keeps(md); err != nil {
+			return nil, err
+		} else if !keep {
+			continue
 		}
 		if sim, ok := cosine(q, qn, emb); ok {
 			top.push(hit{seq: seq, score: sim})
@@ -168,14 +164,10 @@ func textHits(ctx context.Context, tx *sql.Tx, text string, k int, sf sqlFilter)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if sf.active() {
-			m, err := decodeMetadata(md)
-			if err != nil {
-				return nil, err
-			}
-			if !sf.match(m) {
-				continue
-			}
+		if keep, err := sf.keeps(md); err != nil {
+			return nil, err
+		} else if !keep {
+			continue
 		}
 		out = append(out, hit{seq: seq, score: -bm25})
 	}

@@ -338,6 +338,28 @@ func (s *Store) lockWrite() error {
 	return nil
 }
 
+// writeTx runs fn in a write transaction under writeMu and commits it. It
+// fails with ErrClosed once Close has begun; wrap explains the errors of
+// beginning and committing, and fn returns its own errors ready to return.
+func (s *Store) writeTx(ctx context.Context, wrap func(error) error, fn func(*sql.Tx) error) error {
+	if err := s.lockWrite(); err != nil {
+		return err
+	}
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap(err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap(err)
+	}
+	return nil
+}
+
 // wrap names the operation and the database in err.
 func (s *Store) wrap(op string, err error) error {
 	if s.closed.Load() {

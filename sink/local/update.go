@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strconv"
 
@@ -29,34 +30,29 @@ func (s *Store) UpdateMetadata(ctx context.Context, nodes []sink.Node) error {
 		mds[i] = md
 	}
 	op := "update the metadata of " + strconv.Itoa(len(nodes)) + " nodes"
-	if err := s.lockWrite(); err != nil {
-		return err
-	}
-	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	defer tx.Rollback() // a no-op after Commit
-	stmt, err := tx.PrepareContext(ctx, `UPDATE nodes SET metadata = ?, start_char = ?, end_char = ? WHERE id = ?`)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	defer stmt.Close()
+	wrap := func(err error) error { return s.wrap(op, err) }
 	missing := map[string]error{}
-	for i, n := range nodes {
-		res, err := stmt.ExecContext(ctx, mds[i], n.StartChar, n.EndChar, n.ID)
+	err := s.writeTx(ctx, wrap, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `UPDATE nodes SET metadata = ?, start_char = ?, end_char = ? WHERE id = ?`)
 		if err != nil {
-			return s.wrap(op, err)
+			return wrap(err)
 		}
-		if affected, err := res.RowsAffected(); err != nil {
-			return s.wrap(op, err)
-		} else if affected == 0 {
-			missing[n.ID] = errNotStored
+		defer stmt.Close()
+		for i, n := range nodes {
+			res, err := stmt.ExecContext(ctx, mds[i], n.StartChar, n.EndChar, n.ID)
+			if err != nil {
+				return wrap(err)
+			}
+			if affected, err := res.RowsAffected(); err != nil {
+				return wrap(err)
+			} else if affected == 0 {
+				missing[n.ID] = errNotStored
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap(op, err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(missing) > 0 {
 		return &sink.WriteError{Failed: missing}

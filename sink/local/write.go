@@ -110,10 +110,6 @@ func (s *Store) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.lockWrite(); err != nil {
-		return nil, err
-	}
-	defer s.writeMu.Unlock()
 	if err := s.addTx(ctx, nodes, rows); err != nil {
 		return nil, err
 	}
@@ -144,35 +140,35 @@ func encodeNodes(nodes []sink.Node) ([]row, error) {
 	return rows, nil
 }
 
-// addTx writes the encoded nodes in one transaction. The caller holds writeMu.
+// addTx writes the encoded nodes in one transaction.
 func (s *Store) addTx(ctx context.Context, nodes []sink.Node, rows []row) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return newTxError(s.path, nodes, err)
-	}
-	defer tx.Rollback() // a no-op after Commit
-	// Read the dimensions inside the transaction: another process may have
-	// recorded them since Open.
-	dims, err := readDims(ctx, tx)
-	if err != nil {
-		return newTxError(s.path, nodes, err)
-	}
-	if dims == 0 {
-		dims = len(nodes[0].Embedding)
-		if err := sink.CheckDimensions(nodes, dims); err != nil {
-			return fmt.Errorf("local: the embeddings of one batch differ in length: %w", err)
+	wrap := func(err error) error { return newTxError(s.path, nodes, err) }
+	var dims int
+	err := s.writeTx(ctx, wrap, func(tx *sql.Tx) error {
+		// Read the dimensions inside the transaction: another process may
+		// have recorded them since Open.
+		var err error
+		if dims, err = readDims(ctx, tx); err != nil {
+			return wrap(err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('dimensions', ?)`, strconv.Itoa(dims)); err != nil {
-			return newTxError(s.path, nodes, err)
+		if dims == 0 {
+			dims = len(nodes[0].Embedding)
+			if err := sink.CheckDimensions(nodes, dims); err != nil {
+				return fmt.Errorf("local: the embeddings of one batch differ in length: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('dimensions', ?)`, strconv.Itoa(dims)); err != nil {
+				return wrap(err)
+			}
+		} else if err := sink.CheckDimensions(nodes, dims); err != nil {
+			return s.dimsErr(dims, err)
 		}
-	} else if err := sink.CheckDimensions(nodes, dims); err != nil {
-		return s.dimsErr(dims, err)
-	}
-	if err := s.upsert(ctx, tx, nodes, rows); err != nil {
-		return newTxError(s.path, nodes, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return newTxError(s.path, nodes, err)
+		if err := s.upsert(ctx, tx, nodes, rows); err != nil {
+			return wrap(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.dims.Store(int64(dims))
 	return nil
@@ -226,28 +222,23 @@ func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if err := s.lockWrite(); err != nil {
+	wrap := func(err error) error { return s.wrap(op, err) }
+	var forgot int64
+	err := s.writeTx(ctx, wrap, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return wrap(err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'dimensions' AND NOT EXISTS (SELECT 1 FROM nodes)`)
+		if err != nil {
+			return wrap(err)
+		}
+		if forgot, err = res.RowsAffected(); err != nil {
+			return wrap(err)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
-	}
-	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	defer tx.Rollback() // a no-op after Commit
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return s.wrap(op, err)
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'dimensions' AND NOT EXISTS (SELECT 1 FROM nodes)`)
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	forgot, err := res.RowsAffected()
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap(op, err)
 	}
 	if forgot > 0 {
 		s.dims.Store(0)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -362,4 +361,3 @@ func New(ctx context.Context, cfg Config) (Embedder, error) {
 	return NewHash(cfg.Dimensions), nil
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -360,4 +360,3 @@ func New(ctx context.Context, cfg Config) (Embedder, error) {
 	}
 	return NewHash(cfg.Dimensions), nil
 }
-

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sluice-dev/sluice/reader"
 )
@@ -78,32 +79,48 @@ func ExampleConfig_Match() {
 // ExampleNewWatcher shows watch mode: create the watcher first, reconcile
 // with a Walk, then apply events until the context ends.
 func ExampleNewWatcher() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg := reader.DefaultConfig()
-	w, err := reader.NewWatcher(cfg, reader.WatchOptions{})
+	root, err := os.MkdirTemp("", "sluice-watch-example")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer os.RemoveAll(root)
+	cfg := reader.DefaultConfig()
+	cfg.Dir = root
+	w, err := reader.NewWatcher(cfg, reader.WatchOptions{Debounce: 50 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	events := make(chan reader.Event)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, events) }() // Run closes events when it returns
 
-	// ... initial reconciliation with reader.Walk(ctx, cfg, ...) here ...
+	// ... initial reconciliation with reader.Walk(ctx, cfg, ...) here; a
+	// change made from now on arrives as an event ...
+	if err := os.WriteFile(filepath.Join(root, "notes.md"), []byte("# Notes\n"), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	for ev := range events {
 		switch ev.Op {
 		case reader.Changed:
 			f, err := reader.Stat(cfg, ev.ID)
 			fmt.Println("re-ingest", f.ID, err)
+			cancel() // a real watch runs until its context ends
 		case reader.Removed:
 			fmt.Println("delete", ev.ID)
 		case reader.Rescan:
 			fmt.Println("reconcile everything:", ev.Err)
 		}
 	}
-	if err := <-done; err != nil {
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Println(err)
 	}
+	// Output:
+	// re-ingest notes.md <nil>
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -42,6 +43,7 @@ type Client struct {
 	credential azcore.TokenCredential // Entra auth, from WithTokenCredential
 	hc         *http.Client
 	count      func(string) (int, error)
+	log        *slog.Logger
 
 	gate  *gate
 	pace  pacer
@@ -73,12 +75,25 @@ func WithTokenCounter(count func(string) (int, error)) Option {
 	return func(c *Client) { c.count = count }
 }
 
+// WithLogger logs every request the Client sends at debug level (the
+// endpoint without its query, inputs, tokens, status, latency; never a
+// header or a key), and every retry with its delay and cause. By default
+// nothing is logged; a nil l changes nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
 func newClient(cfg Config, provider string, opts []Option) *Client {
 	c := &Client{
 		cfg:      cfg,
 		provider: provider,
 		limits:   cfg.Limits(),
 		count:    countTokens,
+		log:      slog.New(slog.DiscardHandler),
 		gate:     newGate(cfg.Concurrency),
 		pace:     pacer{rpm: float64(cfg.RequestsPerMinute), tpm: float64(cfg.TokensPerMinute)},
 	}
@@ -304,10 +319,18 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	}
 	start := time.Now()
 	c.stats.requests.Add(1)
+	status := 0
+	defer func() {
+		c.log.LogAttrs(ctx, slog.LevelDebug, "embedding request",
+			slog.String("provider", c.provider), slog.String("url", c.redactedURL()),
+			slog.Int("inputs", n), slog.Int("tokens", tokens),
+			slog.Int("status", status), slog.Duration("latency", time.Since(start)))
+	}()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, c.transportError(ctx, err)
 	}
+	status = resp.StatusCode
 	defer resp.Body.Close()
 	now := time.Now()
 	c.pace.observe(resp.Header, now)

@@ -344,17 +344,18 @@ func (c Config) Limits() Limits {
 // for the HTTP providers, checks that the API key variable is set, so a
 // missing key is reported here (as a *MissingKeyError naming the variable)
 // and not by the first request. ctx bounds the start-up checks (such as
-// obtaining a first Microsoft Entra token).
-func New(ctx context.Context, cfg Config) (Embedder, error) {
+// obtaining a first Microsoft Entra token). opts apply to the HTTP
+// providers' Client; the local providers ignore them.
+func New(ctx context.Context, cfg Config, opts ...Option) (Embedder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.ApplyDefaults()
 	switch cfg.Provider {
 	case ProviderOpenAI:
-		return NewOpenAI(cfg)
+		return NewOpenAI(cfg, opts...)
 	case ProviderAzureOpenAI:
-		return NewAzureOpenAI(ctx, cfg)
+		return NewAzureOpenAI(ctx, cfg, opts...)
 	case ProviderInstant:
 		return NewInstant(cfg.Dimensions), nil
 	}

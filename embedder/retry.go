@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"syscall"
 	"time"
@@ -112,7 +113,11 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 		hint.hint = after
 		return nil, err
 	}
-	vecs, err := backoff.RetryWithData(op, backoff.WithContext(b, ctx))
+	notify := func(err error, delay time.Duration) {
+		c.log.LogAttrs(ctx, slog.LevelDebug, "embedding request will be retried",
+			slog.Int("attempt", tries), slog.Duration("delay", delay), slog.String("error", err.Error()))
+	}
+	vecs, err := backoff.RetryNotifyWithData(op, backoff.WithContext(b, ctx), notify)
 	if err != nil {
 		c.stats.failures.Add(1)
 	}

@@ -248,7 +248,7 @@ func (a *app) benchHarness(ctx context.Context, cfg Config, emb embedder.Config,
 	}
 	if f.sink == benchSinkConfigured {
 		h.OpenStore = func(ctx context.Context) (pipeline.Writer, error) {
-			s, err := openStore(ctx, cfg)
+			s, err := a.openStore(ctx, cfg)
 			if err != nil {
 				return nil, err
 			}

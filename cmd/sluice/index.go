@@ -51,10 +51,10 @@ func (a *app) indexCommand() *cobra.Command {
 
 // cloudStore opens the Cloud AI Search store without index management, so
 // that index commands decide what happens to the index.
-func cloudStore(ctx context.Context, cfg Config) (*cloudsearch.Store, error) {
+func (a *app) cloudStore(ctx context.Context, cfg Config) (*cloudsearch.Store, error) {
 	cs := cfg.Sink.CloudSearch
 	cs.IndexManagement = cloudsearch.NoValidation
-	return cloudsearch.New(ctx, cs)
+	return cloudsearch.New(ctx, cs, cloudsearch.WithLogger(a.log))
 }
 
 func (a *app) indexCreate(ctx context.Context, cfg Config) error {
@@ -67,7 +67,7 @@ func (a *app) indexCreate(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(a.stdout, "local store ready at %s\n", s.Path())
 		return nil
 	}
-	s, err := cloudStore(ctx, cfg)
+	s, err := a.cloudStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (a *app) indexValidate(ctx context.Context, cfg Config) error {
 	if cfg.Sink.Type != "cloudsearch" {
 		return a.localCheck(ctx, cfg)
 	}
-	s, err := cloudStore(ctx, cfg)
+	s, err := a.cloudStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(a.stdout, "deleted local store %s; the manifest in %s still lists its documents, so run with --full to rebuild\n", path, cfg.State.Path)
 		return nil
 	}
-	s, err := cloudStore(ctx, cfg)
+	s, err := a.cloudStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ type indexStatsView struct {
 func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 	var v indexStatsView
 	if cfg.Sink.Type == "cloudsearch" {
-		s, err := cloudStore(ctx, cfg)
+		s, err := a.cloudStore(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -224,7 +224,7 @@ func (a *app) doctorCommand() *cobra.Command {
 			report("configuration", nil, "valid")
 			report("embedder", a.checkEmbedder(ctx, cfg), fmt.Sprintf("%s returns %d-dimensional vectors", cfg.Embedder.Provider, cfg.Embedder.Dimensions))
 			if cfg.Sink.Type == "cloudsearch" {
-				s, err := cloudStore(ctx, cfg)
+				s, err := a.cloudStore(ctx, cfg)
 				if err != nil {
 					report("cloudsearch", err, "")
 				} else {
@@ -255,7 +255,7 @@ func (a *app) doctorCommand() *cobra.Command {
 
 // checkEmbedder embeds a probe text and checks the vector's length.
 func (a *app) checkEmbedder(ctx context.Context, cfg Config) error {
-	emb, err := openEmbedder(ctx, cfg)
+	emb, err := a.openEmbedder(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -64,13 +64,13 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 	if dryRun {
 		return in, nil
 	}
-	emb, err := openEmbedder(ctx, cfg)
+	emb, err := a.openEmbedder(ctx, cfg)
 	if err != nil {
 		in.Close()
 		return nil, err
 	}
 	in.opts.Embedder = emb
-	store, err := openStore(ctx, cfg)
+	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		in.Close()
 		return nil, err

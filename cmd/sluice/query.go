@@ -92,7 +92,7 @@ func (a *app) queryCommand() *cobra.Command {
 			return a.withStore(ctx, func(cfg Config, store sink.VectorStore) error {
 				q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
 				if m.NeedsEmbedding() {
-					emb, err := openEmbedder(ctx, cfg)
+					emb, err := a.openEmbedder(ctx, cfg)
 					if err != nil {
 						return err
 					}

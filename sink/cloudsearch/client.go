@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,6 +33,7 @@ type options struct {
 	transport  policy.Transporter
 	getenv     func(string) string
 	retryDelay time.Duration
+	log        *slog.Logger
 }
 
 // WithCredential authenticates with bearer tokens of cred for scope
@@ -71,6 +73,17 @@ func WithRetryDelay(d time.Duration) Option {
 	return func(o *options) { o.retryDelay = d }
 }
 
+// WithLogger logs every attempt of every request at debug level: the
+// operation, method, path, status, latency and body sizes (never a header,
+// key or token). By default nothing is logged; a nil l changes nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.log = l
+		}
+	}
+}
+
 // Store is a sink.VectorStore on a Cloud AI Search index. It is safe for
 // concurrent use.
 type Store struct {
@@ -86,7 +99,7 @@ type Store struct {
 // CreateIfNotExists it creates it when absent. Errors name the setting or
 // variable to fix.
 func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
-	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond}
+	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond, log: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -119,7 +132,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay}
-	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth}}, &policy.ClientOptions{
+	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{
 			MaxRetries:    int32(cfg.MaxRetries),
@@ -134,6 +147,31 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// logPolicy logs each attempt of a request at debug level. It runs after
+// the authentication policy, per retry, and logs nothing that policy added.
+type logPolicy struct{ log *slog.Logger }
+
+// Do sends the request on and logs the attempt.
+func (p logPolicy) Do(req *policy.Request) (*http.Response, error) {
+	ctx := req.Raw().Context()
+	if !p.log.Enabled(ctx, slog.LevelDebug) {
+		return req.Next()
+	}
+	start := time.Now()
+	resp, err := req.Next()
+	attrs := []slog.Attr{
+		slog.String("method", req.Raw().Method), slog.String("path", req.Raw().URL.Path),
+		slog.Int64("requestBytes", max(req.Raw().ContentLength, 0)), slog.Duration("latency", time.Since(start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	} else {
+		attrs = append(attrs, slog.Int("status", resp.StatusCode))
+	}
+	p.log.LogAttrs(ctx, slog.LevelDebug, "search service request", attrs...)
+	return resp, err
 }
 
 // authPolicy builds the authentication policy: a key in the api-key
@@ -155,11 +193,7 @@ func authPolicy(cfg *Config, o *options) (policy.Policy, error) {
 		}
 		o.tokenCred = cred
 	case ManagedIdentity:
-		mo := &azidentity.ManagedIdentityCredentialOptions{}
-		if id := o.getenv(cfg.ManagedIdentityClientIDEnv); id != "" {
-			mo.ID = azidentity.ClientID(id)
-		}
-		cred, err := azidentity.NewManagedIdentityCredential(mo)
+		cred, err := azidentity.NewManagedIdentityCredential(managedIdentityOptions(cfg, o.getenv))
 		if err != nil {
 			return nil, configErr("credential", "ManagedIdentityCredential is unavailable: "+err.Error(), "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
 		}
@@ -176,6 +210,17 @@ func authPolicy(cfg *Config, o *options) (policy.Policy, error) {
 		return runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts), nil
 	}
 	return runtime.NewBearerTokenPolicy(o.tokenCred, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure}), nil
+}
+
+// managedIdentityOptions selects the user-assigned identity whose client id
+// the ManagedIdentityClientIDEnv variable holds, or the system-assigned
+// identity when it is empty.
+func managedIdentityOptions(cfg *Config, getenv func(string) string) *azidentity.ManagedIdentityCredentialOptions {
+	mo := &azidentity.ManagedIdentityCredentialOptions{}
+	if id := getenv(cfg.ManagedIdentityClientIDEnv); id != "" {
+		mo.ID = azidentity.ClientID(id)
+	}
+	return mo
 }
 
 // isLoopback reports whether endpoint is on this machine (a test or dev

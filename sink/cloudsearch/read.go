@@ -2,6 +2,7 @@ package cloudsearch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,9 +12,12 @@ import (
 
 // Paging limits of docs/search.
 const (
-	maxPageSize = 1000   // the most results one search returns
-	maxSkip     = 100000 // the largest skip the service accepts
-	idsPerQuery = 1000   // ids per search.in filter of GetNodes
+	maxPageSize = 1000 // the most results one search response carries
+	idsPerQuery = 1000 // ids per search.in filter of GetNodes
+	// maxContinuations bounds the partial responses one search follows: a
+	// service that kept answering with continuations would otherwise hold
+	// the caller forever. 1000 pages of 1000 results is far beyond any k.
+	maxContinuations = 1000
 )
 
 // searchRequest is the body of docs/search (SearchRequest).
@@ -23,6 +27,7 @@ type searchRequest struct {
 	Select                string        `json:"select,omitempty"`
 	Top                   int           `json:"top"`
 	Skip                  int           `json:"skip,omitempty"`
+	OrderBy               string        `json:"orderby,omitempty"`
 	QueryType             string        `json:"queryType,omitempty"`
 	SemanticConfiguration string        `json:"semanticConfiguration,omitempty"`
 	VectorQueries         []vectorQuery `json:"vectorQueries,omitempty"`
@@ -36,17 +41,32 @@ type vectorQuery struct {
 	K      int       `json:"k"`
 }
 
-// search runs one docs/search request and returns its documents.
+// search runs a docs/search request and returns its documents. A response
+// that cannot carry every requested result (top or k above 1000) is partial:
+// it holds @search.nextPageParameters, the request body for the rest, which
+// search posts in turn until the service sends no continuation.
 func (s *Store) search(ctx context.Context, op string, req searchRequest) ([]map[string]any, error) {
 	body, err := marshal(op, req)
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Value []map[string]any `json:"value"`
+	var docs []map[string]any
+	for range maxContinuations {
+		var out struct {
+			Value []map[string]any `json:"value"`
+			Next  json.RawMessage  `json:"@search.nextPageParameters"`
+		}
+		err := s.doJSON(ctx, call{op: op, method: http.MethodPost, path: s.indexPath("/docs/search"), body: body, index: true}, &out)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, out.Value...)
+		if len(out.Next) == 0 || string(out.Next) == "null" || len(out.Value) == 0 {
+			return docs, nil
+		}
+		body = out.Next
 	}
-	err = s.doJSON(ctx, call{op: op, method: http.MethodPost, path: s.indexPath("/docs/search"), body: body, index: true}, &out)
-	return out.Value, err
+	return nil, fmt.Errorf("cloudsearch: %s: the service kept sending continuations after %d pages (%d results); lower the number of results asked for", op, maxContinuations, len(docs))
 }
 
 // selectFields lists the fields read back: key, chunk, metadata string and
@@ -65,24 +85,38 @@ func (s *Store) selectFields() string {
 	return strings.Join(fields, ",")
 }
 
-// scan pages through every document matching filter (at most limit, 0 for
-// all), maxPageSize at a time, and calls fn for each.
-func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any)) error {
-	seen := 0
-	for skip := 0; limit == 0 || seen < limit; skip += maxPageSize {
-		if skip > maxSkip {
-			return &sink.UnsupportedError{What: fmt.Sprintf("reading more than %d documents in one request", maxSkip), Hint: "narrow the request with filters or ids, or pass a limit"}
-		}
+// scan reads every document matching filter (at most limit, 0 for all)
+// and calls fn for each; an error from fn stops it. It pages by key, as the service's documentation
+// advises for reading more than $skip's 100,000 documents: each request
+// orders by the key and asks for keys above the last one seen, so pages
+// neither overlap nor skip a document, however many there are. This needs
+// a sortable key field; Sluice's indexes have one (simple fields are
+// sortable unless turned off) and ValidateIndex checks it.
+func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
+	key := s.cfg.IDFieldKey
+	seen, last := 0, ""
+	for limit == 0 || seen < limit {
 		top := maxPageSize
-		if limit > 0 && limit-seen < top {
-			top = limit - seen
+		if limit > 0 {
+			top = min(top, limit-seen)
 		}
-		docs, err := s.search(ctx, op, searchRequest{Search: "*", Filter: filter, Select: sel, Top: top, Skip: skip})
+		f := filter
+		if seen > 0 {
+			f = andFilters(filter, key+" gt "+quoteOData(last))
+		}
+		docs, err := s.search(ctx, op, searchRequest{Search: "*", Filter: f, Select: sel, Top: top, OrderBy: key + " asc"})
 		if err != nil {
 			return err
 		}
 		for _, d := range docs {
-			fn(d)
+			k, ok := d[key].(string)
+			if !ok {
+				return fmt.Errorf("cloudsearch: %s: a document has no string key %q; check idFieldKey", op, key)
+			}
+			last = k
+			if err := fn(d); err != nil {
+				return err
+			}
 		}
 		seen += len(docs)
 		if len(docs) < top {
@@ -93,30 +127,23 @@ func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn 
 }
 
 // Delete removes every node of the reference document refDocID: it pages
-// through the keys matching `doc_id eq 'refDocID'` (quotes doubled), then
-// deletes them in batches.
+// through the keys matching `doc_id eq 'refDocID'` (quotes doubled) and
+// deletes each page's keys before reading the next, so memory stays flat
+// whatever the number of nodes.
 func (s *Store) Delete(ctx context.Context, refDocID string) error {
-	filter := eqFilter(s.cfg.DocIDFieldKey, refDocID)
-	for {
-		var keys []string
-		err := s.scan(ctx, "find nodes of document "+refDocID, filter, s.cfg.IDFieldKey, maxSkip, func(d map[string]any) {
-			if k, ok := d[s.cfg.IDFieldKey].(string); ok {
-				keys = append(keys, k)
-			}
-		})
-		if err != nil {
-			return err
-		}
-		if len(keys) == 0 {
+	keys := make([]string, 0, maxPageSize)
+	err := s.scan(ctx, "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey, 0, func(d map[string]any) error {
+		if keys = append(keys, d[s.cfg.IDFieldKey].(string)); len(keys) < maxPageSize {
 			return nil
 		}
-		if err := s.DeleteNodes(ctx, keys); err != nil {
-			return err
-		}
-		if len(keys) < maxSkip {
-			return nil
-		}
+		err := s.DeleteNodes(ctx, keys)
+		keys = keys[:0]
+		return err
+	})
+	if err != nil {
+		return err
 	}
+	return s.DeleteNodes(ctx, keys)
 }
 
 // GetNodes returns stored nodes: those with the given ids (nil for all),
@@ -151,12 +178,13 @@ func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.Metada
 				break
 			}
 		}
-		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(d map[string]any) {
+		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(d map[string]any) error {
 			n := s.cfg.fromDocument(d)
 			if !seen[n.ID] {
 				seen[n.ID] = true
 				nodes = append(nodes, n)
 			}
+			return nil
 		})
 		if err != nil {
 			return nil, err

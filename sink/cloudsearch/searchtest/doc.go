@@ -45,11 +45,13 @@
 // Paging: top defaults to 50 and skip is at most 100000; a response carries
 // at most MaxPageSize results, and when top asks for more it also carries
 // @search.nextPageParameters and @odata.nextLink for the rest. Results are
-// ordered by score, ties by key, so every answer is deterministic.
+// ordered by score, ties by key, so every answer is deterministic, unless
+// $orderby names sortable fields or search.score() (up to 32 clauses, asc or
+// desc; absent values first when ascending; strings compared ordinally).
 //
 // What it does not emulate: the Lucene (full) query syntax and the simple
 // syntax operators, analyzers and stemming, scoring profiles, facets,
-// orderby, highlights, captions and answers (ignored), suggesters and
+// geo.distance in orderby, orderby with semantic ranking, highlights, captions and answers (ignored), suggesters and
 // autocomplete, GET search, complex (Edm.ComplexType) fields, geo
 // functions, vectorizers and text vector queries, approximate (HNSW) recall loss and quantization effects, ETag
 // concurrency, indexers, skillsets, data sources, synonym maps and service

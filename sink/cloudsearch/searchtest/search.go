@@ -127,8 +127,18 @@ func (ix *index) run(req *searchRequest) ([]hit, *apiError) {
 	if err := checkPaging(req); err != nil {
 		return nil, err
 	}
-	if req.OrderBy != "" || len(req.Facets) > 0 {
-		return nil, badRequest("orderby and facets are not emulated by this test server.")
+	if len(req.Facets) > 0 {
+		return nil, badRequest("facets are not emulated by this test server.")
+	}
+	var order []orderClause
+	if strings.TrimSpace(req.OrderBy) != "" {
+		if req.QueryType == "semantic" {
+			return nil, badRequest("$orderby with semantic ranking is not emulated by this test server.")
+		}
+		var err *apiError
+		if order, err = ix.parseOrderBy(req.OrderBy); err != nil {
+			return nil, err
+		}
 	}
 	keep := func(map[string]any) bool { return true }
 	if strings.TrimSpace(req.Filter) != "" {
@@ -192,6 +202,9 @@ func (ix *index) run(req *searchRequest) ([]hit, *apiError) {
 	}
 	if req.QueryType == "semantic" {
 		return ix.rerank(req, hits)
+	}
+	if order != nil {
+		ix.orderHits(hits, order)
 	}
 	return hits, nil
 }

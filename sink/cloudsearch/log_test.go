@@ -1,0 +1,124 @@
+package cloudsearch
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+// TestLoggerLogsEachAttempt checks WithLogger: one debug line per attempt,
+// a throttled one included, with method, path and status, and no key.
+func TestLoggerLogsEachAttempt(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, srv := startStore(t, searchtest.Options{}, nil, WithLogger(log))
+	buf.Reset() // forget index management
+	srv.FailNext(1, http.StatusServiceUnavailable, time.Millisecond)
+	if _, err := s.Add(context.Background(), makeNodes("a.md", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Query(context.Background(), sink.Query{Embedding: vec(1)}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if !strings.Contains(line, `msg="search service request"`) {
+			t.Errorf("unexpected log line: %s", line)
+			continue
+		}
+		var method, path, status string
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "method":
+				method = v
+			case "path":
+				path = v[strings.LastIndex(v, "/")+1:]
+			case "status":
+				status = v
+			}
+		}
+		got = append(got, method+" "+path+" "+status)
+	}
+	want := []string{"POST index 503", "POST index 200", "POST search 200"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("logged attempts %q, want %q\nlog:\n%s", got, want, buf.String())
+	}
+	if strings.Contains(buf.String(), testKey) {
+		t.Errorf("the admin key appears in the log:\n%s", buf.String())
+	}
+}
+
+// TestConnectFromEnvironment checks that the endpoint and key variables,
+// and an explicit key, are what the store connects with.
+func TestConnectFromEnvironment(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  func(cfg *Config, url string)
+		env  func(url string) map[string]string
+	}{
+		{"endpoint and key variables",
+			func(cfg *Config, _ string) { cfg.Endpoint = "" },
+			func(url string) map[string]string { return map[string]string{EnvEndpoint: url + "/", EnvKey: testKey} }},
+		{"renamed variables",
+			func(cfg *Config, _ string) {
+				cfg.Endpoint, cfg.EndpointEnv, cfg.KeyEnv = "", "MY_SEARCH", "MY_SEARCH_KEY"
+			},
+			func(url string) map[string]string {
+				return map[string]string{"MY_SEARCH": url, "MY_SEARCH_KEY": testKey}
+			}},
+		{"explicit key",
+			func(cfg *Config, url string) { cfg.Endpoint, cfg.Key = url, testKey },
+			func(string) map[string]string { return nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := searchtest.Start(t, searchtest.Options{Key: testKey})
+			cfg := testConfig("")
+			tt.cfg(&cfg, url)
+			s, err := New(context.Background(), cfg, testHTTP(t), WithGetenv(envOf(tt.env(url))))
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			defer s.Close()
+			if _, err := s.Add(context.Background(), makeNodes("a.md", 1)); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(srv.Documents("docs")); n != 1 {
+				t.Errorf("%d documents stored, want 1", n)
+			}
+			for _, r := range srv.Requests() {
+				if r.Auth != "api-key" {
+					t.Errorf("%s %s sent auth %q, want api-key", r.Method, r.Path, r.Auth)
+				}
+			}
+		})
+	}
+}
+
+// TestManagedIdentityClientID checks which identity ManagedIdentity uses:
+// the user-assigned one named by the variable, else the system-assigned.
+func TestManagedIdentityClientID(t *testing.T) {
+	cfg := testConfig("https://example.search.windows.net").normalize()
+	tests := []struct {
+		env  map[string]string
+		want azidentity.ManagedIDKind
+	}{
+		{map[string]string{EnvManagedIdentityClientID: "00000000-0000-0000-0000-000000000001"}, azidentity.ClientID("00000000-0000-0000-0000-000000000001")},
+		{nil, nil},
+	}
+	for _, tt := range tests {
+		if got := managedIdentityOptions(&cfg, envOf(tt.env)).ID; got != tt.want {
+			t.Errorf("with %v: identity %v, want %v", tt.env, got, tt.want)
+		}
+	}
+}

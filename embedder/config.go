@@ -178,19 +178,20 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name   string
 		v, min int
+		low    string // what the lowest allowed values mean
 	}{
-		{"embedder.dimensions", c.Dimensions, 1},
-		{"embedder.batchSize", c.BatchSize, 1},
-		{"embedder.concurrency", c.Concurrency, 1},
-		{"embedder.maxRetries", c.MaxRetries, -1},
-		{"embedder.requestsPerMinute", c.RequestsPerMinute, 0},
-		{"embedder.tokensPerMinute", c.TokensPerMinute, 0},
-		{"embedder.maxInputsPerRequest", c.MaxInputsPerRequest, 1},
-		{"embedder.maxTokensPerRequest", c.MaxTokensPerRequest, 1},
-		{"embedder.maxTokensPerInput", c.MaxTokensPerInput, 1},
+		{"embedder.dimensions", c.Dimensions, 1, fmt.Sprintf("0 means the default, %d", DefaultDimensions)},
+		{"embedder.batchSize", c.BatchSize, 1, fmt.Sprintf("0 means the default, %d", DefaultBatchSize)},
+		{"embedder.concurrency", c.Concurrency, 1, fmt.Sprintf("0 means the default, %d", DefaultConcurrency)},
+		{"embedder.maxRetries", c.MaxRetries, -1, fmt.Sprintf("0 means the default, %d; -1 disables retries", DefaultMaxRetries)},
+		{"embedder.requestsPerMinute", c.RequestsPerMinute, 0, "0 means unlimited"},
+		{"embedder.tokensPerMinute", c.TokensPerMinute, 0, "0 means unlimited"},
+		{"embedder.maxInputsPerRequest", c.MaxInputsPerRequest, 1, fmt.Sprintf("0 means the default, %d", DefaultMaxInputsPerRequest)},
+		{"embedder.maxTokensPerRequest", c.MaxTokensPerRequest, 1, fmt.Sprintf("0 means the default, %d", DefaultMaxTokensPerRequest)},
+		{"embedder.maxTokensPerInput", c.MaxTokensPerInput, 1, fmt.Sprintf("0 means the default, %d", DefaultMaxTokensPerInput)},
 	} {
 		if f.v < f.min {
-			return cfgErr(f.name, "must be at least %d (0 means the default), got %d", f.min, f.v)
+			return cfgErr(f.name, "must be at least %d (%s), got %d", f.min, f.low, f.v)
 		}
 	}
 	for _, f := range []struct {

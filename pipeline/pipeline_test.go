@@ -78,6 +78,7 @@ type memStore struct {
 	deletes int
 	updates int
 	reject  string
+	down    error // when set, Add rejects every node and joins down, as a store that cannot be written does
 }
 
 func newMemStore() *memStore { return &memStore{nodes: map[string]sink.Node{}} }
@@ -95,6 +96,12 @@ func (s *memStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error)
 		}
 		s.nodes[n.ID] = n
 		ids = append(ids, n.ID)
+	}
+	if s.down != nil {
+		for _, n := range nodes {
+			werr.Failed[n.ID] = s.down
+		}
+		return nil, errors.Join(werr, s.down)
 	}
 	if len(werr.Failed) > 0 {
 		return ids, werr
@@ -317,6 +324,29 @@ func TestStoreRejectionFailsDocument(t *testing.T) {
 	}
 	if rep.FilesFailed != 1 || rep.Failures[0].Path != "b.md" || rep.FilesIngested != 1 || rep.ChunksWritten != 1 {
 		t.Errorf("report = %+v", rep)
+	}
+}
+
+// TestUnavailableStoreStopsRun checks that a store that refuses every
+// write (credentials, missing index, unreachable) stops the run with its
+// error instead of failing each document in turn.
+func TestUnavailableStoreStopsRun(t *testing.T) {
+	files := map[string]string{}
+	for i := range 20 {
+		files[fmt.Sprintf("d%02d.md", i)] = paragraphText(fmt.Sprint("doc", i), 10)
+	}
+	root := writeTree(t, files)
+	store := newMemStore()
+	store.down = fmt.Errorf("403 Forbidden: %w", sink.ErrUnavailable)
+	rep, err := Run(context.Background(), baseOptions(t, root, &fakeEmbedder{dims: 4}, store))
+	if !errors.Is(err, sink.ErrUnavailable) {
+		t.Fatalf("Run error = %v, want one wrapping sink.ErrUnavailable", err)
+	}
+	if rep.FilesFailed != 0 || rep.FilesIngested != 0 {
+		t.Errorf("report = %d ingested, %d failed; a store that is down must not turn into per-document failures", rep.FilesIngested, rep.FilesFailed)
+	}
+	if store.adds >= len(files) {
+		t.Errorf("%d writes were attempted; the run should stop at the first refusal", store.adds)
 	}
 }
 

@@ -253,7 +253,9 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 
 // writeNodes sends chunks to the store with fn and collects the acknowledged
 // node ids by document. Nodes the store rejects fail their documents; any
-// other error stops the run. It returns the number of nodes acknowledged.
+// other error, and a store that cannot take writes at all
+// (sink.ErrUnavailable, even when reported node by node), stops the run.
+// It returns the number of nodes acknowledged.
 func (r *run) writeNodes(ctx context.Context, cs []*chunk, acked map[string][]state.Node, fn func([]sink.Node) error) (int, error) {
 	if len(cs) == 0 {
 		return 0, nil
@@ -268,7 +270,7 @@ func (r *run) writeNodes(ctx context.Context, cs []*chunk, acked map[string][]st
 	var rejected map[string]error
 	if err := fn(nodes); err != nil {
 		var werr *sink.WriteError
-		if !errors.As(err, &werr) {
+		if !errors.As(err, &werr) || errors.Is(err, sink.ErrUnavailable) {
 			return 0, err
 		}
 		rejected = werr.Failed

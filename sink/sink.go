@@ -160,6 +160,12 @@ var (
 	ErrDimensionMismatch = errors.New("sink: dimension mismatch")
 	// ErrWrite marks nodes a store did not accept.
 	ErrWrite = errors.New("sink: write failed")
+	// ErrUnavailable marks a store that cannot take any write: its
+	// credentials are refused, its index is missing or it cannot be
+	// reached after retries. Unlike a node the store rejects, retrying
+	// other nodes cannot succeed, so a pipeline stops instead of failing
+	// every document in turn.
+	ErrUnavailable = errors.New("sink: store unavailable")
 )
 
 // UnsupportedError reports an operation or option a store does not support.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -95,8 +97,44 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // loadConfig reads the configuration: the file named by flag, else by
 // $SLUICE_CONFIG, else ./sluice.yaml if present, else the embedded default.
-// Keys absent from the file keep their defaults; unknown keys are errors.
+// Keys absent from the file keep their defaults (an empty file keeps them
+// all); unknown keys are errors. The environment then wins over the file
+// (applyEnv), as the precedence flag > environment > file > default asks.
 func loadConfig(flag string) (Config, string, error) {
+	cfg, path, err := readConfig(flag)
+	if err == nil {
+		applyEnv(&cfg, os.Getenv)
+	}
+	return cfg, path, err
+}
+
+// applyEnv lets the environment override the file: a Cloud AI Search
+// endpoint, admin key or API version set in its variable (endpointEnv,
+// keyEnv, CLOUD_SEARCH_API_VERSION) replaces the one in the file. The
+// setting is cleared so that the store reads the variable itself and its
+// errors name the variable.
+func applyEnv(cfg *Config, getenv func(string) string) {
+	cs := &cfg.Sink.CloudSearch
+	for _, o := range []struct {
+		env, def string
+		setting  *string
+	}{
+		{cs.EndpointEnv, cloudsearch.EnvEndpoint, &cs.Endpoint},
+		{cs.KeyEnv, cloudsearch.EnvKey, &cs.Key},
+		{"", cloudsearch.EnvAPIVersion, &cs.APIVersion},
+	} {
+		name := o.env
+		if name == "" {
+			name = o.def
+		}
+		if getenv(name) != "" {
+			*o.setting = ""
+		}
+	}
+}
+
+// readConfig finds and decodes the configuration file.
+func readConfig(flag string) (Config, string, error) {
 	cfg := DefaultConfig()
 	path := flag
 	if path == "" {
@@ -116,18 +154,22 @@ func loadConfig(flag string) (Config, string, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, errEOF) {
-		return cfg, path, &ConfigError{File: path, Err: friendlyYAMLError(err)}
+	// io.EOF: a file without a document (empty, or only comments).
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, path, &ConfigError{File: path, Err: friendlyYAMLError(err, data)}
 	}
 	return cfg, path, nil
 }
 
-var errEOF = func() error { var v any; return yaml.Unmarshal(nil, &v) }()
+var (
+	unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+	badValue     = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+)
 
-var unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
-
-// friendlyYAMLError turns yaml.v3's Go-type wording into setting names.
-func friendlyYAMLError(err error) error {
+// friendlyYAMLError turns yaml.v3's Go-type wording into setting names:
+// an unknown key names its section, a value of the wrong type names its
+// setting (found in data by line and value) and the type it needs.
+func friendlyYAMLError(err error, data []byte) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return err
@@ -136,10 +178,74 @@ func friendlyYAMLError(err error) error {
 	for i, m := range te.Errors {
 		if g := unknownField.FindStringSubmatch(m); g != nil {
 			m = fmt.Sprintf("line %s: unknown setting %q (in section %s); check its spelling against configs/local.yaml", g[1], g[2], sectionOf(g[3]))
+		} else if g := badValue.FindStringSubmatch(m); g != nil {
+			line, _ := strconv.Atoi(g[1])
+			if key := settingAt(data, line, g[3]); key != "" {
+				m = fmt.Sprintf("line %s: %s is %q, which is not %s", g[1], key, g[3], typeWords(g[4]))
+			}
 		}
 		msgs[i] = m
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// typeWords describes a Go type of a setting for a user.
+func typeWords(goType string) string {
+	switch goType {
+	case "int", "int32", "int64", "uint", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "time.Duration":
+		return "a duration such as 500ms, 60s or 2m"
+	case "string":
+		return "a string"
+	}
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "a mapping"
+	}
+	return "a valid value (" + goType + ")"
+}
+
+// settingAt returns the dotted name (such as embedder.timeout) of the
+// setting whose scalar value is value on the given line of data, or "".
+func settingAt(data []byte, line int, value string) string {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return ""
+	}
+	var find func(n *yaml.Node, path string) string
+	find = func(n *yaml.Node, path string) string {
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				if k := find(c, path); k != "" {
+					return k
+				}
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key, val := n.Content[i], n.Content[i+1]
+				p := key.Value
+				if path != "" {
+					p = path + "." + p
+				}
+				if val.Kind == yaml.ScalarNode && val.Line == line && val.Value == value {
+					return p
+				}
+				if k := find(val, p); k != "" {
+					return k
+				}
+			}
+		}
+		return ""
+	}
+	return find(&root, "")
 }
 
 func sectionOf(goType string) string {
@@ -179,6 +285,9 @@ func (c *Config) Validate() error {
 		if err := check(); err != nil {
 			return err
 		}
+	}
+	if strings.TrimSpace(c.State.Path) == "" {
+		return errors.New("state.path is empty; set it to the manifest file of incremental runs, such as .sluice/state.db (the default)")
 	}
 	if c.Pipeline.MemoryBudgetMB < 1 {
 		return fmt.Errorf("pipeline.memoryBudgetMB is %d; it must be at least 1 (default 64)", c.Pipeline.MemoryBudgetMB)

@@ -19,6 +19,7 @@ func (a *app) devserverCommand() *cobra.Command {
 			"benchmarks. The servers enforce the services' documented limits and can inject faults. They keep\n" +
 			"data in memory and serve until interrupted.",
 	}
+	requireSubcommand(cmd)
 	cmd.AddCommand(a.devSearchCommand(), a.devEmbeddingsCommand())
 	return cmd
 }

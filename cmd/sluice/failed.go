@@ -20,6 +20,7 @@ func (a *app) failedCommand() *cobra.Command {
 		Use:   "failed list|retry",
 		Short: "Show or replay the documents that failed (the dead-letter table)",
 	}
+	requireSubcommand(cmd)
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",

@@ -21,6 +21,7 @@ func (a *app) indexCommand() *cobra.Command {
 		Use:   "index create|validate|delete|stats",
 		Short: "Manage the configured index (Cloud AI Search index or local store)",
 	}
+	requireSubcommand(cmd)
 	var asJSON bool
 	sub := func(use, short string, fn func(ctx context.Context, cfg Config) error) *cobra.Command {
 		return &cobra.Command{
@@ -212,10 +213,11 @@ func (a *app) doctorCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			failed := 0
+			failed, misconfigured := 0, false
 			report := func(name string, err error, detail string) {
 				if err != nil {
 					failed++
+					misconfigured = misconfigured || exitCodeOf(err) == exitUsage
 					fmt.Fprintf(a.stdout, "✗ %s: %v\n", name, err)
 					return
 				}
@@ -246,7 +248,14 @@ func (a *app) doctorCommand() *cobra.Command {
 				report("local store", err, strings.TrimSpace(out.String()))
 			}
 			if failed > 0 {
-				return fmt.Errorf("%s failed", plural(failed, "check", "checks"))
+				// A check that failed for a configuration reason (a
+				// missing key, a setting the store refuses) exits 2, as
+				// the same problem does in run.
+				err := fmt.Errorf("%s failed", plural(failed, "check", "checks"))
+				if misconfigured {
+					return &usageError{err}
+				}
+				return err
 			}
 			return nil
 		},

@@ -14,12 +14,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 )
 
@@ -85,7 +87,9 @@ func exitCodeOf(err error) int {
 	case errors.Is(err, errPartial):
 		return exitPartial
 	case errors.As(err, &uerr), errors.As(err, &cerr), errors.Is(err, state.ErrModelChanged),
-		errors.Is(err, embedder.ErrConfig), errors.Is(err, embedder.ErrMissingKey), errors.Is(err, cloudsearch.ErrConfig):
+		errors.Is(err, embedder.ErrConfig), errors.Is(err, embedder.ErrMissingKey), errors.Is(err, cloudsearch.ErrConfig),
+		// a query, filter or mode the configured store cannot take
+		errors.Is(err, sink.ErrUnsupported), errors.Is(err, sink.ErrInvalidQuery), errors.Is(err, sink.ErrInvalidFilter):
 		return exitUsage
 	}
 	return exitFatal
@@ -108,6 +112,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./sluice.yaml if present, else the embedded default; also $"+configEnv+")")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "verbose logs of document processing, embedding calls and queries")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	requireSubcommand(root)
 	root.AddCommand(
 		a.runCommand(),
 		a.watchCommand(),
@@ -123,6 +128,38 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 	)
 	return root
+}
+
+// requireSubcommand makes a command that only groups subcommands fail with
+// a usage error (exit 2) when it is run alone or with an unknown
+// subcommand, instead of printing its help and succeeding: a script's typo
+// must not look like success.
+func requireSubcommand(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs // let RunE name the unknown subcommand
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s needs a subcommand: %s (see %s --help)", cmd.CommandPath(), subcommandNames(cmd), cmd.CommandPath())
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", s[0])
+		} else {
+			msg += "; the commands are " + subcommandNames(cmd)
+		}
+		return usagef("%s", msg)
+	}
+	return cmd
+}
+
+// subcommandNames lists the available subcommands of cmd, comma-separated.
+func subcommandNames(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // config loads and validates the configuration for a command.

@@ -74,6 +74,11 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"bad sink type", "sink:\n  type: postgres\n", `sink.type is "postgres"`},
 		{"bad glob", "source:\n  include: [\"[\"]\n", "source.include[0]"},
 		{"bad budget", "pipeline:\n  memoryBudgetMB: 0\n", "pipeline.memoryBudgetMB"},
+		{"duration not a duration", "embedder:\n  timeout: abc\n", `line 2: embedder.timeout is "abc", which is not a duration`},
+		{"number not a number", "splitter: {chunkSize: big}\n", `line 1: splitter.chunkSize is "big", which is not a whole number`},
+		{"list not a list", "source:\n  dir: .\n  include: 5\n", `line 3: source.include is "5", which is not a list`},
+		{"empty state path", "state:\n  path: \"\"\n", "state.path is empty"},
+		{"rate limit below zero", "embedder:\n  requestsPerMinute: -1\n", "0 means unlimited"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,10 +105,89 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"query", "x", "--filter", "novalue"},
 		{"delete"},
 		{"run", filepath.Join(dir, "missing")},
+		{},
+		{"bogus"},
+		{"index"},
+		{"index", "creat"},
+		{"failed", "bogus"},
+		{"devserver"},
+		{"query", "x", "--mode", "semantic_hybrid"}, // the local store has no semantic ranker
 	} {
 		if _, stderr, code := sluice(t, dir, args...); code != exitUsage {
 			t.Errorf("%v: exit %d (stderr %q), want 2", args, code, stderr)
 		}
+	}
+}
+
+func TestEmptyConfigKeepsDefaults(t *testing.T) {
+	for _, body := range []string{"", "# only a comment\n", "---\n"} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := loadConfig(path)
+		if err != nil {
+			t.Errorf("%q: %v", body, err)
+			continue
+		}
+		if got, want := fmt.Sprintf("%+v", cfg), fmt.Sprintf("%+v", DefaultConfig()); got != want {
+			t.Errorf("%q: config differs from the defaults:\n got %s\nwant %s", body, got, want)
+		}
+	}
+}
+
+// TestEnvironmentOverridesFile checks the precedence environment > file
+// for the Cloud AI Search endpoint, key and API version: a variable that is
+// set clears the file's setting, so the store reads the variable.
+func TestEnvironmentOverridesFile(t *testing.T) {
+	file := func() Config {
+		c := DefaultConfig()
+		c.Sink.CloudSearch.Endpoint = "https://file.search.windows.net"
+		c.Sink.CloudSearch.Key = "file-key"
+		c.Sink.CloudSearch.APIVersion = "2024-07-01"
+		return c
+	}
+	tests := []struct {
+		name                  string
+		edit                  func(*Config)
+		env                   map[string]string
+		endpoint, key, apiVer string
+	}{
+		{"no variables: the file wins", nil, nil, "https://file.search.windows.net", "file-key", "2024-07-01"},
+		{"default variables", nil,
+			map[string]string{"CLOUD_AI_SEARCH_ENDPOINT": "https://env.search.windows.net", "CLOUD_AI_SEARCH_KEY": "env-key", "CLOUD_SEARCH_API_VERSION": "2024-09-01-preview"},
+			"", "", ""},
+		{"renamed variables", func(c *Config) { c.Sink.CloudSearch.EndpointEnv, c.Sink.CloudSearch.KeyEnv = "MY_EP", "MY_KEY" },
+			map[string]string{"MY_EP": "https://env.search.windows.net", "CLOUD_AI_SEARCH_KEY": "ignored", "MY_KEY": "env-key"},
+			"", "", "2024-07-01"},
+		{"empty variables do not count", nil, map[string]string{"CLOUD_AI_SEARCH_ENDPOINT": ""}, "https://file.search.windows.net", "file-key", "2024-07-01"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := file()
+			if tt.edit != nil {
+				tt.edit(&cfg)
+			}
+			applyEnv(&cfg, func(k string) string { return tt.env[k] })
+			cs := cfg.Sink.CloudSearch
+			if cs.Endpoint != tt.endpoint || cs.Key != tt.key || cs.APIVersion != tt.apiVer {
+				t.Errorf("endpoint %q, key %q, apiVersion %q; want %q, %q, %q", cs.Endpoint, cs.Key, cs.APIVersion, tt.endpoint, tt.key, tt.apiVer)
+			}
+		})
+	}
+}
+
+func TestDoctorMissingKeyExits2(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SLUICE_TEST_ABSENT_KEY", "")
+	path := filepath.Join(dir, "c.yaml")
+	cfg := "embedder: {provider: openai, model: text-embedding-3-small, apiKeyEnv: SLUICE_TEST_ABSENT_KEY}\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, code := sluice(t, dir, "doctor", "--config", path)
+	if code != exitUsage || !strings.Contains(stdout, "SLUICE_TEST_ABSENT_KEY") {
+		t.Errorf("exit %d, stdout %q; want exit 2 naming the variable", code, stdout)
 	}
 }
 

@@ -87,10 +87,11 @@ func WithLogger(l *slog.Logger) Option {
 // Store is a sink.VectorStore on a Cloud AI Search index. It is safe for
 // concurrent use.
 type Store struct {
-	cfg        Config
-	pl         runtime.Pipeline
-	apiVersion string
-	retryDelay time.Duration
+	cfg         Config
+	pl          runtime.Pipeline
+	apiVersion  string
+	retryDelay  time.Duration
+	credentials string // where the credentials come from, for errors that refuse them
 }
 
 // New resolves the endpoint, key and API version from the environment where
@@ -131,7 +132,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay}
+	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: credentialSource(&cfg, &o)}
 	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{
@@ -210,6 +211,21 @@ func authPolicy(cfg *Config, o *options) (policy.Policy, error) {
 		return runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts), nil
 	}
 	return runtime.NewBearerTokenPolicy(o.tokenCred, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure}), nil
+}
+
+// credentialSource says where the credentials of requests come from, for
+// the hint of a 401 or 403: the setting or variable holding the key, or the
+// identity whose role assignments to check.
+func credentialSource(cfg *Config, o *options) string {
+	switch {
+	case o.tokenCred != nil:
+		return "the role assignments of the Microsoft Entra identity (Search Index Data Contributor on this service)"
+	case o.keyCred != nil:
+		return "the key credential given to cloudsearch.New (an admin key of this service)"
+	case cfg.Key != "":
+		return settingPrefix + "key (an admin key of this service)"
+	}
+	return cfg.KeyEnv + " (an admin key of this service)"
 }
 
 // managedIdentityOptions selects the user-assigned identity whose client id
@@ -309,7 +325,7 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
-		se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint}
+		se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, credentials: s.credentials}
 		if c.index {
 			se.Index = s.cfg.IndexName
 		}

@@ -1,12 +1,15 @@
 package cloudsearch
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
 // Environment variables read by New.
@@ -41,8 +44,8 @@ type IndexManagement string
 const (
 	// NoValidation trusts that the index exists and matches (default).
 	NoValidation IndexManagement = "NoValidation"
-	// ValidateIndex checks that the index exists and that its key field,
-	// vector field and dimensions match the configuration.
+	// ValidateIndex checks that the index exists and matches the
+	// configuration (see Store.ValidateIndex).
 	ValidateIndex IndexManagement = "ValidateIndex"
 	// CreateIfNotExists creates the index when it is absent, and validates
 	// it otherwise.
@@ -112,6 +115,22 @@ func ParseCompression(s string) (Compression, error) {
 		return ScalarQuantization, nil
 	}
 	return "", fmt.Errorf("unknown compression %q", s)
+}
+
+// ParseLanguageAnalyzer returns the REST name of a predefined analyzer:
+// s may be a value of the LexicalAnalyzerName enum of the REST definitions
+// (en.lucene, zh-Hans.microsoft, standard.lucene, keyword) or its
+// KnownAnalyzerNames identifier (EnLucene, ZhHansMicrosoft, StandardLucene,
+// Keyword), in any case; "" means none (the service's standard analyzer).
+// The table is generated from the 2024-07-01 definitions.
+func ParseLanguageAnalyzer(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	if v, ok := azspec.ResolveAnalyzer(s); ok {
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown analyzer %q", s)
 }
 
 // CredentialKind selects how requests are authenticated.
@@ -200,8 +219,16 @@ type Config struct {
 	// FilterableMetadataFieldKeys are the metadata keys that get an index
 	// field and can be filtered on. Default: none.
 	FilterableMetadataFieldKeys FilterableFields `yaml:"filterableMetadataFieldKeys"`
-	// LanguageAnalyzer is the analyzer of the chunk field, e.g. en.lucene.
-	// Default: the service's standard analyzer.
+	// LanguageAnalyzer is the analyzer of the chunk field: a predefined
+	// analyzer of the REST API (the LexicalAnalyzerName enum, e.g.
+	// en.lucene, fr.microsoft, standard.lucene, keyword) or its
+	// KnownAnalyzerNames identifier as in the seed (EnLucene, FrMicrosoft,
+	// StandardLucene, Keyword), sent as the REST name (see
+	// ParseLanguageAnalyzer). ValidateIndex requires an existing index's
+	// chunk field to have it (no analyzer counts as standard.lucene).
+	// Default: none: the index is created with the service's standard
+	// analyzer (standard.lucene), and an existing index's analyzer is
+	// accepted whatever it is.
 	LanguageAnalyzer string `yaml:"languageAnalyzer"`
 	// SemanticConfiguration is the semantic configuration used by
 	// semantic_hybrid queries and created with the index.
@@ -283,13 +310,15 @@ func (c Config) normalize() Config {
 	c.VectorAlgorithmType, _ = ParseVectorAlgorithm(string(c.VectorAlgorithmType))
 	c.CompressionType, _ = ParseCompression(string(c.CompressionType))
 	c.Credential, _ = ParseCredentialKind(string(c.Credential))
+	if a, err := ParseLanguageAnalyzer(c.LanguageAnalyzer); err == nil {
+		c.LanguageAnalyzer = a
+	}
 	c.FilterableMetadataFieldKeys = c.FilterableMetadataFieldKeys.normalized()
 	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
 	return c
 }
 
 var (
-	indexNameRE  = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9])*$`)
 	fieldNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	apiVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(-preview)?$`)
 	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -325,6 +354,10 @@ func (c Config) validateEnums() error {
 		return configErr("compressionType", fmt.Sprintf("%s needs vectorAlgorithmType hnsw, but it is %s (API 2024-07-01 compresses HNSW vector indexes only)", comp, alg),
 			"set vectorAlgorithmType: hnsw, or leave compressionType empty")
 	}
+	if _, err := ParseLanguageAnalyzer(c.LanguageAnalyzer); err != nil {
+		return configErr("languageAnalyzer", fmt.Sprintf("%q is not a predefined analyzer", c.LanguageAnalyzer),
+			"use a REST analyzer name such as en.lucene, fr.microsoft, standard.lucene or keyword, or its KnownAnalyzerNames identifier such as EnLucene or StandardLucene; leave it empty for the service's standard analyzer")
+	}
 	if _, err := ParseCredentialKind(string(c.Credential)); err != nil {
 		return configErr("credential", err.Error(), "use key, default or managedIdentity")
 	}
@@ -338,9 +371,10 @@ func (c Config) validateNames() error {
 	if c.IndexName == "" {
 		return configErr("indexName", "is required", "set it to the name of the search index")
 	}
-	if len(c.IndexName) > 128 || !indexNameRE.MatchString(c.IndexName) {
-		return configErr("indexName", fmt.Sprintf("%q is not a valid index name", c.IndexName),
-			"use at most 128 lowercase letters, digits and single dashes, starting and ending with a letter or digit")
+	var ne *azspec.IndexNameError
+	if err := azspec.CheckIndexName(c.IndexName); errors.As(err, &ne) {
+		return configErr("indexName", fmt.Sprintf("%q is not a valid index name: %s", c.IndexName, ne.Problem),
+			"the service's rule: "+azspec.IndexNameRule)
 	}
 	if c.Endpoint != "" && !validEndpoint(c.Endpoint) {
 		return configErr("endpoint", fmt.Sprintf("%q is not an http(s) URL", c.Endpoint), "use https://NAME.search.windows.net")

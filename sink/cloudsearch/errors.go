@@ -19,7 +19,8 @@ var (
 	// ErrAuth marks a request the service refused to authenticate or authorize.
 	ErrAuth = errors.New("cloudsearch: authentication failed")
 	// ErrIndexMismatch marks an existing index whose definition does not
-	// match the configuration (key field, vector field or dimensions).
+	// match the configuration (key field, vector field, dimensions, vector
+	// algorithm, compression, analyzer, fields or field types).
 	ErrIndexMismatch = errors.New("cloudsearch: index does not match the configuration")
 	// ErrConnection marks a request that got no answer: the endpoint is
 	// unreachable or the request timed out.
@@ -65,6 +66,8 @@ type ServiceError struct {
 	Code       string // the service's error code, if any
 	Message    string // the service's error message, if any
 	Endpoint   string // the service endpoint (no credentials)
+
+	credentials string // where the refused credentials came from, for the 401/403 hint
 }
 
 func (e *ServiceError) Error() string {
@@ -76,27 +79,34 @@ func (e *ServiceError) Error() string {
 	case e.StatusCode == http.StatusNotFound && e.Index != "":
 		s += fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create`, or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
-		s += "; the service refused the credentials: check CLOUD_AI_SEARCH_KEY (an admin key of this service) or the identity's role assignments, and verify by listing indexes with `sluice doctor`"
+		creds := e.credentials
+		if creds == "" {
+			creds = EnvKey + " (an admin key of this service) or the identity's role assignments"
+		}
+		s += "; the service refused the credentials: check " + creds + ", and verify with `sluice doctor`"
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
 		s += "; the service is throttling: lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, raise maxRetries, or add replicas/partitions"
+	case e.StatusCode == http.StatusInternalServerError || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout:
+		s += "; the service kept failing through the retries of sink.cloudsearch.maxRetries: try again later, raise maxRetries, or check the service's health in the Azure portal"
 	}
 	return s
 }
 
-// Unwrap returns the sentinel matching the status: ErrIndexNotFound,
-// ErrAuth, ErrThrottled or ErrService.
-func (e *ServiceError) Unwrap() error {
+// Unwrap returns the sentinel matching the status: ErrIndexNotFound or
+// ErrAuth (each with sink.ErrUnavailable: no write can succeed),
+// ErrThrottled or ErrService.
+func (e *ServiceError) Unwrap() []error {
 	switch e.StatusCode {
 	case http.StatusNotFound:
 		if e.Index != "" {
-			return ErrIndexNotFound
+			return []error{ErrIndexNotFound, sink.ErrUnavailable}
 		}
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return ErrAuth
+		return []error{ErrAuth, sink.ErrUnavailable}
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		return ErrThrottled
+		return []error{ErrThrottled}
 	}
-	return ErrService
+	return []error{ErrService}
 }
 
 // ConnectionError reports a request that got no answer.
@@ -113,8 +123,9 @@ func (e *ConnectionError) Error() string {
 		"and raise sink.cloudsearch.timeout (now " + e.Timeout + ") if the service is slow"
 }
 
-// Unwrap returns ErrConnection and the underlying error.
-func (e *ConnectionError) Unwrap() []error { return []error{ErrConnection, e.Err} }
+// Unwrap returns ErrConnection, sink.ErrUnavailable (the request was
+// retried before it failed) and the underlying error.
+func (e *ConnectionError) Unwrap() []error { return []error{ErrConnection, sink.ErrUnavailable, e.Err} }
 
 // MismatchError reports an existing index that does not match the
 // configuration.

@@ -41,6 +41,8 @@ type Field struct {
 	Sortable            *bool  `json:"sortable,omitempty"`            // usable in $orderby
 	Facetable           *bool  `json:"facetable,omitempty"`           // usable in facets
 	Analyzer            string `json:"analyzer,omitempty"`            // lexical analyzer of a searchable string
+	SearchAnalyzer      string `json:"searchAnalyzer,omitempty"`      // analyzer at query time, when set apart from indexing
+	IndexAnalyzer       string `json:"indexAnalyzer,omitempty"`       // analyzer at indexing time, when set apart from queries
 	Dimensions          int    `json:"dimensions,omitempty"`          // vector length of a vector field
 	VectorSearchProfile string `json:"vectorSearchProfile,omitempty"` // profile of a vector field
 }
@@ -123,6 +125,11 @@ func ptr[T any](v T) *T { return &v }
 // field per filterable metadata key, hidden fields not retrievable, HNSW
 // and exhaustive KNN configurations, the compression attached to the
 // profile in use, and a semantic configuration with the chunk as content.
+//
+// The chunk is the only full-text searchable field: every other field is
+// created with searchable false, as LlamaIndex creates them, because the
+// service makes string fields searchable by default and text queries would
+// then match ids, document ids and metadata values.
 func (c Config) Definition() IndexDefinition {
 	c = c.normalize()
 	hidden := map[string]bool{}
@@ -136,18 +143,18 @@ func (c Config) Definition() IndexDefinition {
 	}
 	chunk := Field{Name: c.ChunkFieldKey, Type: "Edm.String", Searchable: ptr(true), Filterable: ptr(false), Retrievable: retrievable(c.ChunkFieldKey), Analyzer: c.LanguageAnalyzer}
 	fields := []Field{
-		{Name: c.IDFieldKey, Type: "Edm.String", Key: true, Filterable: ptr(true), Retrievable: ptr(true)},
+		{Name: c.IDFieldKey, Type: "Edm.String", Key: true, Searchable: ptr(false), Filterable: ptr(true), Retrievable: ptr(true)},
 		chunk,
 		{Name: c.EmbeddingFieldKey, Type: "Collection(Edm.Single)", Searchable: ptr(true), Retrievable: ptr(false), Dimensions: c.EmbeddingDimensionality, VectorSearchProfile: profile},
 		{Name: c.MetadataStringFieldKey, Type: "Edm.String", Searchable: ptr(false), Filterable: ptr(false), Retrievable: retrievable(c.MetadataStringFieldKey)},
-		{Name: c.DocIDFieldKey, Type: "Edm.String", Filterable: ptr(true), Retrievable: retrievable(c.DocIDFieldKey)},
+		{Name: c.DocIDFieldKey, Type: "Edm.String", Searchable: ptr(false), Filterable: ptr(true), Retrievable: retrievable(c.DocIDFieldKey)},
 	}
 	for _, ff := range c.FilterableMetadataFieldKeys {
-		fields = append(fields, Field{Name: ff.Field, Type: string(ff.Type), Filterable: ptr(true), Facetable: ptr(true), Retrievable: retrievable(ff.Field)})
+		fields = append(fields, Field{Name: ff.Field, Type: string(ff.Type), Searchable: ptr(false), Filterable: ptr(true), Facetable: ptr(true), Retrievable: retrievable(ff.Field)})
 	}
 	for _, h := range c.HiddenFieldKeys {
 		if !hasField(fields, h) {
-			fields = append(fields, Field{Name: h, Type: "Edm.String", Retrievable: ptr(false), Filterable: ptr(true)})
+			fields = append(fields, Field{Name: h, Type: "Edm.String", Searchable: ptr(false), Retrievable: ptr(false), Filterable: ptr(true)})
 		}
 	}
 	vs := &VectorSearch{
@@ -239,9 +246,12 @@ func (s *Store) GetIndex(ctx context.Context) (IndexDefinition, error) {
 	return def, err
 }
 
-// ValidateIndex checks that the index exists and that its key field,
-// vector field and dimensions, and the other configured fields, match the
-// configuration. A mismatch is a *MismatchError naming the setting.
+// ValidateIndex checks that the index exists and that it matches the
+// configuration: the key field, the vector field and its dimensions, the
+// vector algorithm and compression of the vector field's profile, the
+// other configured fields, the chunk field's analyzer (when
+// languageAnalyzer is set) and each filterable metadata field's type. A
+// mismatch is a *MismatchError naming the setting.
 func (s *Store) ValidateIndex(ctx context.Context) error {
 	def, err := s.GetIndex(ctx)
 	if err != nil {
@@ -265,6 +275,10 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	if key != c.IDFieldKey {
 		return mismatch("idFieldKey", strconv.Quote(c.IDFieldKey), "key field "+strconv.Quote(key), "set idFieldKey to "+strconv.Quote(key)+" or use another index")
 	}
+	if k := byName[key]; k.Sortable != nil && !*k.Sortable {
+		return mismatch("idFieldKey", "a sortable key field", "key field "+strconv.Quote(key)+" with sortable: false",
+			"Sluice reads documents in key order (get, delete, incremental runs); recreate the index with a sortable key (`sluice index delete`, then `sluice index create`)")
+	}
 	emb, ok := byName[c.EmbeddingFieldKey]
 	if !ok || emb.Type != "Collection(Edm.Single)" {
 		return mismatch("embeddingFieldKey", "vector field "+strconv.Quote(c.EmbeddingFieldKey), "no such Collection(Edm.Single) field (fields: "+fieldNames(def.Fields)+")",
@@ -274,10 +288,16 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 		return mismatch("embeddingDimensionality", strconv.Itoa(c.EmbeddingDimensionality)+" dimensions", strconv.Itoa(emb.Dimensions)+" dimensions",
 			fmt.Sprintf("set embeddingDimensionality to the embedding model's output size; if the model really makes %d-dimensional vectors, delete and recreate the index (`sluice index delete`, then `sluice index create`)", c.EmbeddingDimensionality))
 	}
+	if err := c.checkVectorSetup(def, emb); err != nil {
+		return err
+	}
 	for _, f := range []struct{ key, name string }{{"chunkFieldKey", c.ChunkFieldKey}, {"metadataStringFieldKey", c.MetadataStringFieldKey}, {"docIdFieldKey", c.DocIDFieldKey}} {
 		if _, ok := byName[f.name]; !ok {
 			return mismatch(f.key, "field "+strconv.Quote(f.name), "no such field (fields: "+fieldNames(def.Fields)+")", "set "+f.key+" to the index's field")
 		}
+	}
+	if err := c.checkAnalyzer(byName[c.ChunkFieldKey]); err != nil {
+		return err
 	}
 	for _, ff := range c.FilterableMetadataFieldKeys {
 		f, ok := byName[ff.Field]
@@ -285,8 +305,110 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 			return mismatch("filterableMetadataFieldKeys."+ff.Key, "filterable field "+strconv.Quote(ff.Field), "no such filterable field",
 				"remove the key from filterableMetadataFieldKeys, or recreate the index so it has the field")
 		}
+		if f.Type != string(ff.Type) {
+			return mismatch("filterableMetadataFieldKeys."+ff.Key, fmt.Sprintf("field %q of type %s", ff.Field, ff.Type), "type "+f.Type,
+				fmt.Sprintf("set the type to the index's, e.g. filterableMetadataFieldKeys: {%s: [%s, %s]}, or delete and recreate the index (%s)", ff.Key, ff.Field, f.Type, recreateSteps))
+		}
 	}
 	return nil
+}
+
+// recreateSteps says how to rebuild an index whose settings cannot change.
+const recreateSteps = "`sluice index delete`, then `sluice index create`; the documents must be loaded again"
+
+// checkVectorSetup compares the algorithm kind and the compression behind
+// the vector field's profile with vectorAlgorithmType and compressionType.
+func (c *Config) checkVectorSetup(def IndexDefinition, emb Field) error {
+	mismatch := func(key, want, got, hint string) error {
+		return &MismatchError{Index: c.IndexName, Setting: settingPrefix + key, Want: want, Got: got, Hint: hint}
+	}
+	prof, alg := vectorProfile(def, emb.VectorSearchProfile)
+	if alg == nil {
+		return mismatch("vectorAlgorithmType", string(c.VectorAlgorithmType), fmt.Sprintf("no algorithm behind the vector profile %q of field %q", emb.VectorSearchProfile, emb.Name),
+			"delete and recreate the index ("+recreateSteps+")")
+	}
+	if kind, err := ParseVectorAlgorithm(alg.Kind); err != nil || kind != c.VectorAlgorithmType {
+		return mismatch("vectorAlgorithmType", string(c.VectorAlgorithmType), fmt.Sprintf("%s (algorithm %q of vector profile %q)", alg.Kind, alg.Name, prof.Name),
+			fmt.Sprintf("set vectorAlgorithmType to %s, what the index uses, or delete and recreate the index with %s (%s)", alg.Kind, c.VectorAlgorithmType, recreateSteps))
+	}
+	got, known, gotDesc := profileCompression(def, prof)
+	if known && got == c.CompressionType {
+		return nil
+	}
+	want := string(c.CompressionType)
+	if c.CompressionType == NoCompression {
+		want = "no compression"
+	}
+	hint := "delete and recreate the index with the compression you want (" + recreateSteps + ")"
+	switch {
+	case known && got == NoCompression:
+		hint = "leave compressionType empty, as the index has none, or " + hint
+	case known:
+		hint = "set compressionType to " + string(got) + ", what the index has, or " + hint
+	}
+	return mismatch("compressionType", want, gotDesc, hint)
+}
+
+// vectorProfile returns the named vector profile of def and its algorithm
+// configuration; either is nil when def does not define it.
+func vectorProfile(def IndexDefinition, name string) (*Profile, *Algorithm) {
+	if def.VectorSearch == nil {
+		return nil, nil
+	}
+	vs := def.VectorSearch
+	for i := range vs.Profiles {
+		if vs.Profiles[i].Name != name {
+			continue
+		}
+		for j := range vs.Algorithms {
+			if vs.Algorithms[j].Name == vs.Profiles[i].Algorithm {
+				return &vs.Profiles[i], &vs.Algorithms[j]
+			}
+		}
+		return &vs.Profiles[i], nil
+	}
+	return nil, nil
+}
+
+// profileCompression returns the compression kind attached to prof, whether
+// it is one Sluice knows (none included), and a description for messages.
+func profileCompression(def IndexDefinition, prof *Profile) (Compression, bool, string) {
+	if prof.Compression == "" {
+		return NoCompression, true, "no compression"
+	}
+	for _, cc := range def.VectorSearch.Compressions {
+		if cc.Name == prof.Compression {
+			kind, err := ParseCompression(cc.Kind)
+			return kind, err == nil && kind != NoCompression, fmt.Sprintf("%s (compression %q of vector profile %q)", cc.Kind, cc.Name, prof.Name)
+		}
+	}
+	return NoCompression, false, fmt.Sprintf("compression %q, which the index does not define", prof.Compression)
+}
+
+// checkAnalyzer compares the chunk field's analyzer with languageAnalyzer.
+// An unset languageAnalyzer accepts any analyzer; a field without one
+// uses the service's standard.lucene.
+func (c *Config) checkAnalyzer(chunk Field) error {
+	if c.LanguageAnalyzer == "" {
+		return nil
+	}
+	const standard = "standard.lucene"
+	got, gotDesc := chunk.Analyzer, "analyzer "+chunk.Analyzer
+	switch {
+	case got == "" && (chunk.SearchAnalyzer != "" || chunk.IndexAnalyzer != ""):
+		gotDesc = fmt.Sprintf("indexAnalyzer %q and searchAnalyzer %q", chunk.IndexAnalyzer, chunk.SearchAnalyzer)
+	case got == "":
+		got, gotDesc = standard, "no analyzer (the service's standard.lucene)"
+	}
+	if got == c.LanguageAnalyzer {
+		return nil
+	}
+	set := "set languageAnalyzer to " + chunk.Analyzer
+	if chunk.Analyzer == "" || chunk.Analyzer == standard {
+		set = "leave languageAnalyzer empty"
+	}
+	return &MismatchError{Index: c.IndexName, Setting: settingPrefix + "languageAnalyzer", Want: c.LanguageAnalyzer + " on field " + strconv.Quote(chunk.Name), Got: gotDesc,
+		Hint: fmt.Sprintf("%s to use the index's analyzer, or delete and recreate the index with %s (the analyzer of an existing field cannot change: %s)", set, c.LanguageAnalyzer, recreateSteps)}
 }
 
 func fieldNames(fields []Field) string {

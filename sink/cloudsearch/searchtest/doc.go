@@ -9,9 +9,14 @@
 //   - the api-version query parameter (2024-07-01 or any *-preview version);
 //   - the api-key header or an Authorization: Bearer token (401 when missing,
 //     403 when the key is wrong);
-//   - index and field naming rules, exactly one Edm.String key field, vector
+//   - index and field naming rules (the index name rule is shared with the
+//     store's Config.Validate), exactly one Edm.String key field, vector
 //     fields with dimensions and an existing vector profile, and no
 //     compression on exhaustive KNN profiles (2024-07-01 quantizes HNSW only);
+//   - analyzer names: analyzer, searchAnalyzer and indexAnalyzer must be a
+//     value of the LexicalAnalyzerName enum (en.lucene, not the SDKs'
+//     identifier EnLucene) or one of the index's own analyzers, and only on
+//     searchable string fields;
 //   - document key characters and length, at most 1000 actions and
 //     16 MiB per docs/index request (413 above), unknown fields, field types,
 //     vector dimensions;
@@ -26,6 +31,12 @@
 //	GET /indexes/NAME/stats (or search.stats)
 //	POST /indexes/NAME/docs/index        POST /indexes/NAME/docs/search
 //	GET /indexes/NAME/docs/$count        GET /indexes/NAME/docs/KEY or docs('KEY')
+//
+// GET /indexes/NAME answers the definition the way the service does: every
+// field attribute the request left out is filled in with the service's
+// default (string fields are searchable unless created with searchable
+// false), and analyzer, searchAnalyzer, indexAnalyzer, dimensions and
+// vectorSearchProfile are null when unset.
 //
 // Scoring: vector queries are exact (exhaustive) for every algorithm, with
 // the profile's metric; cosine scores are 1/(1+(1-cos)) and euclidean scores

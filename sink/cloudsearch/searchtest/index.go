@@ -3,12 +3,15 @@ package searchtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
 // index is one stored index: its definition and its documents.
@@ -25,18 +28,21 @@ type index struct {
 
 // field is one top-level field of an index.
 type field struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Key         *bool  `json:"key"`
-	Retrievable *bool  `json:"retrievable"`
-	Stored      *bool  `json:"stored"`
-	Searchable  *bool  `json:"searchable"`
-	Filterable  *bool  `json:"filterable"`
-	Sortable    *bool  `json:"sortable"`
-	Facetable   *bool  `json:"facetable"`
-	Dimensions  *int   `json:"dimensions"`
-	Profile     string `json:"vectorSearchProfile"`
-	Fields      []any  `json:"fields"`
+	Name           string `json:"name"`
+	Type           string `json:"type"`
+	Key            *bool  `json:"key"`
+	Retrievable    *bool  `json:"retrievable"`
+	Stored         *bool  `json:"stored"`
+	Searchable     *bool  `json:"searchable"`
+	Filterable     *bool  `json:"filterable"`
+	Sortable       *bool  `json:"sortable"`
+	Facetable      *bool  `json:"facetable"`
+	Dimensions     *int   `json:"dimensions"`
+	Profile        string `json:"vectorSearchProfile"`
+	Analyzer       string `json:"analyzer"`
+	SearchAnalyzer string `json:"searchAnalyzer"`
+	IndexAnalyzer  string `json:"indexAnalyzer"`
+	Fields         []any  `json:"fields"`
 
 	metric string // vector fields: similarity metric of the profile's algorithm
 }
@@ -78,8 +84,11 @@ func (c semanticConfig) names() []string {
 }
 
 type indexDef struct {
-	Name         string  `json:"name"`
-	Fields       []field `json:"fields"`
+	Name      string  `json:"name"`
+	Fields    []field `json:"fields"`
+	Analyzers []struct {
+		Name string `json:"name"`
+	} `json:"analyzers"`
 	VectorSearch *struct {
 		Profiles []struct {
 			Name        string `json:"name"`
@@ -109,7 +118,6 @@ type indexDef struct {
 }
 
 var (
-	indexNameRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9]|-[a-z0-9])*$`)
 	fieldNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	simpleTypes = map[string]bool{
 		"Edm.String": true, "Edm.Int32": true, "Edm.Int64": true, "Edm.Double": true, "Edm.Boolean": true,
@@ -118,10 +126,12 @@ var (
 	}
 )
 
-// validIndexName applies the service's naming rule for indexes.
+// validIndexName applies the service's naming rule for indexes, the rule
+// the store's Config.Validate applies too (internal/azspec).
 func validIndexName(name string) error {
-	if len(name) < 2 || len(name) > 128 || !indexNameRE.MatchString(name) {
-		return fmt.Errorf("the index name '%s' is invalid: index names must be 2 to 128 characters, lower-case letters, digits or dashes, start and end with a letter or digit, and have no consecutive dashes", name)
+	var ne *azspec.IndexNameError
+	if err := azspec.CheckIndexName(name); errors.As(err, &ne) {
+		return fmt.Errorf("the index name '%s' is invalid: %s; %s", name, ne.Problem, azspec.IndexNameRule)
 	}
 	return nil
 }
@@ -170,6 +180,10 @@ func (ix *index) setFields(def indexDef) *apiError {
 	if len(def.Fields) == 0 {
 		return badRequest("The request is invalid. Details: fields : the index must have at least one field.")
 	}
+	custom := map[string]bool{}
+	for _, a := range def.Analyzers {
+		custom[a.Name] = true
+	}
 	for i := range def.Fields {
 		f := &def.Fields[i]
 		if !fieldNameRE.MatchString(f.Name) || len(f.Name) > 128 || strings.HasPrefix(f.Name, "azureSearch") {
@@ -203,6 +217,9 @@ func (ix *index) setFields(def indexDef) *apiError {
 			f.Retrievable = f.Stored
 		}
 		if err := checkVectorField(f); err != nil {
+			return err
+		}
+		if err := checkAnalyzers(f, custom); err != nil {
 			return err
 		}
 		ix.fields = append(ix.fields, f)
@@ -239,6 +256,25 @@ func checkVectorField(f *field) *apiError {
 	}{{"filterable", f.Filterable}, {"sortable", f.Sortable}, {"facetable", f.Facetable}} {
 		if p.v != nil && *p.v {
 			return badRequest("The request is invalid. Details: vector field '%s' cannot be %s.", f.Name, p.name)
+		}
+	}
+	return nil
+}
+
+// checkAnalyzers checks the analyzer, searchAnalyzer and indexAnalyzer of
+// a field: each must be a value of the LexicalAnalyzerName enum (exactly,
+// e.g. en.lucene, not the SDKs' identifier EnLucene) or the name of one of
+// the index's own analyzers, and only searchable string fields take one.
+func checkAnalyzers(f *field, custom map[string]bool) *apiError {
+	for _, a := range []struct{ prop, name string }{{"analyzer", f.Analyzer}, {"searchAnalyzer", f.SearchAnalyzer}, {"indexAnalyzer", f.IndexAnalyzer}} {
+		if a.name == "" {
+			continue
+		}
+		if !azspec.IsLexicalAnalyzer(a.name) && !custom[a.name] {
+			return badRequest("The request is invalid. Details: definition : field '%s' names the %s '%s', which is neither a predefined analyzer (a LexicalAnalyzerName of api-version %s, such as en.lucene, standard.lucene or keyword) nor an analyzer defined in the index's analyzers.", f.Name, a.prop, a.name, APIVersion)
+		}
+		if !f.isStringField() || (f.Searchable != nil && !*f.Searchable) {
+			return badRequest("The request is invalid. Details: definition : field '%s' sets %s '%s', but analyzers apply only to searchable fields of type Edm.String or Collection(Edm.String).", f.Name, a.prop, a.name)
 		}
 	}
 	return nil
@@ -336,6 +372,15 @@ func (ix *index) fillDefaults() {
 					if m[k] == nil {
 						m[k] = v
 					}
+				}
+				// The service answers every attribute, null when unset.
+				for _, k := range []string{"analyzer", "searchAnalyzer", "indexAnalyzer", "dimensions", "vectorSearchProfile"} {
+					if _, ok := m[k]; !ok {
+						m[k] = nil
+					}
+				}
+				if m["synonymMaps"] == nil {
+					m["synonymMaps"] = []any{}
 				}
 			}
 		}

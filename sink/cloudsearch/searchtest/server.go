@@ -127,8 +127,8 @@ func Start(t testing.TB, opts Options) (*Server, string) {
 }
 
 // FailNext makes the next n data-plane (docs) requests fail with status
-// (429 or 503 in practice) and the Retry-After and retry-after-ms headers
-// set from retryAfter.
+// (429 or 503 for throttling, 500 for a server error) and, when retryAfter
+// is positive, the Retry-After and retry-after-ms headers set from it.
 func (s *Server) FailNext(n int, status int, retryAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -378,14 +378,21 @@ func (s *Server) injectFault(w http.ResponseWriter) *apiError {
 	if status == 0 {
 		return nil
 	}
-	secs := int((retry + time.Second - 1) / time.Second)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	w.Header().Set("retry-after-ms", strconv.FormatInt(retry.Milliseconds(), 10))
-	code := "ServiceUnavailable"
-	msg := "The service is temporarily unavailable (injected fault). Retry after the Retry-After interval."
-	if status == http.StatusTooManyRequests {
-		code = "TooManyRequests"
-		msg = "Too many requests (injected throttling). Retry after the Retry-After interval."
+	if retry > 0 {
+		secs := int((retry + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		w.Header().Set("retry-after-ms", strconv.FormatInt(retry.Milliseconds(), 10))
+	}
+	var code, msg string
+	switch status {
+	case http.StatusTooManyRequests:
+		code, msg = "TooManyRequests", "Too many requests (injected throttling). Retry after the Retry-After interval."
+	case http.StatusServiceUnavailable:
+		code, msg = "ServiceUnavailable", "The service is temporarily unavailable (injected fault). Retry after the Retry-After interval."
+	case http.StatusInternalServerError:
+		code, msg = "InternalServerError", "An internal error occurred while processing the request (injected fault)."
+	default:
+		code, msg = strings.ReplaceAll(http.StatusText(status), " ", ""), "Injected fault: "+http.StatusText(status)+"."
 	}
 	return &apiError{status: status, code: code, message: msg}
 }

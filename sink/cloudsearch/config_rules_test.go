@@ -1,0 +1,184 @@
+package cloudsearch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
+)
+
+// postIndex sends def to POST /indexes of the test server and returns the
+// status and body of the answer.
+func postIndex(t *testing.T, url string, def IndexDefinition) (int, []byte) {
+	t.Helper()
+	body, err := json.Marshal(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url+"/indexes?api-version="+DefaultAPIVersion, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("api-key", testKey)
+	req.Header.Set("Content-Type", "application/json")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// TestIndexNameRulesAgree checks Config.Validate and the test server on
+// the same names: both accept or both refuse, and Validate names the
+// setting and the rule.
+func TestIndexNameRulesAgree(t *testing.T) {
+	_, url := startRulesServer(t)
+	tests := []struct {
+		name  string
+		valid bool
+	}{
+		{"ab", true},
+		{"a1", true},
+		{"42", true},
+		{"a-b-c", true},
+		{strings.Repeat("x", 128), true},
+		{"a", false},
+		{"7", false},
+		{strings.Repeat("x", 129), false},
+		{"-ab", false},
+		{"ab-", false},
+		{"a--b", false},
+		{"Docs", false},
+		{"a_b", false},
+		{"a.b", false},
+		{"ü1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.IndexName = tt.name
+			err := c.Validate()
+			st, body := postIndex(t, url, c.Definition())
+			if tt.valid {
+				if err != nil || st != http.StatusCreated {
+					t.Fatalf("Validate = %v, server answered %d %s; want both to accept", err, st, body)
+				}
+				return
+			}
+			if st != http.StatusBadRequest || !strings.Contains(string(body), azspec.IndexNameRule) {
+				t.Errorf("server answered %d %s, want 400 stating the rule", st, body)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Setting != settingPrefix+"indexName" {
+				t.Fatalf("Validate = %v, want a *ConfigError on indexName", err)
+			}
+			for _, w := range []string{`"` + tt.name + `"`, "2 to 128 characters", "consecutive dashes"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLanguageAnalyzerSetting checks the accepted spellings of
+// languageAnalyzer, their wire value, and the error for anything else.
+func TestLanguageAnalyzerSetting(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // wire value; "" with ok false means refused
+		ok   bool
+	}{
+		{"", "", true},
+		{"en.lucene", "en.lucene", true},
+		{"EnLucene", "en.lucene", true}, // the seed's example value
+		{"StandardLucene", "standard.lucene", true},
+		{"standard.lucene", "standard.lucene", true},
+		{"FrMicrosoft", "fr.microsoft", true},
+		{"ZhHantLucene", "zh-Hant.lucene", true},
+		{"PtBRLucene", "pt-BR.lucene", true},
+		{"Keyword", "keyword", true},
+		{"whitespace", "whitespace", true},
+		{"english", "", false},
+		{"en-lucene", "", false},
+		{"EnLucen", "", false},
+		{"my_custom_analyzer", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			c := DefaultConfig()
+			c.IndexName = "docs"
+			c.LanguageAnalyzer = tt.in
+			err := c.Validate()
+			if !tt.ok {
+				var ce *ConfigError
+				if !errors.As(err, &ce) || ce.Setting != settingPrefix+"languageAnalyzer" || !errors.Is(err, ErrConfig) {
+					t.Fatalf("Validate = %v, want a *ConfigError on languageAnalyzer", err)
+				}
+				for _, w := range []string{`"` + tt.in + `"`, "en.lucene", "EnLucene", "standard.lucene"} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("message %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate = %v", err)
+			}
+			if got := c.normalize().LanguageAnalyzer; got != tt.want {
+				t.Errorf("normalized to %q, want %q", got, tt.want)
+			}
+			var chunk Field
+			for _, f := range c.Definition().Fields {
+				if f.Name == "chunk" {
+					chunk = f
+				}
+			}
+			if chunk.Analyzer != tt.want {
+				t.Errorf("Definition's chunk analyzer = %q, want %q", chunk.Analyzer, tt.want)
+			}
+		})
+	}
+}
+
+// TestLanguageAnalyzerSentAsWireValue creates the index with the seed's
+// spelling EnLucene: the server (which refuses anything but the REST
+// names) receives en.lucene, and the index then validates.
+func TestLanguageAnalyzerSentAsWireValue(t *testing.T) {
+	for _, spelling := range []string{"EnLucene", "en.lucene", "EN.LUCENE"} {
+		t.Run(spelling, func(t *testing.T) {
+			srv, url := startRulesServer(t)
+			s, err := openStore(t, url, func(c *Config) { c.LanguageAnalyzer = spelling })
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := srv.Index("docs")
+			var def IndexDefinition
+			if err := json.Unmarshal(raw, &def); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range def.Fields {
+				if f.Name == "chunk" && f.Analyzer != "en.lucene" {
+					t.Errorf("chunk analyzer = %q, want en.lucene", f.Analyzer)
+				}
+			}
+			if err := s.ValidateIndex(context.Background()); err != nil {
+				t.Errorf("ValidateIndex: %v", err)
+			}
+			assertNoClientErrors(t, srv)
+		})
+	}
+}

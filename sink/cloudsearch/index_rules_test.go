@@ -1,0 +1,373 @@
+package cloudsearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+// startRulesServer runs the strict test server, validating request bodies
+// against the official definitions when they are present (the rules these
+// tests are about do not depend on them).
+func startRulesServer(t *testing.T) (*searchtest.Server, string) {
+	t.Helper()
+	opts := searchtest.Options{Key: testKey}
+	if _, err := os.Stat(specDir + "/searchservice.json"); err == nil {
+		opts.SpecDir = specDir
+	}
+	return searchtest.Start(t, opts)
+}
+
+// openStore builds a store on the server at url from testConfig changed by
+// mutate; the store is closed at cleanup.
+func openStore(t *testing.T, url string, mutate func(*Config), extra ...Option) (*Store, error) {
+	t.Helper()
+	cfg := testConfig(url)
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	all := append([]Option{testHTTP(t), WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithRetryDelay(time.Millisecond)}, extra...)
+	s, err := New(context.Background(), cfg, all...)
+	if err == nil {
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	return s, err
+}
+
+// TestDefinitionOnlyChunkSearchable checks that every string field but
+// the chunk is created with searchable false, explicitly (the service's
+// default for string fields is searchable).
+func TestDefinitionOnlyChunkSearchable(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+	}{
+		{"default", func(*Config) {}},
+		{"filterable fields of every type", func(c *Config) {
+			c.FilterableMetadataFieldKeys = FilterableFields{{Key: "author"}, {Key: "tags", Type: "COLLECTION"}, {Key: "year", Type: "INT32"},
+				{Key: "big", Type: "INT64"}, {Key: "score", Type: "DOUBLE"}, {Key: "ok", Type: "BOOLEAN"}, {Key: "when", Type: "DATETIME"}}
+		}},
+		{"hidden fields", func(c *Config) {
+			c.HiddenFieldKeys = []string{"secret", "author", "metadata", "doc_id"}
+			c.FilterableMetadataFieldKeys = FilterableFields{{Key: "author"}}
+		}},
+		{"custom keys and analyzer", func(c *Config) {
+			c.IDFieldKey, c.ChunkFieldKey, c.MetadataStringFieldKey, c.DocIDFieldKey = "key", "text", "meta", "ref"
+			c.LanguageAnalyzer = "EnLucene"
+			c.VectorAlgorithmType = HNSW
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.IndexName = "docs"
+			tt.mutate(&c)
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			n := c.normalize()
+			for _, f := range c.Definition().Fields {
+				switch {
+				case f.Name == n.ChunkFieldKey:
+					if f.Searchable == nil || !*f.Searchable {
+						t.Errorf("chunk field %s is not searchable", f.Name)
+					}
+				case f.Name == n.EmbeddingFieldKey:
+					if f.Searchable == nil || !*f.Searchable {
+						t.Errorf("vector field %s is not searchable", f.Name)
+					}
+				case f.Searchable == nil || *f.Searchable:
+					t.Errorf("field %s (%s) has searchable %v, want false set explicitly", f.Name, f.Type, f.Searchable)
+				}
+			}
+		})
+	}
+}
+
+// TestSparseQueryMatchesOnlyChunk checks, against the server, that a text
+// query matches the chunk only: words found only in the key, the doc_id, a
+// filterable metadata field (string or collection) or a hidden field find
+// nothing.
+func TestSparseQueryMatchesOnlyChunk(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, func(c *Config) {
+		c.HiddenFieldKeys = []string{"secret"}
+		c.FilterableMetadataFieldKeys = FilterableFields{{Key: "author"}, {Key: "tags", Type: StringCollection}, {Key: "secret"}}
+	})
+	ctx := context.Background()
+	node := sink.Node{ID: "kumquat-1", RefDocID: "zanzibar.md", Text: "rivers and lakes", Embedding: vec(1),
+		Metadata: map[string]any{"author": "Quixote", "tags": []string{"walrus"}, "secret": "marmalade"}}
+	if _, err := s.Add(ctx, []sink.Node{node}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		word  string
+		where string
+		want  int
+	}{
+		{"rivers", "the chunk", 1},
+		{"kumquat", "the key field", 0},
+		{"zanzibar", "the doc_id field", 0},
+		{"quixote", "a filterable string field", 0},
+		{"walrus", "a filterable collection field", 0},
+		{"marmalade", "a hidden filterable field", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.word, func(t *testing.T) {
+			res, err := s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: tt.word, TopK: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != tt.want {
+				t.Errorf("sparse query %q (a word of %s) found %d nodes %v, want %d", tt.word, tt.where, len(res), ids(res), tt.want)
+			}
+		})
+	}
+	assertNoClientErrors(t, srv)
+}
+
+// TestValidateIndexSettings creates an index with one configuration and
+// opens it with another, through GET /indexes/NAME as the service answers
+// it: every configured setting that the index contradicts is a
+// *MismatchError naming it, and equivalent spellings are not.
+func TestValidateIndexSettings(t *testing.T) {
+	hnsw := func(comp Compression) func(*Config) {
+		return func(c *Config) { c.VectorAlgorithmType, c.CompressionType = HNSW, comp }
+	}
+	analyzer := func(a string) func(*Config) { return func(c *Config) { c.LanguageAnalyzer = a } }
+	fieldType := func(key string, ft FieldType) func(*Config) {
+		return func(c *Config) {
+			for i := range c.FilterableMetadataFieldKeys {
+				if c.FilterableMetadataFieldKeys[i].Key == key {
+					c.FilterableMetadataFieldKeys[i].Type = ft
+				}
+			}
+		}
+	}
+	tests := []struct {
+		name       string
+		existing   func(*Config) // the configuration that created the index
+		configured func(*Config) // the configuration that opens it
+		setting    string        // "" means no mismatch
+	}{
+		{"same", nil, nil, ""},
+		{"hnsw index, exhaustiveKnn configured", hnsw(NoCompression), nil, "vectorAlgorithmType"},
+		{"exhaustiveKnn index, hnsw configured", nil, hnsw(NoCompression), "vectorAlgorithmType"},
+		{"no compression in index", hnsw(NoCompression), hnsw(ScalarQuantization), "compressionType"},
+		{"compression not configured", hnsw(BinaryQuantization), hnsw(NoCompression), "compressionType"},
+		{"other compression", hnsw(BinaryQuantization), hnsw(ScalarQuantization), "compressionType"},
+		{"same compression", hnsw(ScalarQuantization), hnsw("scalarquantization"), ""},
+		{"analyzer configured, index has none", nil, analyzer("en.lucene"), "languageAnalyzer"},
+		{"other analyzer", analyzer("en.lucene"), analyzer("fr.lucene"), "languageAnalyzer"},
+		{"analyzer identifier of the index's", analyzer("en.lucene"), analyzer("EnLucene"), ""},
+		{"unset analyzer, index has none", nil, nil, ""},
+		{"unset analyzer, index has standard.lucene", analyzer("standard.lucene"), nil, ""},
+		{"standard analyzer, index has none", nil, analyzer("StandardLucene"), ""},
+		{"unset analyzer accepts the index's", analyzer("en.microsoft"), nil, ""},
+		{"string field configured as INT32", fieldType("year", String), nil, "filterableMetadataFieldKeys.year"},
+		{"collection field configured as string", nil, fieldType("tags", String), "filterableMetadataFieldKeys.tags"},
+	}
+	for _, tt := range tests {
+		for _, mode := range []IndexManagement{ValidateIndex, CreateIfNotExists} {
+			t.Run(tt.name+"/"+string(mode), func(t *testing.T) {
+				srv, url := startRulesServer(t)
+				if _, err := openStore(t, url, tt.existing); err != nil {
+					t.Fatalf("create the index: %v", err)
+				}
+				_, err := openStore(t, url, func(c *Config) {
+					if tt.configured != nil {
+						tt.configured(c)
+					}
+					c.IndexManagement = mode
+				})
+				if tt.setting == "" {
+					if err != nil {
+						t.Fatalf("New = %v, want nil", err)
+					}
+					return
+				}
+				var me *MismatchError
+				if !errors.As(err, &me) || !errors.Is(err, ErrIndexMismatch) {
+					t.Fatalf("New = %v, want a *MismatchError", err)
+				}
+				if me.Setting != settingPrefix+tt.setting {
+					t.Errorf("Setting = %s, want %s%s (%v)", me.Setting, settingPrefix, tt.setting, err)
+				}
+				if me.Want == "" || me.Got == "" || me.Want == me.Got || !strings.Contains(me.Hint, "sluice index delete") {
+					t.Errorf("Want %q, Got %q, Hint %q: want both sides and a hint to recreate the index", me.Want, me.Got, me.Hint)
+				}
+				assertNoClientErrors(t, srv)
+			})
+		}
+	}
+}
+
+// hookTransport calls after once a request got its answer, before the
+// store sees it.
+type hookTransport struct {
+	next  policy.Transporter
+	after func(*http.Request, *http.Response)
+}
+
+func (h *hookTransport) Do(req *http.Request) (*http.Response, error) {
+	resp, err := h.next.Do(req)
+	if err == nil {
+		h.after(req, resp)
+	}
+	return resp, err
+}
+
+// TestCreateIfNotExistsRace has another process create the index between
+// the store's GET (404) and its POST (then 409): the store validates the
+// index the other made instead of failing.
+func TestCreateIfNotExistsRace(t *testing.T) {
+	tests := []struct {
+		name    string
+		other   func(*Config) // the other process's configuration
+		wantErr error
+		setting string
+	}{
+		{"same definition", nil, nil, ""},
+		{"other dimensions", func(c *Config) { c.EmbeddingDimensionality = 16 }, sink.ErrDimensionMismatch, "embeddingDimensionality"},
+		{"other algorithm", func(c *Config) { c.VectorAlgorithmType = HNSW }, ErrIndexMismatch, "vectorAlgorithmType"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := startRulesServer(t)
+			other, err := openStore(t, url, func(c *Config) {
+				c.IndexManagement = NoValidation
+				if tt.other != nil {
+					tt.other(c)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var once sync.Once
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(tr.CloseIdleConnections)
+			hook := &hookTransport{next: &http.Client{Transport: tr}, after: func(req *http.Request, resp *http.Response) {
+				if req.Method == http.MethodGet && req.URL.Path == "/indexes/docs" && resp.StatusCode == http.StatusNotFound {
+					once.Do(func() {
+						if err := other.CreateIndex(req.Context()); err != nil {
+							t.Errorf("the other process's CreateIndex: %v", err)
+						}
+					})
+				}
+			}}
+			_, err = openStore(t, url, nil, WithTransport(hook))
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("New = %v, want nil", err)
+			}
+			if tt.wantErr != nil {
+				var me *MismatchError
+				if !errors.Is(err, tt.wantErr) || !errors.As(err, &me) || me.Setting != settingPrefix+tt.setting {
+					t.Fatalf("New = %v, want a *MismatchError on %s", err, tt.setting)
+				}
+			}
+			var got []string
+			for _, r := range srv.Requests() {
+				if r.Path == "/indexes" || r.Path == "/indexes/docs" {
+					got = append(got, fmt.Sprintf("%s %s %d", r.Method, r.Path, r.Status))
+				}
+			}
+			want := []string{"GET /indexes/docs 404", "POST /indexes 201", "POST /indexes 409", "GET /indexes/docs 200"}
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Errorf("index requests:\n got %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRetryServerError checks the retry of an HTTP 500: a transient one is
+// retried until the request succeeds; a persistent one ends, after
+// maxRetries retries, with an error that names the status and the setting.
+func TestRetryServerError(t *testing.T) {
+	const maxRetries = 3
+	ops := []struct {
+		name, path string
+		run        func(context.Context, *Store) error
+	}{
+		{"upload", "/indexes/docs/docs/index", func(ctx context.Context, s *Store) error {
+			_, err := s.Add(ctx, makeNodes("b.md", 2))
+			return err
+		}},
+		{"query", "/indexes/docs/docs/search", func(ctx context.Context, s *Store) error {
+			_, err := s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: "rivers", TopK: 3})
+			return err
+		}},
+		{"count", "/indexes/docs/docs/$count", func(ctx context.Context, s *Store) error {
+			_, err := s.Count(ctx)
+			return err
+		}},
+	}
+	tests := []struct {
+		name     string
+		failures int
+		wantOK   bool
+		tries    int
+	}{
+		{"transient", 2, true, 3},
+		{"persistent", 100, false, maxRetries + 1},
+	}
+	for _, op := range ops {
+		for _, tt := range tests {
+			t.Run(op.name+"/"+tt.name, func(t *testing.T) {
+				s, srv := startStore(t, searchtest.Options{}, func(c *Config) { c.MaxRetries = maxRetries })
+				ctx := context.Background()
+				if _, err := s.Add(ctx, makeNodes("a.md", 3)); err != nil {
+					t.Fatal(err)
+				}
+				before := len(srv.Requests())
+				srv.FailNext(tt.failures, http.StatusInternalServerError, 0)
+				err := op.run(ctx, s)
+				var statuses []int
+				for _, r := range srv.Requests()[before:] {
+					if r.Path == op.path {
+						statuses = append(statuses, r.Status)
+					}
+				}
+				if len(statuses) != tt.tries {
+					t.Errorf("%d requests (statuses %v), want %d", len(statuses), statuses, tt.tries)
+				}
+				for i, st := range statuses {
+					want := http.StatusInternalServerError
+					if tt.wantOK && i == len(statuses)-1 {
+						want = http.StatusOK
+					}
+					if st != want {
+						t.Errorf("request %d answered %d, want %d", i, st, want)
+					}
+				}
+				if tt.wantOK {
+					if err != nil {
+						t.Fatalf("err = %v, want success after the retries", err)
+					}
+					return
+				}
+				var se *ServiceError
+				if !errors.As(err, &se) || se.StatusCode != http.StatusInternalServerError || !errors.Is(err, ErrService) {
+					t.Fatalf("err = %v, want a *ServiceError with status 500", err)
+				}
+				for _, w := range []string{"500 Internal Server Error", "sink.cloudsearch.maxRetries"} {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("message %q lacks %q", err, w)
+					}
+				}
+				if op.name == "upload" && !errors.Is(err, sink.ErrWrite) {
+					t.Errorf("err = %v, want sink.ErrWrite too", err)
+				}
+			})
+		}
+	}
+}

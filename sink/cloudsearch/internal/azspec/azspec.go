@@ -1,0 +1,134 @@
+// Package azspec holds the rules of the Cloud AI Search (Azure AI Search)
+// REST API that both the store (sink/cloudsearch) and its test double
+// (sink/cloudsearch/searchtest) enforce, so the two cannot drift apart: the
+// index naming rule and the predefined lexical analyzers (the
+// LexicalAnalyzerName enum of the official definitions, generated into
+// lexical_analyzers.go by gen.go).
+package azspec
+
+//go:generate go run gen.go
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Limits of an index name.
+const (
+	MinIndexNameLen = 2
+	MaxIndexNameLen = 128
+)
+
+// IndexNameRule states the service's naming rule for indexes, for error
+// messages.
+const IndexNameRule = "index names have 2 to 128 characters: lowercase letters, digits or dashes, starting and ending with a letter or digit, with no consecutive dashes"
+
+// IndexNameError reports an index name the service refuses.
+type IndexNameError struct {
+	Name    string // the name as given
+	Problem string // which part of the rule it breaks
+}
+
+func (e *IndexNameError) Error() string {
+	return fmt.Sprintf("%q is not a valid index name: %s; %s", e.Name, e.Problem, IndexNameRule)
+}
+
+// CheckIndexName returns an *IndexNameError when name breaks the naming
+// rule of indexes (see IndexNameRule), else nil.
+//
+// The rule is the intersection of what Microsoft documents: the naming
+// rules chart (2 to 128 lowercase characters, the first a letter or digit,
+// no consecutive dashes) and the Create Index reference (only lowercase
+// letters, digits or dashes, not starting or ending with a dash). Newer
+// revisions of the chart also allow underscores; they are refused here, so
+// that every accepted name is valid under every revision.
+func CheckIndexName(name string) error {
+	problem := ""
+	if i := strings.IndexFunc(name, func(r rune) bool { return !isLowerAlnum(r) && r != '-' }); i >= 0 {
+		problem = fmt.Sprintf("it contains %q", []rune(name[i:])[0])
+	}
+	switch {
+	case problem != "":
+	case len(name) < MinIndexNameLen, len(name) > MaxIndexNameLen:
+		problem = fmt.Sprintf("it has %d character%s", len(name), plural(len(name)))
+	case name[0] == '-':
+		problem = "it starts with a dash"
+	case name[len(name)-1] == '-':
+		problem = "it ends with a dash"
+	case strings.Contains(name, "--"):
+		problem = "it has consecutive dashes"
+	}
+	if problem == "" {
+		return nil
+	}
+	return &IndexNameError{Name: name, Problem: problem}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func isLowerAlnum(r rune) bool { return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
+
+// LexicalAnalyzer is one value of the LexicalAnalyzerName enum.
+type LexicalAnalyzer struct {
+	Value string // the REST value, e.g. en.lucene
+	Name  string // the x-ms-enum name, e.g. EnLucene
+}
+
+// LexicalAnalyzers returns the predefined analyzers of the REST API, in the
+// order of the definitions.
+func LexicalAnalyzers() []LexicalAnalyzer {
+	return append([]LexicalAnalyzer(nil), lexicalAnalyzers[:]...)
+}
+
+var (
+	byValue      = map[string]string{} // REST value → REST value
+	byFoldValue  = map[string]string{} // lower-cased REST value → REST value
+	byIdentifier = map[string]string{} // identifier key → REST value
+)
+
+func init() {
+	for _, a := range lexicalAnalyzers {
+		byValue[a.Value] = a.Value
+		byFoldValue[strings.ToLower(a.Value)] = a.Value
+		byIdentifier[IdentifierKey(a.Value)] = a.Value
+		byIdentifier[strings.ToLower(a.Name)] = a.Value
+	}
+}
+
+// IdentifierKey is the key under which the identifier form of a REST
+// value is looked up: the value lower-cased, without its dots and dashes.
+// The SDKs' KnownAnalyzerNames identifiers (EnLucene, ZhHansMicrosoft,
+// StandardAsciiFoldingLucene; PtBrLucene in the definitions, PtBRLucene in
+// the JavaScript SDK) reduce to the same key when lower-cased.
+func IdentifierKey(s string) string {
+	return strings.ToLower(strings.NewReplacer(".", "", "-", "").Replace(s))
+}
+
+// IsLexicalAnalyzer reports whether v is exactly a REST value of the
+// LexicalAnalyzerName enum.
+func IsLexicalAnalyzer(v string) bool {
+	_, ok := byValue[v]
+	return ok
+}
+
+// ResolveAnalyzer returns the REST value named by s: a REST value of the
+// LexicalAnalyzerName enum in any case (en.lucene, zh-Hans.microsoft), or
+// its identifier (EnLucene, StandardLucene, Keyword), also in any case.
+func ResolveAnalyzer(s string) (string, bool) {
+	if v, ok := byValue[s]; ok {
+		return v, true
+	}
+	if v, ok := byFoldValue[strings.ToLower(s)]; ok {
+		return v, true
+	}
+	if s == "" || strings.IndexFunc(s, func(r rune) bool { return !isLowerAlnum(r) && !(r >= 'A' && r <= 'Z') }) >= 0 {
+		return "", false
+	}
+	v, ok := byIdentifier[strings.ToLower(s)]
+	return v, ok
+}

@@ -9,7 +9,8 @@
 #      VectorStoreIndex.fromDocuments with an instant mock embedding (llamaindex/ingest.mjs);
 #   2. `sluice run` into the local store with the instant embedder (embedder.provider: instant, one
 #      constant vector per chunk, like LlamaIndex.TS's mock), then with the default hash embedder
-#      (which does real work per chunk);
+#      (which does real work per chunk); both read *.md and *.txt (BENCH_SOURCE in lib.sh), the files
+#      LlamaIndex.TS loads;
 #   3. tokenizing the same corpus alone on the same cores (BenchmarkTokenize), the ceiling for Sluice.
 # Each command runs under /usr/bin/time -v; the script prints MB/s, peak RSS and the ratios as a
 # Markdown table ready for RESULTS.md. Nothing is written outside $TMPDIR (default /tmp).
@@ -45,7 +46,8 @@ if [ "${SKIP_LLAMAINDEX:-0}" != 1 ]; then
 fi
 
 # 2. sluice run into the local store: the instant embedder, then the default (hash) embedder
-printf 'embedder:\n  provider: instant\n' > "$WORK/instant.yaml"
+bench_config "$WORK/instant.yaml" 'embedder:' '  provider: instant'
+bench_config "$WORK/hash.yaml"
 log "sluice run (instant embedder) on $MB MB"
 mkdir -p "$WORK/run-instant" "$WORK/run-hash"
 (cd "$WORK/run-instant" && timed "$WORK/sluice-instant" "$WORK/sluice" run "$CORPUS" --json --config "$WORK/instant.yaml")
@@ -54,7 +56,7 @@ I_RSS="$(peak_mib "$WORK/sluice-instant")"
 I_MBS="$(awk -v b="$BYTES" -v s="$I_S" 'BEGIN {printf "%.3f", b / 1e6 / s}')"
 log "sluice (instant): $(head -c 400 "$WORK/sluice-instant.out")"
 log "sluice run (hash embedder) on $MB MB"
-(cd "$WORK/run-hash" && timed "$WORK/sluice-run" "$WORK/sluice" run "$CORPUS" --json)
+(cd "$WORK/run-hash" && timed "$WORK/sluice-run" "$WORK/sluice" run "$CORPUS" --json --config "$WORK/hash.yaml")
 S_S="$(wall_s "$WORK/sluice-run")"
 S_RSS="$(peak_mib "$WORK/sluice-run")"
 S_MBS="$(awk -v b="$BYTES" -v s="$S_S" 'BEGIN {printf "%.3f", b / 1e6 / s}')"

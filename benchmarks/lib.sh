@@ -32,9 +32,23 @@ make_corpus() {
   bash "$MAKE_CORPUS" "$1" "$2" >&2 || die "make-corpus.sh $1 $2 failed"
 }
 
-# corpus_bytes DIR prints the bytes of the files sluice reads by default.
+# BENCH_SOURCE is the source section of every sluice config the scripts write. The corpora of
+# make-corpus.sh hold .md and .txt files and sluice's default include is ["**/*.md"], so the
+# benchmarks list both, as every figure in RESULTS.md was measured over both.
+BENCH_SOURCE='source: {include: ["**/*.md", "**/*.txt"]}'
+
+# bench_config FILE [LINE...] writes a sluice config to FILE: BENCH_SOURCE, then each LINE (YAML
+# of the other sections; everything not given keeps its default).
+bench_config() {
+  local file="$1"
+  shift
+  { echo "$BENCH_SOURCE"; [ $# -eq 0 ] || printf '%s\n' "$@"; } >"$file"
+}
+
+# corpus_bytes DIR prints the bytes of the files BENCH_SOURCE selects (*.md and *.txt, hidden
+# entries skipped).
 corpus_bytes() {
-  find "$1" -type f \( -name '*.md' -o -name '*.markdown' -o -name '*.txt' -o -name '*.text' -o -name '*.rst' \) \
+  find "$1" -type f \( -name '*.md' -o -name '*.txt' \) \
     -not -path '*/.*' -printf '%s\n' | awk '{s += $1} END {print s + 0}'
 }
 

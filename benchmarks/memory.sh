@@ -7,7 +7,8 @@
 # document pool holds about 140 MiB, so larger corpora are the full pool repeated in copy-N/ subfolders
 # (hard links: distinct documents to Sluice, no extra disk). Then one single file of the largest size,
 # the pool's text concatenated and repeated. Each `sluice run` (default config: hash embedder, local
-# store, memoryBudgetMB 64) runs under /usr/bin/time -v; the script prints a Markdown table of MB,
+# store, memoryBudgetMB 64; but source.include *.md and *.txt, BENCH_SOURCE in lib.sh, as the default
+# reads *.md only) runs under /usr/bin/time -v; the script prints a Markdown table of MB,
 # seconds, MB/s, peak RSS (target: <= 100 MiB everywhere) and the peak of RssAnon sampled every 0.2 s
 # (RSS without file pages: what remains file-backed is mostly the sluice binary itself).
 # Nothing is written outside $TMPDIR.
@@ -22,6 +23,7 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-memory.XXXXXX")"
 POOL_MB=140
 
 build_sluice "$WORK/sluice"
+bench_config "$WORK/sluice.yaml"
 
 # corpus_of SIZE_MB DIR builds a corpus of about SIZE_MB MiB in DIR.
 corpus_of() {
@@ -81,7 +83,7 @@ measure() {
   bytes="$(corpus_bytes "$dir")"
   log "sluice run over $name ($bytes bytes)"
   rm -rf "$WORK/run" && mkdir -p "$WORK/run"
-  (cd "$WORK/run" && run_sampled "$WORK/run/sluice" "$WORK/sluice" run "$dir" --json)
+  (cd "$WORK/run" && run_sampled "$WORK/run/sluice" "$WORK/sluice" run "$dir" --json --config "$WORK/sluice.yaml")
   s="$(wall_s "$WORK/run/sluice")"
   printf '| %s | %.1f | %s | %.2f | %s | %.1f |\n' "$name" "$(awk -v b="$bytes" 'BEGIN {print b / 1e6}')" "$s" \
     "$(awk -v b="$bytes" -v s="$s" 'BEGIN {print b / 1e6 / s}')" "$(peak_mib "$WORK/run/sluice")" \

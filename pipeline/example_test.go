@@ -44,8 +44,9 @@ func Example() {
 	}
 	defer manifest.Close()
 
-	src := reader.DefaultConfig()
+	src := reader.DefaultConfig() // include: ["**/*.md"]
 	src.Dir = docs
+	src.Include = append(src.Include, "**/*.txt") // plain text too
 	opts := pipeline.Options{
 		Reader:       src,
 		Splitter:     split,

@@ -198,6 +198,7 @@ func newSplitter(t *testing.T, size, overlap int) *splitter.Splitter {
 func baseOptions(t *testing.T, root string, emb embedder.Embedder, store Writer) Options {
 	cfg := reader.DefaultConfig()
 	cfg.Dir = root
+	cfg.Include = []string{"**/*.md", "**/*.txt", "**/*.rst"} // the default reads *.md only
 	return Options{Reader: cfg, Splitter: newSplitter(t, 64, 8), Embedder: emb, Store: store, BatchSize: 7}
 }
 

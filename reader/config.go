@@ -7,10 +7,10 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// DefaultInclude are the include patterns used when source.include is empty.
-// Like every pattern without a '/', they match at any depth: "*.md" means
-// "**/*.md".
-var DefaultInclude = []string{"*.md", "*.markdown", "*.txt", "*.text", "*.rst"}
+// DefaultInclude are the include patterns used when source.include is empty:
+// Markdown files (*.md) at any depth. Other text files are read only when
+// listed, e.g. include: ["**/*.md", "**/*.txt", "**/*.rst"].
+var DefaultInclude = []string{"**/*.md"}
 
 // Config selects the files of a source folder. Its yaml keys are those of the
 // `source` section of the configuration file.

@@ -31,8 +31,9 @@ func Example() {
 		_ = os.WriteFile(p, []byte(body), 0o644)
 	}
 
-	cfg := reader.DefaultConfig()
+	cfg := reader.DefaultConfig() // include: ["**/*.md"]
 	cfg.Dir = root
+	cfg.Include = append(cfg.Include, "**/*.txt") // plain text too
 	err = reader.Walk(context.Background(), cfg, func(f reader.File, err error) error {
 		if err != nil {
 			fmt.Println("skip:", err)

@@ -16,10 +16,14 @@ func TestConfigMatch(t *testing.T) {
 	}{
 		{"default md at root", nil, nil, "a.md", true},
 		{"default md deep", nil, nil, "x/y/z/a.md", true},
-		{"default markdown", nil, nil, "a.markdown", true},
-		{"default txt", nil, nil, "notes/a.txt", true},
-		{"default text", nil, nil, "a.text", true},
-		{"default rst", nil, nil, "docs/index.rst", true},
+		{"default skips markdown extension", nil, nil, "a.markdown", false},
+		{"default skips txt", nil, nil, "notes/a.txt", false},
+		{"default skips text", nil, nil, "a.text", false},
+		{"default skips rst", nil, nil, "docs/index.rst", false},
+		{"listed txt at root", []string{"**/*.md", "**/*.txt"}, nil, "a.txt", true},
+		{"listed txt deep", []string{"**/*.md", "**/*.txt"}, nil, "notes/x/a.txt", true},
+		{"listed txt keeps md", []string{"**/*.md", "**/*.txt"}, nil, "notes/a.md", true},
+		{"listed txt skips rst", []string{"**/*.md", "**/*.txt"}, nil, "docs/index.rst", false},
 		{"default skips go", nil, nil, "main.go", false},
 		{"default skips hidden dir", nil, nil, ".git/HEAD.md", false},
 		{"default skips .sluice", nil, nil, ".sluice/x.md", false},
@@ -121,7 +125,23 @@ func TestConfigValidate(t *testing.T) {
 func TestDefaultConfigIsACopy(t *testing.T) {
 	c := DefaultConfig()
 	c.Include[0] = "changed"
-	if DefaultInclude[0] != "*.md" {
+	if DefaultInclude[0] == "changed" {
 		t.Fatalf("DefaultConfig shares DefaultInclude's array")
+	}
+	w := Config{}.WithDefaults()
+	w.Include[0] = "changed"
+	if DefaultInclude[0] == "changed" {
+		t.Fatalf("WithDefaults shares DefaultInclude's array")
+	}
+}
+
+// TestDefaultInclude pins the default of source.include to the design's
+// configuration shape: Markdown files at any depth, nothing else.
+func TestDefaultInclude(t *testing.T) {
+	if want := []string{"**/*.md"}; !equalStrings(DefaultInclude, want) {
+		t.Errorf("DefaultInclude = %q, want %q", DefaultInclude, want)
+	}
+	if got := DefaultConfig().Include; !equalStrings(got, DefaultInclude) {
+		t.Errorf("DefaultConfig().Include = %q, want %q", got, DefaultInclude)
 	}
 }

@@ -17,6 +17,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
+// textTypes selects every file type the reader names (see fileTypes), more
+// than the default *.md.
+var textTypes = []string{"*.md", "*.markdown", "*.txt", "*.text", "*.rst"}
+
 // orderTree has names whose directory-wise order differs from lexical id order.
 var orderTree = map[string]string{
 	"a.md":            "root a",
@@ -40,7 +44,7 @@ var orderTree = map[string]string{
 func TestWalkOrderGolden(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, orderTree)
-	res := walkAll(t, Config{Dir: root})
+	res := walkAll(t, Config{Dir: root, Include: textTypes})
 	if len(res.failures) != 0 {
 		t.Fatalf("unexpected failures: %v", res.failures)
 	}
@@ -94,11 +98,25 @@ func checkGolden(t *testing.T, name, got string) {
 func TestWalkIsDeterministic(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, orderTree)
-	first := walkAll(t, Config{Dir: root}).files
+	first := walkAll(t, Config{Dir: root, Include: textTypes}).files
 	for i := 0; i < 3; i++ {
-		if again := walkAll(t, Config{Dir: root}).files; !equalStrings(first, again) {
+		if again := walkAll(t, Config{Dir: root, Include: textTypes}).files; !equalStrings(first, again) {
 			t.Fatalf("walk %d gave %q, first gave %q", i, again, first)
 		}
+	}
+}
+
+// TestWalkDefaultInclude walks orderTree with the default include: only
+// the *.md files, at any depth, in id order; other text types are skipped.
+func TestWalkDefaultInclude(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, orderTree)
+	res := walkAll(t, Config{Dir: root})
+	if len(res.failures) != 0 {
+		t.Fatalf("unexpected failures: %v", res.failures)
+	}
+	if want := []string{"B.md", "a-b.md", "a.md", "a/b.md", "docs/guide.md"}; !equalStrings(res.files, want) {
+		t.Errorf("files = %q, want %q", res.files, want)
 	}
 }
 
@@ -123,11 +141,13 @@ func TestWalkIncludeExclude(t *testing.T) {
 		exclude []string
 		want    []string
 	}{
-		{"defaults", nil, nil, []string{"README.md", "docs/a.md", "docs/old/b.md", "docs/sub/c.md", "drafts/d.md", "notes.txt", "x/drafts/e.md", "x/f.draft.md"}},
+		{"defaults", nil, nil, []string{"README.md", "docs/a.md", "docs/old/b.md", "docs/sub/c.md", "drafts/d.md", "x/drafts/e.md", "x/f.draft.md"}},
+		{"markdown and text", []string{"**/*.md", "**/*.txt"}, nil, []string{"README.md", "docs/a.md", "docs/old/b.md", "docs/sub/c.md", "drafts/d.md", "notes.txt", "x/drafts/e.md", "x/f.draft.md"}},
 		{"only docs top level", []string{"docs/*.md"}, nil, []string{"docs/a.md"}},
 		{"docs recursive", []string{"docs/**/*.md"}, nil, []string{"docs/a.md", "docs/old/b.md", "docs/sub/c.md"}},
-		{"exclude folder name anywhere", nil, []string{"drafts"}, []string{"README.md", "docs/a.md", "docs/old/b.md", "docs/sub/c.md", "notes.txt", "x/f.draft.md"}},
-		{"exclude anchored folder", nil, []string{"docs/old", "*.draft.md"}, []string{"README.md", "docs/a.md", "docs/sub/c.md", "drafts/d.md", "notes.txt", "x/drafts/e.md"}},
+		{"exclude folder name anywhere", nil, []string{"drafts"}, []string{"README.md", "docs/a.md", "docs/old/b.md", "docs/sub/c.md", "x/f.draft.md"}},
+		{"exclude anchored folder", nil, []string{"docs/old", "*.draft.md"}, []string{"README.md", "docs/a.md", "docs/sub/c.md", "drafts/d.md", "x/drafts/e.md"}},
+		{"exclude with text listed", []string{"*.md", "*.txt"}, []string{"drafts", "*.draft.md"}, []string{"README.md", "docs/a.md", "docs/old/b.md", "docs/sub/c.md", "notes.txt"}},
 		{"go files", []string{"*.go"}, nil, []string{"main.go"}},
 		{"explicit hidden folder", []string{".github/**/*.md"}, nil, []string{".github/ISSUE.md", ".github/workflows/w.md"}},
 		{"explicit hidden folder with exclude", []string{".github/**/*.md"}, []string{"workflows"}, []string{".github/ISSUE.md"}},

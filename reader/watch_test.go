@@ -164,11 +164,11 @@ func TestWatchNewFolders(t *testing.T) {
 
 	// A tree moved in: its files existed before any watch could see them.
 	staging := t.TempDir()
-	writeTree(t, staging, map[string]string{"sub/x.md": "x", "sub/deep/y.txt": "y", "sub/img.png": "png", "sub/.git/z.md": "hidden"})
+	writeTree(t, staging, map[string]string{"sub/x.md": "x", "sub/deep/y.md": "y", "sub/deep/notes.txt": "not in the default include", "sub/img.png": "png", "sub/.git/z.md": "hidden"})
 	if err := os.Rename(filepath.Join(staging, "sub"), r.path("sub")); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sorted(r.until()), []string{"changed sub/deep/y.txt", "changed sub/x.md"}; !equalStrings(got, want) {
+	if got, want := sorted(r.until()), []string{"changed sub/deep/y.md", "changed sub/x.md"}; !equalStrings(got, want) {
 		t.Errorf("folder moved in: %q, want %q", got, want)
 	}
 	// The new folders are watched.

@@ -37,6 +37,7 @@ func TestCloudSearchEndToEnd(t *testing.T) {
 	writeFiles(t, filepath.Join(dir, "corpus"), files)
 	config := fmt.Sprintf(`
 source:
+  include: ["**/*.md", "**/*.txt"]
   metadata:
     - match: "guides/**"
       set: {tags: [guide, howto], level: 2}

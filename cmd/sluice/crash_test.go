@@ -296,7 +296,8 @@ func newCrashTarget(t *testing.T, work, name, serverURL string) *crashTarget {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	yaml := fmt.Sprintf(`splitter: {chunkSize: %d, chunkOverlap: 16}
+	yaml := fmt.Sprintf(`source: {include: ["**/*.md", "**/*.txt"]}
+splitter: {chunkSize: %d, chunkOverlap: 16}
 embedder:
   provider: openai
   baseURL: %s/v1

@@ -109,7 +109,7 @@ func (a *app) rootCommand() *cobra.Command {
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 		},
 	}
-	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./sluice.yaml if present, else the embedded default; also $"+configEnv+")")
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: $"+configEnv+" if set, else ./sluice.yaml if present, else the embedded default)")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "verbose logs of document processing, embedding calls and queries")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	requireSubcommand(root)

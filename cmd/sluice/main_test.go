@@ -210,6 +210,8 @@ func TestEndToEnd(t *testing.T) {
 		files["bulk/doc"+string(rune('a'+i%26))+string(rune('a'+i/26))+".md"] = strings.Repeat("Filler sentence about nothing in particular. ", 40)
 	}
 	writeFiles(t, corpus, files)
+	// The default include reads *.md only; this corpus has plain text too.
+	writeFiles(t, dir, map[string]string{"sluice.yaml": "source: {include: [\"**/*.md\", \"**/*.txt\"]}\n"})
 	// An unreadable file proper, when not running as root.
 	if os.Geteuid() != 0 {
 		p := filepath.Join(corpus, "secret.md")
@@ -262,7 +264,7 @@ func TestEndToEnd(t *testing.T) {
 	if lines := jsonLines(t, out); len(lines) != 1 || lines[0]["doc_id"] != "notes/o'brien.txt" {
 		t.Errorf("filtered query: %v", lines)
 	}
-	if _, stderr, code := sluice(t, dir, "query", "x", "--mode", "semantic_hybrid"); code != exitFatal || !strings.Contains(stderr, "semantic") {
+	if _, stderr, code := sluice(t, dir, "query", "x", "--mode", "semantic_hybrid"); code != exitUsage || !strings.Contains(stderr, "semantic") {
 		t.Errorf("semantic_hybrid on the local store: exit %d, %q", code, stderr)
 	}
 

@@ -34,12 +34,17 @@ func WriteChart(w io.Writer, results []Result, format string) error {
 	if len(byConc) == 0 {
 		return fmt.Errorf("bench: no successful trial to chart")
 	}
+	ticks := batchTicks(results)
+	xMin, xMax, err := batchRange(ticks)
+	if err != nil {
+		return err
+	}
 	p := plot.New()
 	p.Title.Text = "Embedding throughput by batch size"
 	p.X.Label.Text = "batch size (chunks per request)"
 	p.Y.Label.Text = "tokens per second"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = batchTicks(results)
+	p.X.Tick.Marker = ticks
 	p.Y.Min = 0
 	p.Legend.Left = false // bottom right, below lines that rise with batch size
 	p.Add(plotter.NewGrid())
@@ -63,8 +68,7 @@ func WriteChart(w io.Writer, results []Result, format string) error {
 		p.Legend.Add(fmt.Sprintf("concurrency %d", c), line, points)
 	}
 	if q := quota(results); q > 0 {
-		sizes := batchTicks(results)
-		line, err := plotter.NewLine(plotter.XYs{{X: sizes[0].Value, Y: q}, {X: sizes[len(sizes)-1].Value, Y: q}})
+		line, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: q}, {X: xMax, Y: q}})
 		if err != nil {
 			return fmt.Errorf("bench: charting the quota: %w", err)
 		}
@@ -85,6 +89,10 @@ func WriteChart(w io.Writer, results []Result, format string) error {
 		p.Add(mark)
 		p.Legend.Add(fmt.Sprintf("recommended (%s)", r.Trial()), mark)
 	}
+	// Set last: Add widens the range to the data, and a single batch size
+	// would leave a zero-width range that plot widens by ±1, to 0 for size 1,
+	// which a log scale cannot draw.
+	p.X.Min, p.X.Max = xMin, xMax
 	wt, err := p.WriterTo(chartWidth, chartHeight, format)
 	if err != nil {
 		return fmt.Errorf("bench: chart format %q: %w", format, err)
@@ -107,6 +115,21 @@ func batchTicks(results []Result) plot.ConstantTicks {
 		ticks = append(ticks, plot.Tick{Value: float64(s), Label: strconv.Itoa(s)})
 	}
 	return ticks
+}
+
+// batchRange returns the x axis range for the batch sizes ticks (sorted,
+// not empty): from the smallest to the largest, or, for a single size, from
+// half of it to twice it, so that the point sits in the middle of a log
+// axis that starts above 0.
+func batchRange(ticks plot.ConstantTicks) (lo, hi float64, err error) {
+	lo, hi = ticks[0].Value, ticks[len(ticks)-1].Value
+	if lo <= 0 {
+		return 0, 0, fmt.Errorf("bench: batch size %v cannot be charted on a log axis; batch sizes must be 1 or more", lo)
+	}
+	if lo == hi {
+		lo, hi = lo/2, hi*2
+	}
+	return lo, hi, nil
 }
 
 // quota returns the tokens-per-second quota implied by the results, or 0.

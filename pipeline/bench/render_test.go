@@ -2,9 +2,13 @@ package bench_test
 
 import (
 	"bytes"
+	"encoding/xml"
 	"flag"
+	"image/png"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,5 +105,102 @@ func TestWriteChart(t *testing.T) {
 	}
 	if err := bench.WriteChart(&bytes.Buffer{}, sample()[3:], "svg"); err == nil {
 		t.Error("WriteChart with only failed trials returned nil, want an error")
+	}
+}
+
+// TestWriteChartBatchSizes draws charts whose x axis (log scale) spans a
+// single batch size, 1 included, or several: each must render without a
+// panic into a well-formed SVG or a decodable PNG.
+func TestWriteChartBatchSizes(t *testing.T) {
+	results := func(sizes []int, quota bool) []bench.Result {
+		var rs []bench.Result
+		for _, c := range []int{1, 4} {
+			for _, s := range sizes {
+				r := bench.Result{BatchSize: s, Concurrency: c, ChunksPerS: float64(s * c), TokensPerS: float64(100 * s * c), Requests: 10, Seconds: 1}
+				if quota {
+					u := r.TokensPerS / 10000
+					r.TPMUtilization = &u
+				}
+				rs = append(rs, r)
+			}
+		}
+		return rs
+	}
+	tests := []struct {
+		name  string
+		sizes []int
+		quota bool
+	}{
+		{"single size 1", []int{1}, false},
+		{"single size 1 with quota", []int{1}, true},
+		{"single size 8", []int{8}, false},
+		{"single size 8 with quota", []int{8}, true},
+		{"sizes 1 and 8", []int{1, 8}, false},
+		{"sizes 1 and 8 with quota", []int{1, 8}, true},
+	}
+	for _, tt := range tests {
+		for _, format := range []string{"svg", "png"} {
+			t.Run(tt.name+"/"+format, func(t *testing.T) {
+				var buf bytes.Buffer
+				func() {
+					defer func() {
+						if v := recover(); v != nil {
+							t.Fatalf("WriteChart panicked: %v", v)
+						}
+					}()
+					if err := bench.WriteChart(&buf, results(tt.sizes, tt.quota), format); err != nil {
+						t.Fatalf("WriteChart: %v", err)
+					}
+				}()
+				if buf.Len() == 0 {
+					t.Fatal("WriteChart wrote nothing")
+				}
+				switch format {
+				case "png":
+					if !bytes.HasPrefix(buf.Bytes(), []byte("\x89PNG\r\n\x1a\n")) {
+						t.Fatalf("PNG header missing: %q", buf.Bytes()[:min(buf.Len(), 16)])
+					}
+					img, err := png.Decode(bytes.NewReader(buf.Bytes()))
+					if err != nil {
+						t.Fatalf("PNG does not decode: %v", err)
+					}
+					if b := img.Bounds(); b.Dx() == 0 || b.Dy() == 0 {
+						t.Errorf("PNG is %v", b)
+					}
+				case "svg":
+					svg := buf.String()
+					if !strings.HasPrefix(svg, "<?xml") || !strings.Contains(svg[:min(len(svg), 512)], "<svg") {
+						t.Fatalf("SVG header missing: %q", svg[:min(len(svg), 128)])
+					}
+					if strings.Contains(svg, "NaN") || strings.Contains(svg, "Inf") {
+						t.Errorf("SVG holds non-finite coordinates")
+					}
+					dec := xml.NewDecoder(strings.NewReader(svg))
+					for {
+						if _, err := dec.Token(); err == io.EOF {
+							break
+						} else if err != nil {
+							t.Fatalf("SVG is not well-formed XML: %v", err)
+						}
+					}
+					want := []string{"concurrency 1", "concurrency 4", "batch size"}
+					if tt.quota {
+						want = append(want, "token quota")
+					}
+					for _, s := range tt.sizes {
+						want = append(want, ">"+strconv.Itoa(s)+"</text>") // the tick label
+					}
+					for _, text := range want {
+						if !strings.Contains(svg, text) {
+							t.Errorf("SVG lacks %q", text)
+						}
+					}
+				}
+			})
+		}
+	}
+	// A batch size a log axis cannot show is an error, not a panic.
+	if err := bench.WriteChart(&bytes.Buffer{}, results([]int{0}, false), "svg"); err == nil {
+		t.Error("WriteChart with batch size 0 returned nil, want an error")
 	}
 }

@@ -66,15 +66,7 @@ func newErr(t *testing.T, opts searchtest.Options, mutate func(*Config), extra .
 		opts.Key = testKey
 	}
 	_, url := searchtest.Start(t, opts)
-	cfg := testConfig(url)
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	all := append([]Option{testHTTP(t), WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithRetryDelay(time.Millisecond)}, extra...)
-	s, err := New(context.Background(), cfg, all...)
-	if err == nil {
-		_ = s.Close()
-	}
+	_, err := openStore(t, url, mutate, extra...)
 	return err
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
@@ -27,22 +26,6 @@ func startRulesServer(t *testing.T) (*searchtest.Server, string) {
 		opts.SpecDir = specDir
 	}
 	return searchtest.Start(t, opts)
-}
-
-// openStore builds a store on the server at url from testConfig changed by
-// mutate; the store is closed at cleanup.
-func openStore(t *testing.T, url string, mutate func(*Config), extra ...Option) (*Store, error) {
-	t.Helper()
-	cfg := testConfig(url)
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	all := append([]Option{testHTTP(t), WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithRetryDelay(time.Millisecond)}, extra...)
-	s, err := New(context.Background(), cfg, all...)
-	if err == nil {
-		t.Cleanup(func() { _ = s.Close() })
-	}
-	return s, err
 }
 
 // TestDefinitionOnlyChunkSearchable checks that every string field but
@@ -70,12 +53,7 @@ func TestDefinitionOnlyChunkSearchable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
-			c.IndexName = "docs"
-			tt.mutate(&c)
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
+			c := validConfig(t, tt.mutate)
 			n := c.normalize()
 			for _, f := range c.Definition().Fields {
 				switch {

@@ -5,6 +5,19 @@ import (
 	"testing"
 )
 
+// validConfig returns the default configuration of index "docs" changed
+// by mutate, failing the test if it does not validate.
+func validConfig(t *testing.T, mutate func(*Config)) Config {
+	t.Helper()
+	c := DefaultConfig()
+	c.IndexName = "docs"
+	mutate(&c)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestDefinitionGolden(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -26,12 +39,7 @@ func TestDefinitionGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
-			c.IndexName = "docs"
-			tt.mutate(&c)
-			if err := c.Validate(); err != nil {
-				t.Fatal(err)
-			}
+			c := validConfig(t, tt.mutate)
 			def := c.Definition()
 			raw, err := json.MarshalIndent(def, "", "  ")
 			if err != nil {

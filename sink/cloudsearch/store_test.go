@@ -73,17 +73,28 @@ func startStore(t testing.TB, opts searchtest.Options, mutate func(*Config), ext
 		opts.SpecDir = ""
 	}
 	srv, url := searchtest.Start(t, opts)
+	s, err := openStore(t, url, mutate, extra...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s, srv
+}
+
+// openStore builds a store on the server at url from testConfig changed by
+// mutate, with the test key in the environment and fast retries; the store
+// is closed at cleanup.
+func openStore(t testing.TB, url string, mutate func(*Config), extra ...Option) (*Store, error) {
+	t.Helper()
 	cfg := testConfig(url)
 	if mutate != nil {
 		mutate(&cfg)
 	}
 	all := append([]Option{testHTTP(t), WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithRetryDelay(time.Millisecond)}, extra...)
 	s, err := New(context.Background(), cfg, all...)
-	if err != nil {
-		t.Fatalf("New: %v", err)
+	if err == nil {
+		t.Cleanup(func() { _ = s.Close() })
 	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s, srv
+	return s, err
 }
 
 func vec(i int) []float32 {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"strconv"
 
@@ -37,7 +38,12 @@ func (e *NodeError) Unwrap() error { return ErrInvalidNode }
 // txError is a failed write transaction: it is a *sink.WriteError listing
 // every node of the batch (the transaction rolled back, so none was written)
 // and it also unwraps to the cause, so that errors.Is(err, context.Canceled)
-// works.
+// works. Nodes are checked before the transaction, so a transaction fails
+// for reasons of the database, not of a node (a full disk, an I/O error, a
+// file made read-only, another process holding the lock past the busy
+// timeout): unless the context ended, it also unwraps to
+// sink.ErrUnavailable, and a pipeline stops instead of failing every
+// document in turn.
 type txError struct {
 	path  string
 	write *sink.WriteError
@@ -57,6 +63,11 @@ func (e *txError) Error() string {
 		strconv.Itoa(len(e.write.Failed)) + " was written: " + e.cause.Error()
 }
 
-func (e *txError) Unwrap() []error { return []error{e.write, e.cause} }
+func (e *txError) Unwrap() []error {
+	if errors.Is(e.cause, context.Canceled) || errors.Is(e.cause, context.DeadlineExceeded) {
+		return []error{e.write, e.cause}
+	}
+	return []error{e.write, e.cause, sink.ErrUnavailable}
+}
 
 func quote(s string) string { return strconv.Quote(s) }

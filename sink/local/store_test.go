@@ -627,3 +627,30 @@ func TestOpenOlderFile(t *testing.T) {
 		t.Errorf("sparse query = %v, %v; want old and new", scoredIDs(res), err)
 	}
 }
+
+// TestFailedTransactionIsUnavailable checks how a failed write transaction
+// classifies: always a *sink.WriteError naming every node; a store-wide
+// failure (nodes are checked before the transaction) is also
+// sink.ErrUnavailable, so that a pipeline stops, but an ended context is not.
+func TestFailedTransactionIsUnavailable(t *testing.T) {
+	nodes := []sink.Node{{ID: "a"}, {ID: "b"}}
+	tests := []struct {
+		cause       error
+		unavailable bool
+	}{
+		{errors.New("database or disk is full (13)"), true},
+		{errors.New("attempt to write a readonly database (8)"), true},
+		{fmt.Errorf("begin: %w", context.Canceled), false},
+		{context.DeadlineExceeded, false},
+	}
+	for _, tt := range tests {
+		err := error(newTxError("/tmp/index.db", nodes, tt.cause))
+		var we *sink.WriteError
+		if !errors.As(err, &we) || len(we.Failed) != len(nodes) || !errors.Is(err, tt.cause) {
+			t.Errorf("%v: %v is not a WriteError naming both nodes and wrapping its cause", tt.cause, err)
+		}
+		if got := errors.Is(err, sink.ErrUnavailable); got != tt.unavailable {
+			t.Errorf("%v: errors.Is(err, sink.ErrUnavailable) = %v, want %v", tt.cause, got, tt.unavailable)
+		}
+	}
+}

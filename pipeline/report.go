@@ -8,7 +8,8 @@ import "time"
 type Report struct {
 	// FilesSeen counts the files the walk selected, good or bad.
 	FilesSeen int `json:"files_seen"`
-	// FilesIngested counts documents whose chunks were all written.
+	// FilesIngested counts documents whose chunks were all written; in a
+	// dry run (DryRun true), the documents that would have been.
 	FilesIngested int `json:"files_ingested"`
 	// FilesAdded and FilesUpdated split FilesIngested into documents new
 	// to the store and documents that changed.

@@ -26,7 +26,6 @@ type searchRequest struct {
 	Filter                string        `json:"filter,omitempty"`
 	Select                string        `json:"select,omitempty"`
 	Top                   int           `json:"top"`
-	Skip                  int           `json:"skip,omitempty"`
 	OrderBy               string        `json:"orderby,omitempty"`
 	QueryType             string        `json:"queryType,omitempty"`
 	SemanticConfiguration string        `json:"semanticConfiguration,omitempty"`
@@ -86,12 +85,13 @@ func (s *Store) selectFields() string {
 }
 
 // scan reads every document matching filter (at most limit, 0 for all)
-// and calls fn for each; an error from fn stops it. It pages by key, as the service's documentation
-// advises for reading more than $skip's 100,000 documents: each request
-// orders by the key and asks for keys above the last one seen, so pages
-// neither overlap nor skip a document, however many there are. This needs
-// a sortable key field; Sluice's indexes have one (simple fields are
-// sortable unless turned off) and ValidateIndex checks it.
+// and calls fn for each; an error from fn stops it. It pages by key, as
+// the service's documentation advises for reading past $skip's limit of
+// 100,000: each request orders by the key and asks for keys above the last
+// one seen, so pages neither overlap nor miss a document, however many
+// there are. This needs a sortable key field; Sluice's indexes have one
+// (simple fields are sortable unless turned off) and ValidateIndex checks
+// it.
 func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
 	key := s.cfg.IDFieldKey
 	seen, last := 0, ""

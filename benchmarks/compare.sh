@@ -41,26 +41,24 @@ if [ "${SKIP_LLAMAINDEX:-0}" != 1 ]; then
   timed "$WORK/llamaindex" node "$BENCH_DIR/llamaindex/ingest.mjs" "$CORPUS" 1536
   LI_S="$(wall_s "$WORK/llamaindex")"
   LI_RSS="$(peak_mib "$WORK/llamaindex")"
-  LI_MBS="$(awk -v b="$BYTES" -v s="$LI_S" 'BEGIN {printf "%.4f", b / 1e6 / s}')"
+  LI_MBS="$(mb_per_s "$WORK/llamaindex" %.4f)"
   log "llamaindex: $(cat "$WORK/llamaindex.out")"
 fi
 
 # 2. sluice run into the local store: the instant embedder, then the default (hash) embedder
+# run_sluice NAME CONFIG runs sluice run over the corpus with CONFIG, measured in $WORK/sluice-NAME.*.
+run_sluice() {
+  log "sluice run ($1 embedder) on $MB MB"
+  mkdir -p "$WORK/run-$1"
+  (cd "$WORK/run-$1" && timed "$WORK/sluice-$1" "$WORK/sluice" run "$CORPUS" --json --config "$2")
+  log "sluice ($1): $(head -c 400 "$WORK/sluice-$1.out")"
+}
 bench_config "$WORK/instant.yaml" 'embedder:' '  provider: instant'
 bench_config "$WORK/hash.yaml"
-log "sluice run (instant embedder) on $MB MB"
-mkdir -p "$WORK/run-instant" "$WORK/run-hash"
-(cd "$WORK/run-instant" && timed "$WORK/sluice-instant" "$WORK/sluice" run "$CORPUS" --json --config "$WORK/instant.yaml")
-I_S="$(wall_s "$WORK/sluice-instant")"
-I_RSS="$(peak_mib "$WORK/sluice-instant")"
-I_MBS="$(awk -v b="$BYTES" -v s="$I_S" 'BEGIN {printf "%.3f", b / 1e6 / s}')"
-log "sluice (instant): $(head -c 400 "$WORK/sluice-instant.out")"
-log "sluice run (hash embedder) on $MB MB"
-(cd "$WORK/run-hash" && timed "$WORK/sluice-run" "$WORK/sluice" run "$CORPUS" --json --config "$WORK/hash.yaml")
-S_S="$(wall_s "$WORK/sluice-run")"
-S_RSS="$(peak_mib "$WORK/sluice-run")"
-S_MBS="$(awk -v b="$BYTES" -v s="$S_S" 'BEGIN {printf "%.3f", b / 1e6 / s}')"
-log "sluice (hash): $(head -c 400 "$WORK/sluice-run.out")"
+run_sluice instant "$WORK/instant.yaml"
+run_sluice hash "$WORK/hash.yaml"
+I_S="$(wall_s "$WORK/sluice-instant")" I_RSS="$(peak_mib "$WORK/sluice-instant")" I_MBS="$(mb_per_s "$WORK/sluice-instant")"
+S_S="$(wall_s "$WORK/sluice-hash")" S_RSS="$(peak_mib "$WORK/sluice-hash")" S_MBS="$(mb_per_s "$WORK/sluice-hash")"
 
 # 3. tokenizing alone, same corpus, same cores
 log "tokenizing alone (BenchmarkTokenize)"

@@ -70,6 +70,9 @@ wall_s() {
   awk '/Elapsed \(wall clock\)/ {n = split($NF, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; printf "%.2f", s}' "$1.time"
 }
 
+# mb_per_s OUT [FORMAT] prints $BYTES in MB per second of the run measured in OUT (FORMAT default %.3f).
+mb_per_s() { awk -v b="$BYTES" -v s="$(wall_s "$1")" -v f="${2:-%.3f}" 'BEGIN {printf f, b / 1e6 / s}'; }
+
 # ratio A B prints A/B with two decimals.
 ratio() {
   case "$1$2" in *[!0-9.]*) echo n/a; return ;; esac

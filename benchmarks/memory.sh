@@ -86,7 +86,7 @@ measure() {
   (cd "$WORK/run" && run_sampled "$WORK/run/sluice" "$WORK/sluice" run "$dir" --json --config "$WORK/sluice.yaml")
   s="$(wall_s "$WORK/run/sluice")"
   printf '| %s | %.1f | %s | %.2f | %s | %.1f |\n' "$name" "$(awk -v b="$bytes" 'BEGIN {print b / 1e6}')" "$s" \
-    "$(awk -v b="$bytes" -v s="$s" 'BEGIN {print b / 1e6 / s}')" "$(peak_mib "$WORK/run/sluice")" \
+    "$(BYTES="$bytes" mb_per_s "$WORK/run/sluice")" "$(peak_mib "$WORK/run/sluice")" \
     "$(awk '{print $1 / 1024}' "$WORK/run/sluice.anon")"
 }
 

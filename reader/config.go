@@ -44,7 +44,7 @@ type Config struct {
 // DefaultConfig returns the default source settings: the current directory
 // and DefaultInclude.
 func DefaultConfig() Config {
-	return Config{Dir: ".", Include: append([]string(nil), DefaultInclude...)}
+	return Config{}.WithDefaults()
 }
 
 // WithDefaults returns c with its empty settings replaced by their defaults.

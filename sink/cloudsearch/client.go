@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -109,7 +110,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	}
 	cfg = cfg.normalize()
 	if cfg.Endpoint == "" {
-		cfg.Endpoint = trimSlash(o.getenv(cfg.EndpointEnv))
+		cfg.Endpoint = strings.TrimRight(o.getenv(cfg.EndpointEnv), "/")
 		if cfg.Endpoint == "" {
 			return nil, configErr("endpoint", "is not set and "+cfg.EndpointEnv+" is empty",
 				"set "+cfg.EndpointEnv+"=https://NAME.search.windows.net or sink.cloudsearch.endpoint")
@@ -128,11 +129,11 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	if apiVersion == "" {
 		apiVersion = DefaultAPIVersion
 	}
-	auth, err := authPolicy(&cfg, &o)
+	auth, credentials, err := authPolicy(&cfg, &o)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: credentialSource(&cfg, &o)}
+	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: credentials}
 	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{
@@ -175,57 +176,52 @@ func (p logPolicy) Do(req *policy.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// authPolicy builds the authentication policy: a key in the api-key
-// header, or bearer tokens.
-func authPolicy(cfg *Config, o *options) (policy.Policy, error) {
+// Where the credentials of requests come from, for the hint of a 401 or
+// 403: the setting or variable holding the key, or the identity whose role
+// assignments to check. Never the key itself.
+const (
+	identitySource = "the role assignments of the Microsoft Entra identity (Search Index Data Contributor on this service)"
+	adminKey       = " (an admin key of this service)"
+)
+
+// authPolicy builds the authentication policy, a key in the api-key header
+// or bearer tokens, and says where its credentials come from (see
+// identitySource).
+func authPolicy(cfg *Config, o *options) (policy.Policy, string, error) {
 	insecure := isLoopback(cfg.Endpoint)
+	bearer := func(cred azcore.TokenCredential) (policy.Policy, string, error) {
+		return runtime.NewBearerTokenPolicy(cred, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure}), identitySource, nil
+	}
 	if o.tokenCred != nil {
-		return runtime.NewBearerTokenPolicy(o.tokenCred, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure}), nil
+		return bearer(o.tokenCred)
 	}
 	keyOpts := &runtime.KeyCredentialPolicyOptions{InsecureAllowCredentialWithHTTP: insecure}
 	if o.keyCred != nil {
-		return runtime.NewKeyCredentialPolicy(o.keyCred, "api-key", keyOpts), nil
+		return runtime.NewKeyCredentialPolicy(o.keyCred, "api-key", keyOpts), "the key credential given to cloudsearch.New" + adminKey, nil
 	}
 	switch cfg.Credential {
 	case DefaultCredential:
 		cred, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return nil, configErr("credential", "DefaultAzureCredential is unavailable: "+err.Error(), "sign in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a workload identity, or use credential: key")
+			return nil, "", configErr("credential", "DefaultAzureCredential is unavailable: "+err.Error(), "sign in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a workload identity, or use credential: key")
 		}
-		o.tokenCred = cred
+		return bearer(cred)
 	case ManagedIdentity:
 		cred, err := azidentity.NewManagedIdentityCredential(managedIdentityOptions(cfg, o.getenv))
 		if err != nil {
-			return nil, configErr("credential", "ManagedIdentityCredential is unavailable: "+err.Error(), "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
+			return nil, "", configErr("credential", "ManagedIdentityCredential is unavailable: "+err.Error(), "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
 		}
-		o.tokenCred = cred
-	default:
-		key := cfg.Key
-		if key == "" {
-			key = o.getenv(cfg.KeyEnv)
-		}
-		if key == "" {
-			return nil, configErr("key", "no admin key: "+cfg.KeyEnv+" is empty",
-				"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
-		}
-		return runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts), nil
+		return bearer(cred)
 	}
-	return runtime.NewBearerTokenPolicy(o.tokenCred, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure}), nil
-}
-
-// credentialSource says where the credentials of requests come from, for
-// the hint of a 401 or 403: the setting or variable holding the key, or the
-// identity whose role assignments to check.
-func credentialSource(cfg *Config, o *options) string {
-	switch {
-	case o.tokenCred != nil:
-		return "the role assignments of the Microsoft Entra identity (Search Index Data Contributor on this service)"
-	case o.keyCred != nil:
-		return "the key credential given to cloudsearch.New (an admin key of this service)"
-	case cfg.Key != "":
-		return settingPrefix + "key (an admin key of this service)"
+	key, source := cfg.Key, settingPrefix+"key"+adminKey
+	if key == "" {
+		key, source = o.getenv(cfg.KeyEnv), cfg.KeyEnv+adminKey
 	}
-	return cfg.KeyEnv + " (an admin key of this service)"
+	if key == "" {
+		return nil, "", configErr("key", "no admin key: "+cfg.KeyEnv+" is empty",
+			"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
+	}
+	return runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts), source, nil
 }
 
 // managedIdentityOptions selects the user-assigned identity whose client id
@@ -252,13 +248,6 @@ func isLoopback(endpoint string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func trimSlash(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '/' {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // Config returns the store's resolved configuration, with the key removed.

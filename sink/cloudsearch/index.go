@@ -260,10 +260,13 @@ func (s *Store) ValidateIndex(ctx context.Context) error {
 	return s.cfg.checkDefinition(def)
 }
 
+// mismatch reports the setting key (without the sink.cloudsearch. prefix)
+// of c that the index does not match.
+func (c *Config) mismatch(key, want, got, hint string) error {
+	return &MismatchError{Index: c.IndexName, Setting: settingPrefix + key, Want: want, Got: got, Hint: hint}
+}
+
 func (c *Config) checkDefinition(def IndexDefinition) error {
-	mismatch := func(key, want, got, hint string) error {
-		return &MismatchError{Index: c.IndexName, Setting: settingPrefix + key, Want: want, Got: got, Hint: hint}
-	}
 	byName := map[string]Field{}
 	key := ""
 	for _, f := range def.Fields {
@@ -273,19 +276,19 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 		}
 	}
 	if key != c.IDFieldKey {
-		return mismatch("idFieldKey", strconv.Quote(c.IDFieldKey), "key field "+strconv.Quote(key), "set idFieldKey to "+strconv.Quote(key)+" or use another index")
+		return c.mismatch("idFieldKey", strconv.Quote(c.IDFieldKey), "key field "+strconv.Quote(key), "set idFieldKey to "+strconv.Quote(key)+" or use another index")
 	}
 	if k := byName[key]; k.Sortable != nil && !*k.Sortable {
-		return mismatch("idFieldKey", "a sortable key field", "key field "+strconv.Quote(key)+" with sortable: false",
+		return c.mismatch("idFieldKey", "a sortable key field", "key field "+strconv.Quote(key)+" with sortable: false",
 			"Sluice reads documents in key order (get, delete, incremental runs); recreate the index with a sortable key (`sluice index delete`, then `sluice index create`)")
 	}
 	emb, ok := byName[c.EmbeddingFieldKey]
 	if !ok || emb.Type != "Collection(Edm.Single)" {
-		return mismatch("embeddingFieldKey", "vector field "+strconv.Quote(c.EmbeddingFieldKey), "no such Collection(Edm.Single) field (fields: "+fieldNames(def.Fields)+")",
+		return c.mismatch("embeddingFieldKey", "vector field "+strconv.Quote(c.EmbeddingFieldKey), "no such Collection(Edm.Single) field (fields: "+fieldNames(def.Fields)+")",
 			"set embeddingFieldKey to the index's vector field")
 	}
 	if emb.Dimensions != c.EmbeddingDimensionality {
-		return mismatch("embeddingDimensionality", strconv.Itoa(c.EmbeddingDimensionality)+" dimensions", strconv.Itoa(emb.Dimensions)+" dimensions",
+		return c.mismatch("embeddingDimensionality", strconv.Itoa(c.EmbeddingDimensionality)+" dimensions", strconv.Itoa(emb.Dimensions)+" dimensions",
 			fmt.Sprintf("set embeddingDimensionality to the embedding model's output size; if the model really makes %d-dimensional vectors, delete and recreate the index (`sluice index delete`, then `sluice index create`)", c.EmbeddingDimensionality))
 	}
 	if err := c.checkVectorSetup(def, emb); err != nil {
@@ -293,7 +296,7 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	}
 	for _, f := range []struct{ key, name string }{{"chunkFieldKey", c.ChunkFieldKey}, {"metadataStringFieldKey", c.MetadataStringFieldKey}, {"docIdFieldKey", c.DocIDFieldKey}} {
 		if _, ok := byName[f.name]; !ok {
-			return mismatch(f.key, "field "+strconv.Quote(f.name), "no such field (fields: "+fieldNames(def.Fields)+")", "set "+f.key+" to the index's field")
+			return c.mismatch(f.key, "field "+strconv.Quote(f.name), "no such field (fields: "+fieldNames(def.Fields)+")", "set "+f.key+" to the index's field")
 		}
 	}
 	if err := c.checkAnalyzer(byName[c.ChunkFieldKey]); err != nil {
@@ -302,11 +305,11 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	for _, ff := range c.FilterableMetadataFieldKeys {
 		f, ok := byName[ff.Field]
 		if !ok || (f.Filterable != nil && !*f.Filterable) {
-			return mismatch("filterableMetadataFieldKeys."+ff.Key, "filterable field "+strconv.Quote(ff.Field), "no such filterable field",
+			return c.mismatch("filterableMetadataFieldKeys."+ff.Key, "filterable field "+strconv.Quote(ff.Field), "no such filterable field",
 				"remove the key from filterableMetadataFieldKeys, or recreate the index so it has the field")
 		}
 		if f.Type != string(ff.Type) {
-			return mismatch("filterableMetadataFieldKeys."+ff.Key, fmt.Sprintf("field %q of type %s", ff.Field, ff.Type), "type "+f.Type,
+			return c.mismatch("filterableMetadataFieldKeys."+ff.Key, fmt.Sprintf("field %q of type %s", ff.Field, ff.Type), "type "+f.Type,
 				fmt.Sprintf("set the type to the index's, e.g. filterableMetadataFieldKeys: {%s: [%s, %s]}, or delete and recreate the index (%s)", ff.Key, ff.Field, f.Type, recreateSteps))
 		}
 	}
@@ -319,16 +322,13 @@ const recreateSteps = "`sluice index delete`, then `sluice index create`; the do
 // checkVectorSetup compares the algorithm kind and the compression behind
 // the vector field's profile with vectorAlgorithmType and compressionType.
 func (c *Config) checkVectorSetup(def IndexDefinition, emb Field) error {
-	mismatch := func(key, want, got, hint string) error {
-		return &MismatchError{Index: c.IndexName, Setting: settingPrefix + key, Want: want, Got: got, Hint: hint}
-	}
 	prof, alg := vectorProfile(def, emb.VectorSearchProfile)
 	if alg == nil {
-		return mismatch("vectorAlgorithmType", string(c.VectorAlgorithmType), fmt.Sprintf("no algorithm behind the vector profile %q of field %q", emb.VectorSearchProfile, emb.Name),
+		return c.mismatch("vectorAlgorithmType", string(c.VectorAlgorithmType), fmt.Sprintf("no algorithm behind the vector profile %q of field %q", emb.VectorSearchProfile, emb.Name),
 			"delete and recreate the index ("+recreateSteps+")")
 	}
 	if kind, err := ParseVectorAlgorithm(alg.Kind); err != nil || kind != c.VectorAlgorithmType {
-		return mismatch("vectorAlgorithmType", string(c.VectorAlgorithmType), fmt.Sprintf("%s (algorithm %q of vector profile %q)", alg.Kind, alg.Name, prof.Name),
+		return c.mismatch("vectorAlgorithmType", string(c.VectorAlgorithmType), fmt.Sprintf("%s (algorithm %q of vector profile %q)", alg.Kind, alg.Name, prof.Name),
 			fmt.Sprintf("set vectorAlgorithmType to %s, what the index uses, or delete and recreate the index with %s (%s)", alg.Kind, c.VectorAlgorithmType, recreateSteps))
 	}
 	got, known, gotDesc := profileCompression(def, prof)
@@ -346,7 +346,7 @@ func (c *Config) checkVectorSetup(def IndexDefinition, emb Field) error {
 	case known:
 		hint = "set compressionType to " + string(got) + ", what the index has, or " + hint
 	}
-	return mismatch("compressionType", want, gotDesc, hint)
+	return c.mismatch("compressionType", want, gotDesc, hint)
 }
 
 // vectorProfile returns the named vector profile of def and its algorithm
@@ -407,8 +407,8 @@ func (c *Config) checkAnalyzer(chunk Field) error {
 	if chunk.Analyzer == "" || chunk.Analyzer == standard {
 		set = "leave languageAnalyzer empty"
 	}
-	return &MismatchError{Index: c.IndexName, Setting: settingPrefix + "languageAnalyzer", Want: c.LanguageAnalyzer + " on field " + strconv.Quote(chunk.Name), Got: gotDesc,
-		Hint: fmt.Sprintf("%s to use the index's analyzer, or delete and recreate the index with %s (the analyzer of an existing field cannot change: %s)", set, c.LanguageAnalyzer, recreateSteps)}
+	return c.mismatch("languageAnalyzer", c.LanguageAnalyzer+" on field "+strconv.Quote(chunk.Name), gotDesc,
+		fmt.Sprintf("%s to use the index's analyzer, or delete and recreate the index with %s (the analyzer of an existing field cannot change: %s)", set, c.LanguageAnalyzer, recreateSteps))
 }
 
 func fieldNames(fields []Field) string {
@@ -431,7 +431,7 @@ func (s *Store) Dimensions(ctx context.Context) (int, error) {
 			return f.Dimensions, nil
 		}
 	}
-	return 0, &MismatchError{Index: s.cfg.IndexName, Setting: settingPrefix + "embeddingFieldKey", Want: strconv.Quote(s.cfg.EmbeddingFieldKey), Got: "no such field (fields: " + fieldNames(def.Fields) + ")", Hint: "set embeddingFieldKey to the index's vector field"}
+	return 0, s.cfg.mismatch("embeddingFieldKey", strconv.Quote(s.cfg.EmbeddingFieldKey), "no such field (fields: "+fieldNames(def.Fields)+")", "set embeddingFieldKey to the index's vector field")
 }
 
 // IndexStats are the statistics of the index. The service collects them
@@ -521,13 +521,13 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 	}
 	checks = append(checks, Check{Name: "index " + s.cfg.IndexName, OK: true, Detail: fmt.Sprintf("exists; vector field %s has %d dimensions", s.cfg.EmbeddingFieldKey, dims)})
 	if dims != s.cfg.EmbeddingDimensionality {
-		err := &MismatchError{Index: s.cfg.IndexName, Setting: settingPrefix + "embeddingDimensionality", Want: strconv.Itoa(s.cfg.EmbeddingDimensionality) + " dimensions", Got: strconv.Itoa(dims) + " dimensions",
-			Hint: "set embeddingDimensionality to the embedding model's output size"}
+		err := s.cfg.mismatch("embeddingDimensionality", strconv.Itoa(s.cfg.EmbeddingDimensionality)+" dimensions", strconv.Itoa(dims)+" dimensions",
+			"set embeddingDimensionality to the embedding model's output size")
 		return append(checks, Check{Name: "configured dimensions", Detail: err.Error(), Err: err})
 	}
 	if embedderDims > 0 && embedderDims != dims {
-		err := &MismatchError{Index: s.cfg.IndexName, Setting: settingPrefix + "embeddingDimensionality", Want: strconv.Itoa(embedderDims) + " dimensions (the embedder's)", Got: strconv.Itoa(dims) + " dimensions",
-			Hint: "use an embedding model with " + strconv.Itoa(dims) + " dimensions, or recreate the index with embeddingDimensionality " + strconv.Itoa(embedderDims)}
+		err := s.cfg.mismatch("embeddingDimensionality", strconv.Itoa(embedderDims)+" dimensions (the embedder's)", strconv.Itoa(dims)+" dimensions",
+			"use an embedding model with "+strconv.Itoa(dims)+" dimensions, or recreate the index with embeddingDimensionality "+strconv.Itoa(embedderDims))
 		return append(checks, Check{Name: "embedder dimensions", Detail: err.Error(), Err: err})
 	}
 	if embedderDims > 0 {

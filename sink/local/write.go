@@ -215,13 +215,10 @@ func (s *Store) DeleteNodes(ctx context.Context, ids []string) error {
 		`DELETE FROM nodes WHERE id IN (SELECT value FROM json_each(?))`, arr)
 }
 
-// exec runs one delete statement under writeMu, in a transaction that
+// exec runs one delete statement in a write transaction (writeTx) that
 // also forgets the recorded dimensions when the store ends up empty, so that
 // an emptied store can be refilled with another embedding model.
 func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
-	if s.closed.Load() {
-		return ErrClosed
-	}
 	wrap := func(err error) error { return s.wrap(op, err) }
 	var forgot int64
 	err := s.writeTx(ctx, wrap, func(tx *sql.Tx) error {

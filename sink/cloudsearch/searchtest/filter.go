@@ -406,15 +406,10 @@ func compare(v, lit any) (int, bool) {
 		return boolCmp(b, l), ok
 	case float64:
 		x, ok := number(v)
-		switch {
-		case !ok:
+		if !ok {
 			return 0, false
-		case x < l:
-			return -1, true
-		case x > l:
-			return 1, true
 		}
-		return 0, true
+		return cmpFloat(x, l), true
 	}
 	return 0, false
 }

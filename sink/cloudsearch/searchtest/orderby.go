@@ -91,7 +91,9 @@ func cmpFloat(a, b float64) int {
 }
 
 // cmpValues orders two stored values of one field: null first, then
-// strings ordinally, numbers numerically, false before true.
+// strings ordinally, numbers numerically, false before true (as compare
+// orders a value against a filter literal); values of different kinds are
+// equal.
 func cmpValues(a, b any) int {
 	switch {
 	case a == nil && b == nil:
@@ -101,20 +103,11 @@ func cmpValues(a, b any) int {
 	case b == nil:
 		return 1
 	}
-	if x, ok := number(a); ok {
-		if y, ok := number(b); ok {
-			return cmpFloat(x, y)
-		}
+	if y, ok := number(b); ok {
+		b = y // compare takes numbers as float64 literals
 	}
-	switch x := a.(type) {
-	case string:
-		if y, ok := b.(string); ok {
-			return strings.Compare(x, y)
-		}
-	case bool:
-		if y, ok := b.(bool); ok {
-			return boolCmp(x, y)
-		}
+	if r, ok := compare(a, b); ok {
+		return r
 	}
 	return 0
 }

@@ -86,17 +86,17 @@ func LexicalAnalyzers() []LexicalAnalyzer {
 }
 
 var (
-	byValue      = map[string]string{} // REST value → REST value
-	byFoldValue  = map[string]string{} // lower-cased REST value → REST value
-	byIdentifier = map[string]string{} // identifier key → REST value
+	byValue = map[string]string{} // REST value → REST value
+	// byFold maps each REST value lower-cased and its identifier key to
+	// the REST value.
+	byFold = map[string]string{}
 )
 
 func init() {
 	for _, a := range lexicalAnalyzers {
 		byValue[a.Value] = a.Value
-		byFoldValue[strings.ToLower(a.Value)] = a.Value
-		byIdentifier[IdentifierKey(a.Value)] = a.Value
-		byIdentifier[strings.ToLower(a.Name)] = a.Value
+		byFold[strings.ToLower(a.Value)] = a.Value
+		byFold[IdentifierKey(a.Value)] = a.Value
 	}
 }
 
@@ -120,15 +120,6 @@ func IsLexicalAnalyzer(v string) bool {
 // LexicalAnalyzerName enum in any case (en.lucene, zh-Hans.microsoft), or
 // its identifier (EnLucene, StandardLucene, Keyword), also in any case.
 func ResolveAnalyzer(s string) (string, bool) {
-	if v, ok := byValue[s]; ok {
-		return v, true
-	}
-	if v, ok := byFoldValue[strings.ToLower(s)]; ok {
-		return v, true
-	}
-	if s == "" || strings.IndexFunc(s, func(r rune) bool { return !isLowerAlnum(r) && !(r >= 'A' && r <= 'Z') }) >= 0 {
-		return "", false
-	}
-	v, ok := byIdentifier[strings.ToLower(s)]
+	v, ok := byFold[strings.ToLower(s)]
 	return v, ok
 }

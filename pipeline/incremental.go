@@ -73,16 +73,16 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ids, err := st.DocIDs(ctx)
+	// Stamps has every recorded id: only documents a dead run left
+	// uncommitted are still to be known.
+	ids, err := st.Uncommitted(ctx)
 	if err != nil {
 		return err
 	}
 	r.stamps = stamps
-	r.pendingOnly = make(map[string]bool)
+	r.pendingOnly = make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if _, ok := stamps[id]; !ok {
-			r.pendingOnly[id] = true
-		}
+		r.pendingOnly[id] = true
 	}
 	return nil
 }
@@ -118,7 +118,10 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 	}
 	d.known = make(map[string]bool)
 	if recorded {
-		d.prev = &prev
+		// A copy of the stamp alone: the list of node ids, as long as the
+		// document, is not kept once known holds them.
+		stamp := prev.Stamp
+		d.prev = &stamp
 		for _, id := range prev.NodeIDs {
 			d.known[id] = true
 		}

@@ -281,10 +281,12 @@ func stage[In, Out any](ctx context.Context, n int, in <-chan In, out chan<- Out
 	if out != nil {
 		defer close(out)
 	}
-	emit := func(v Out) error { return send(ctx, out, v) }
 	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError()
 	for range n {
 		p.Go(func(ctx context.Context) error {
+			// Sends select on the worker's ctx, which a failing sibling
+			// cancels too.
+			emit := func(v Out) error { return send(ctx, out, v) }
 			for {
 				v, ok, err := recv(ctx, in)
 				if err != nil || !ok {

@@ -198,9 +198,10 @@ func (w *Watcher) Close() error {
 }
 
 // Run sends debounced events on out until ctx is done, then closes the
-// watcher and out and returns nil. It returns ErrWatcherClosed if the
-// Watcher was closed or Run was called before, and an error if the
-// underlying watcher fails. Run starts no goroutines of its own; the watch
+// watcher and out and returns nil. If the Watcher was closed or Run was
+// called before, it returns ErrWatcherClosed at once and leaves out open
+// (out may be the channel of the Run that owns it). It returns an error,
+// after closing out, if the underlying watcher fails. Run starts no goroutines of its own; the watch
 // itself (fsnotify's reader) is stopped before Run returns.
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	if w.closed.Load() || !w.started.CompareAndSwap(false, true) {

@@ -48,10 +48,7 @@ func totalBytes(docs []string) int64 {
 func BenchmarkSplit(b *testing.B) {
 	docs := benchDocs(b)
 	for _, cfg := range []Config{DefaultConfig(), {ChunkSize: 512, ChunkOverlap: 50}} {
-		s, err := New(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := mustNew(b, cfg)
 		b.Run(fmt.Sprintf("%d-%d", cfg.ChunkSize, cfg.ChunkOverlap), func(b *testing.B) {
 			b.SetBytes(totalBytes(docs))
 			b.ReportAllocs()
@@ -69,10 +66,7 @@ func BenchmarkSplit(b *testing.B) {
 // pipeline does.
 func BenchmarkSplitParallel(b *testing.B) {
 	docs := benchDocs(b)
-	s, err := New(DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := mustNew(b, DefaultConfig())
 	b.SetBytes(totalBytes(docs))
 	for b.Loop() {
 		var next atomic.Int64
@@ -91,10 +85,7 @@ func BenchmarkSplitParallel(b *testing.B) {
 // BenchmarkCountTokens measures the tokenizer alone.
 func BenchmarkCountTokens(b *testing.B) {
 	docs := benchDocs(b)
-	s, err := New(DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := mustNew(b, DefaultConfig())
 	b.SetBytes(totalBytes(docs))
 	for b.Loop() {
 		for _, d := range docs {
@@ -107,10 +98,7 @@ func BenchmarkCountTokens(b *testing.B) {
 // through SplitReader (windows, carried chunks, copied chunk texts).
 func BenchmarkSplitReader(b *testing.B) {
 	doc := strings.Join(benchDocs(b), "\n\n\n")
-	s, err := New(DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := mustNew(b, DefaultConfig())
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -9,9 +9,6 @@ const (
 	noRank     = ^uint32(0)
 )
 
-// rank returns the rank of p, or noRank.
-func (t *cl100k) rank(p string) uint32 { return t.ranks.rank(p) }
-
 // mergeSmall merges the lowest-ranked adjacent pair (leftmost on ties) until
 // none is left, scanning linearly; state lives on the stack.
 func (t *cl100k) mergeSmall(p string) int {
@@ -25,7 +22,7 @@ func (t *cl100k) mergeSmall(p string) int {
 		if k+2 >= m {
 			return noRank
 		}
-		return t.rank(p[starts[k]:starts[k+2]])
+		return t.ranks.rank(p[starts[k]:starts[k+2]])
 	}
 	for k := 0; k < m-1; k++ {
 		ranks[k] = pair(k)
@@ -67,7 +64,7 @@ func (t *cl100k) mergeLarge(p string) int {
 		if j < 0 || next[j] < 0 {
 			return noRank
 		}
-		return t.rank(p[i:next[j]])
+		return t.ranks.rank(p[i:next[j]])
 	}
 	h := mergeHeap(make([]mergeItem, 0, n))
 	for i := int32(0); int(i) < n-1; i++ {

@@ -56,25 +56,18 @@ func (s *Splitter) WithLogger(l *slog.Logger) *Splitter {
 func (s *Splitter) Config() Config { return s.cfg }
 
 // CountTokens returns the number of cl100k_base tokens of text.
-func (s *Splitter) CountTokens(text string) int { return s.tok.count(text, -1) }
+func (s *Splitter) CountTokens(text string) int { return s.tok.count(text) }
 
 // Split splits text into chunks of at most ChunkSize tokens, overlapping
 // by at most ChunkOverlap tokens. White-space-only text gives no chunks.
-func (s *Splitter) Split(text string) []Chunk {
-	var out []Chunk
-	s.split(text, 0, s.cfg.ChunkSize, func(c Chunk) error {
-		out = append(out, c)
-		return nil
-	})
-	return out
-}
+func (s *Splitter) Split(text string) []Chunk { return s.collect(text, s.cfg.ChunkSize) }
 
 // ChunkSizeFor returns the chunk size left for text when metadataText is
 // embedded with every chunk (LlamaIndex's metadata-aware splitting). It
 // returns a *MetadataError (ErrMetadataTooLong) when fewer than
 // MinChunkSize tokens are left.
 func (s *Splitter) ChunkSizeFor(metadataText string) (int, error) {
-	m := s.tok.count(metadataText, -1)
+	m := s.tok.count(metadataText)
 	size := s.cfg.ChunkSize - m
 	if size < MinChunkSize {
 		return 0, &MetadataError{MetadataTokens: m, ChunkSize: s.cfg.ChunkSize}
@@ -92,12 +85,7 @@ func (s *Splitter) SplitWithMetadata(text, metadataText string) ([]Chunk, error)
 		return nil, err
 	}
 	s.warnSmall(size)
-	var out []Chunk
-	s.split(text, 0, size, func(c Chunk) error {
-		out = append(out, c)
-		return nil
-	})
-	return out, nil
+	return s.collect(text, size), nil
 }
 
 func (s *Splitter) warnSmall(size int) {
@@ -105,6 +93,16 @@ func (s *Splitter) warnSmall(size int) {
 		s.logger.Warn("splitter: metadata leaves small chunks; raise splitter.chunkSize or embed less metadata",
 			"chunk_size", s.cfg.ChunkSize, "tokens_left_for_text", size)
 	}
+}
+
+// collect returns the chunks of text of at most size tokens.
+func (s *Splitter) collect(text string, size int) []Chunk {
+	var out []Chunk
+	s.split(text, 0, size, func(c Chunk) error {
+		out = append(out, c)
+		return nil
+	})
+	return out
 }
 
 // split splits text, whose first byte is at offset base of the input, into

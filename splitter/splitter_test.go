@@ -362,6 +362,17 @@ func TestSplitEdgeCases(t *testing.T) {
 
 // TestSentenceEnds pins sentence boundaries of natural's tokenizer, as
 // observed with LlamaIndex.TS 0.12.1.
+// sentences cuts text at its sentence ends.
+func sentences(text string) []string {
+	var out []string
+	prev := 0
+	for _, e := range append(sentenceEnds(text, nil), len(text)) {
+		out = append(out, text[prev:e])
+		prev = e
+	}
+	return out
+}
+
 func TestSentenceEnds(t *testing.T) {
 	tests := []struct {
 		text string
@@ -380,12 +391,7 @@ func TestSentenceEnds(t *testing.T) {
 		{"Wow… really", []string{"Wow…", " really"}},
 	}
 	for _, tc := range tests {
-		var got []string
-		prev := 0
-		for _, e := range append(sentenceEnds(tc.text, nil), len(tc.text)) {
-			got = append(got, tc.text[prev:e])
-			prev = e
-		}
+		got := sentences(tc.text)
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tc.want) {
 			t.Errorf("sentences of %q = %q, want %q", tc.text, got, tc.want)
 		}
@@ -413,12 +419,7 @@ func TestSentenceEndsGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		var got []string
-		prev := 0
-		for _, e := range append(sentenceEnds(g.Text, nil), len(g.Text)) {
-			got = append(got, g.Text[prev:e])
-			prev = e
-		}
+		got := sentences(g.Text)
 		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", g.Sentences) {
 			t.Errorf("sentences of %q:\n got %q\nwant %q", g.Text, got, g.Sentences)
 		}

@@ -46,7 +46,7 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 	// buf holds the text carried over from the previous window (the
 	// unfinished chunk, already cut into pieces) followed by unread text.
 	buf := make([]byte, 0, 2*w)
-	carried, read, first, eof := 0, 0, true, false
+	carried, read, eof := 0, 0, false
 	for {
 		for !eof && len(buf)-carried < w {
 			if err := ctx.Err(); err != nil {
@@ -71,7 +71,7 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 		// (it starts and ends on paragraph separators); the merger keeps
 		// its unfinished chunk across windows.
 		m.text = string(buf[:cut])
-		if first && eof {
+		if read == 0 && eof { // the whole stream is one window
 			m.pieces = s.pieces(m.text, 0, s.cfg.ChunkSize, m.pieces)
 		} else {
 			m.pieces = s.paragraphPieces(m.text[carried:], carried, s.cfg.ChunkSize, m.pieces)
@@ -85,7 +85,7 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 		read += cut - carried
 		keep := len(m.carry()) // m.text[cut-keep:] == buf[cut-keep:cut]
 		buf = buf[:copy(buf, buf[cut-keep:])]
-		carried, first = keep, false
+		carried = keep
 	}
 }
 

@@ -95,16 +95,12 @@ func loadTokenizer() (*cl100k, error) {
 	return sharedTokenizer, sharedTokenizerErr
 }
 
-// count returns the number of tokens of s. When limit >= 0 it stops as soon
-// as the count exceeds limit and returns limit+1.
-func (t *cl100k) count(s string, limit int) int {
+// count returns the number of tokens of s.
+func (t *cl100k) count(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		j := nextPiece(s, i)
 		n += t.countPiece(s[i:j])
-		if limit >= 0 && n > limit {
-			return limit + 1
-		}
 		i = j
 	}
 	return n

@@ -144,7 +144,7 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
 		return runErr
 	}
 	if bench.Pick(results) < 0 {
-		return errors.New("bench: every configuration failed; the first error is shown in the table")
+		return errors.New("bench: every configuration failed; the error of each is printed above and in the error column of bench.csv")
 	}
 	return nil
 }

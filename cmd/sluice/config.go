@@ -115,19 +115,16 @@ func loadConfig(flag string) (Config, string, error) {
 // errors name the variable.
 func applyEnv(cfg *Config, getenv func(string) string) {
 	cs := &cfg.Sink.CloudSearch
+	names := cs.WithDefaults() // the variables the store reads
 	for _, o := range []struct {
-		env, def string
-		setting  *string
+		env     string
+		setting *string
 	}{
-		{cs.EndpointEnv, cloudsearch.EnvEndpoint, &cs.Endpoint},
-		{cs.KeyEnv, cloudsearch.EnvKey, &cs.Key},
-		{"", cloudsearch.EnvAPIVersion, &cs.APIVersion},
+		{names.EndpointEnv, &cs.Endpoint},
+		{names.KeyEnv, &cs.Key},
+		{cloudsearch.EnvAPIVersion, &cs.APIVersion},
 	} {
-		name := o.env
-		if name == "" {
-			name = o.def
-		}
-		if getenv(name) != "" {
+		if getenv(o.env) != "" {
 			*o.setting = ""
 		}
 	}

@@ -134,7 +134,7 @@ func (a *app) rootCommand() *cobra.Command {
 // a usage error (exit 2) when it is run alone or with an unknown
 // subcommand, instead of printing its help and succeeding: a script's typo
 // must not look like success.
-func requireSubcommand(cmd *cobra.Command) *cobra.Command {
+func requireSubcommand(cmd *cobra.Command) {
 	cmd.Args = cobra.ArbitraryArgs // let RunE name the unknown subcommand
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
@@ -148,7 +148,6 @@ func requireSubcommand(cmd *cobra.Command) *cobra.Command {
 		}
 		return usagef("%s", msg)
 	}
-	return cmd
 }
 
 // subcommandNames lists the available subcommands of cmd, comma-separated.

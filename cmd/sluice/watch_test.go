@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 )
 
@@ -36,24 +34,6 @@ func (s *watchBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// executeWatch is execute with the watch command registered, whether or
-// not rootCommand lists it yet.
-func executeWatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
-	root := a.rootCommand()
-	if !slices.ContainsFunc(root.Commands(), func(c *cobra.Command) bool { return c.Name() == "watch" }) {
-		root.AddCommand(a.watchCommand())
-	}
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "sluice:", err)
-	}
-	return exitCodeOf(err)
 }
 
 func watchFreeAddr(t *testing.T) string {
@@ -101,7 +81,7 @@ func TestWatchSIGTERM(t *testing.T) {
 	code := make(chan int, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		code <- executeWatch(ctx, []string{"watch", "docs", "--metrics-addr", addr, "--debounce", "40ms", "--grace-period", "5s"}, &stdout, &stderr)
+		code <- execute(ctx, []string{"watch", "docs", "--metrics-addr", addr, "--debounce", "40ms", "--grace-period", "5s"}, &stdout, &stderr)
 	}()
 	exited := false
 	t.Cleanup(func() {
@@ -167,7 +147,7 @@ func TestWatchUsageErrors(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if c := executeWatch(ctx, tt.args, &stdout, &stderr); c != exitUsage {
+			if c := execute(ctx, tt.args, &stdout, &stderr); c != exitUsage {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", c, exitUsage, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.want) {
@@ -188,7 +168,7 @@ func TestWatchStopsOnContext(t *testing.T) {
 	defer cancel()
 	var stdout, stderr watchBuffer
 	code := make(chan int, 1)
-	go func() { code <- executeWatch(ctx, []string{"watch", "--metrics-addr", addr}, &stdout, &stderr) }()
+	go func() { code <- execute(ctx, []string{"watch", "--metrics-addr", addr}, &stdout, &stderr) }()
 	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
 	cancel()
 	select {

@@ -43,28 +43,12 @@ func (r *recorder) stop() []time.Duration {
 // reported to observe: per HTTP attempt for the HTTP providers (the time
 // waiting for the quota is not latency), per Embed call for the others.
 func newEmbedder(ctx context.Context, cfg embedder.Config, observe func(time.Duration)) (embedder.Embedder, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg.ApplyDefaults()
-	withLatency := embedder.WithLatencyObserver(observe)
-	switch cfg.Provider {
-	case embedder.ProviderOpenAI:
-		c, err := embedder.NewOpenAI(cfg, withLatency)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	case embedder.ProviderAzureOpenAI:
-		c, err := embedder.NewAzureOpenAI(ctx, cfg, withLatency)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	e, err := embedder.New(ctx, cfg)
+	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(observe))
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := e.(*embedder.Client); ok {
+		return e, nil
 	}
 	return timed{e, observe}, nil
 }
@@ -74,6 +58,14 @@ func newEmbedder(ctx context.Context, cfg embedder.Config, observe func(time.Dur
 type timed struct {
 	embedder.Embedder
 	observe func(time.Duration)
+}
+
+// Local forwards the wrapped embedder's Local, so that the pipeline caps
+// a local embedder's concurrency at the core count in a benchmark as it
+// does in a run.
+func (t timed) Local() bool {
+	l, ok := t.Embedder.(interface{ Local() bool })
+	return ok && l.Local()
 }
 
 func (t timed) Embed(ctx context.Context, in []embedder.Input) ([][]float32, error) {

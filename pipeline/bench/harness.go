@@ -43,9 +43,9 @@ type Harness struct {
 
 // mark is the state of the counters at one end of the window.
 type mark struct {
-	at                          time.Time
-	tokens, chunks              int64
-	throttled, retries, latency int64
+	at                 time.Time
+	tokens, chunks     int64
+	throttled, retries int64
 }
 
 func takeMark(ps *pipeline.Stats, emb embedder.Embedder) mark {
@@ -133,7 +133,8 @@ func (h *Harness) window(ctx context.Context, opts Options, ps *pipeline.Stats, 
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
-	var warmFrom, start mark // warm-up from the first embedded chunk
+	var warmFrom time.Time // the warm-up runs from the first embedded chunk
+	var start mark
 	for {
 		select {
 		case <-ctx.Done():
@@ -142,12 +143,12 @@ func (h *Harness) window(ctx context.Context, opts Options, ps *pipeline.Stats, 
 			return runEnded(err)
 		case now := <-tick.C:
 			switch {
-			case warmFrom.at.IsZero():
+			case warmFrom.IsZero():
 				if ps.Tokens.Load() > 0 {
-					warmFrom.at = now
+					warmFrom = now
 				}
 			case start.at.IsZero():
-				if now.Sub(warmFrom.at) >= opts.Warmup {
+				if now.Sub(warmFrom) >= opts.Warmup {
 					start = takeMark(ps, emb)
 					rec.active.Store(true)
 				}

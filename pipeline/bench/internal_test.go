@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/embedder"
 )
 
 func TestPercentile(t *testing.T) {
@@ -85,3 +87,26 @@ func TestPeakRSSOfThisProcess(t *testing.T) {
 		t.Fatalf("PeakRSS() = %d, %v; want at least 1 MiB", n, err)
 	}
 }
+
+// TestTimedKeepsLocal checks that wrapping an embedder to time it keeps
+// whether it is local: the pipeline caps a local embedder's concurrency at
+// the core count, and a benchmark must run it as a real run does.
+func TestTimedKeepsLocal(t *testing.T) {
+	observe := func(time.Duration) {}
+	for _, tt := range []struct {
+		e    embedder.Embedder
+		want bool
+	}{
+		{embedder.NewHash(8), true},
+		{embedder.NewInstant(8), true},
+		{remoteEmbedder{}, false},
+	} {
+		l, ok := embedder.Embedder(timed{tt.e, observe}).(interface{ Local() bool })
+		if !ok || l.Local() != tt.want {
+			t.Errorf("timed(%T).Local() = %v (implemented %v), want %v", tt.e, ok && l.Local(), ok, tt.want)
+		}
+	}
+}
+
+// remoteEmbedder is an embedder that does not say it is local.
+type remoteEmbedder struct{ embedder.Embedder }

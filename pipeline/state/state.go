@@ -262,6 +262,13 @@ func (s *Store) DocIDs(ctx context.Context) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ? UNION SELECT id FROM pending WHERE scope = ? ORDER BY 1`, s.scope, s.scope)
 }
 
+// Uncommitted returns, sorted, the ids of documents that have pending node
+// ids but no record: a run wrote some of their chunks and stopped before
+// committing them.
+func (s *Store) Uncommitted(ctx context.Context) ([]string, error) {
+	return s.ids(ctx, `SELECT DISTINCT id FROM pending WHERE scope = ?1 AND id NOT IN (SELECT id FROM docs WHERE scope = ?1) ORDER BY 1`, s.scope)
+}
+
 // Pending returns the node ids recorded for a document since its record was
 // last committed, by a run that did not finish it: acked ids are stored in
 // the sink; intended ids were being written when that run stopped and may or

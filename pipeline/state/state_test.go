@@ -294,3 +294,30 @@ func TestOlderSchemaIsRefused(t *testing.T) {
 		t.Fatalf("Open of an unversioned file with tables = %v, want an error saying what to do", err)
 	}
 }
+
+// TestUncommitted lists the documents a dead run left pending without a
+// record, and not those with one.
+func TestUncommitted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, other := open(t, path, "x"), open(t, path, "y")
+	first := begin(t, s)
+	if err := first.Ack(ctx, nodes("done.md", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(ctx, "done.md", Stamp{Hash: "1"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	dead := begin(t, s)
+	for _, doc := range []string{"done.md", "new.md", "b.md"} {
+		if err := dead.Intend(ctx, nodes(doc, "x", "y")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids, err := s.Uncommitted(ctx); err != nil || !slices.Equal(ids, []string{"b.md", "new.md"}) {
+		t.Errorf("Uncommitted = %v, %v; want [b.md new.md]", ids, err)
+	}
+	if ids, err := other.Uncommitted(ctx); err != nil || len(ids) != 0 {
+		t.Errorf("scope y sees %v, %v", ids, err)
+	}
+}

@@ -44,12 +44,8 @@ func DefaultConfig() Config { return Config{}.WithDefaults() }
 
 // WithDefaults returns c with its zero settings replaced by their defaults.
 func (c Config) WithDefaults() Config {
-	if c.Debounce == 0 {
-		c.Debounce = DefaultDebounce
-	}
-	if c.MaxDelay == 0 {
-		c.MaxDelay = max(DefaultMaxDelay, c.Debounce)
-	}
+	w := c.watchOptions().WithDefaults() // the reader owns the debounce defaults
+	c.Debounce, c.MaxDelay = w.Debounce, w.MaxDelay
 	if c.GracePeriod == 0 {
 		c.GracePeriod = DefaultGracePeriod
 	}

@@ -222,8 +222,13 @@ func (s *runState) loop(ctx context.Context) error {
 		case ev, ok := <-events:
 			if !ok {
 				s.events = nil
-				s.fatal = s.watcherErr(<-s.watchDone)
+				err := <-s.watchDone
 				s.watchDone = nil
+				// The watcher also closes its events when ctx is done:
+				// that is a graceful stop, whichever case select picks.
+				if ctx.Err() == nil {
+					s.fatal = s.watcherErr(err)
+				}
 				s.stop()
 				continue
 			}

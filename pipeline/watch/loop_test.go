@@ -268,6 +268,32 @@ func TestRunTwiceAndClose(t *testing.T) {
 	}
 }
 
+// stoppedSource is a watcher that closes its events when ctx is done, as
+// reader.Watcher does.
+type stoppedSource struct{}
+
+func (stoppedSource) Run(ctx context.Context, out chan<- reader.Event) error {
+	defer close(out)
+	<-ctx.Done()
+	return nil
+}
+
+func (stoppedSource) Close() error { return nil }
+
+// TestCancelWhileBusyIsGraceful cancels Run while its goroutine is busy, so
+// that the watcher's closed events and ctx.Done are ready at once: either
+// way the stop is graceful, not a watcher failure.
+func TestCancelWhileBusyIsGraceful(t *testing.T) {
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(context.Background())
+		l := &Loop{cfg: DefaultConfig(), log: discard(), w: stoppedSource{}, retryIn: time.Second, abort: make(chan struct{})}
+		l.opts.OnRound = func(Round) { cancel(); time.Sleep(2 * time.Millisecond) }
+		if err := l.Run(ctx); err != nil {
+			t.Fatalf("stop %d: Run = %v, want nil after a graceful stop", i, err)
+		}
+	}
+}
+
 func TestNewRejects(t *testing.T) {
 	e := newEnv(t)
 	e.open()

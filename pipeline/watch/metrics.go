@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 // Metrics exposes a Loop's counters to Prometheus on a private registry:
@@ -68,9 +69,9 @@ type metric struct {
 
 // sample is one consistent read of every source, taken per scrape.
 type sample struct {
-	files, failed, chunks, tokens, bytes, batches, seen int64
-	emb                                                 embedder.Stats
-	hasEmb                                              bool
+	pipeline.Snapshot
+	emb    embedder.Stats
+	hasEmb bool
 }
 
 func newMetric(name, help string, kind prometheus.ValueType, value func(*collector, sample) float64) metric {
@@ -79,23 +80,23 @@ func newMetric(name, help string, kind prometheus.ValueType, value func(*collect
 
 var metricList = []metric{
 	newMetric("sluice_documents_processed_total", "Documents finished by the pipeline, ingested, unchanged or failed.", prometheus.CounterValue,
-		func(_ *collector, s sample) float64 { return float64(s.files) }),
+		func(_ *collector, s sample) float64 { return float64(s.FilesDone) }),
 	newMetric("sluice_documents_failed_total", "Documents that failed (see `sluice failed list`).", prometheus.CounterValue,
-		func(_ *collector, s sample) float64 { return float64(s.failed) }),
+		func(_ *collector, s sample) float64 { return float64(s.FilesFailed) }),
 	newMetric("sluice_documents_removed_total", "Documents removed from the index because their file is gone.", prometheus.CounterValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.removed.Load()) }),
 	newMetric("sluice_chunks_processed_total", "Chunks written to the vector store.", prometheus.CounterValue,
-		func(_ *collector, s sample) float64 { return float64(s.chunks) }),
+		func(_ *collector, s sample) float64 { return float64(s.ChunksDone) }),
 	newMetric("sluice_tokens_embedded_total", "Tokens sent to the embedder.", prometheus.CounterValue,
-		func(_ *collector, s sample) float64 { return float64(s.tokens) }),
+		func(_ *collector, s sample) float64 { return float64(s.Tokens) }),
 	newMetric("sluice_bytes_read_total", "Source bytes read.", prometheus.CounterValue,
-		func(_ *collector, s sample) float64 { return float64(s.bytes) }),
+		func(_ *collector, s sample) float64 { return float64(s.BytesRead) }),
 	newMetric("sluice_embedding_requests_total", "Embedding requests sent, retries included.", prometheus.CounterValue,
 		func(_ *collector, s sample) float64 {
 			if s.hasEmb {
 				return float64(s.emb.Requests)
 			}
-			return float64(s.batches)
+			return float64(s.Batches)
 		}),
 	newMetric("sluice_embedding_throttled_total", "Embedding requests answered 429 Too Many Requests.", prometheus.CounterValue,
 		func(_ *collector, s sample) float64 { return float64(s.emb.Throttled) }),
@@ -106,7 +107,7 @@ var metricList = []metric{
 	newMetric("sluice_watch_pending_documents", "Changed or removed documents waiting for a round.", prometheus.GaugeValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.Pending()) }),
 	newMetric("sluice_pipeline_inflight_documents", "Documents taken by the pipeline and not yet finished.", prometheus.GaugeValue,
-		func(_ *collector, s sample) float64 { return float64(max(s.seen-s.files, 0)) }),
+		func(_ *collector, s sample) float64 { return float64(max(s.FilesSeen-s.FilesDone, 0)) }),
 	newMetric("sluice_watch_rounds_total", "Rounds completed, successful or not.", prometheus.CounterValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.rounds.Load()) }),
 	newMetric("sluice_watch_rescans_total", "Full reconciliations, the initial one included.", prometheus.CounterValue,
@@ -143,11 +144,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads every source once and sends the series.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	st := c.l.Stats().Snapshot()
-	s := sample{
-		files: st.FilesDone, failed: st.FilesFailed, chunks: st.ChunksDone, tokens: st.Tokens,
-		bytes: st.BytesRead, batches: st.Batches, seen: st.FilesSeen,
-	}
+	s := sample{Snapshot: c.l.Stats().Snapshot()}
 	if c.emb != nil {
 		s.emb, s.hasEmb = c.emb.Stats(), true
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/pipeline/bench"
+	"github.com/sluice-dev/sluice/pipeline/bench/rss"
 )
 
 const trialEnv = "SLUICE_BENCH_TRIAL"
@@ -24,8 +25,8 @@ func helperChild(mode string) int {
 	switch mode {
 	case "ok":
 		fmt.Println("a log line before the result")
-		rss, _ := bench.PeakRSS()
-		r := bench.Result{BatchSize: t.BatchSize, Concurrency: t.Concurrency, TokensPerS: float64(100 * t.BatchSize), PeakRSSMB: float64(rss) / (1 << 20)}
+		peak, _ := rss.Peak()
+		r := bench.Result{BatchSize: t.BatchSize, Concurrency: t.Concurrency, TokensPerS: float64(100 * t.BatchSize), PeakRSSMB: float64(peak) / (1 << 20)}
 		if err := bench.WriteResult(os.Stdout, r); err != nil {
 			return 1
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/pipeline/bench/rss"
 	"github.com/sluice-dev/sluice/reader"
 )
 
@@ -111,8 +112,8 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
 	}
-	if rss, err := PeakRSS(); err == nil {
-		res.PeakRSSMB = mib(rss)
+	if peak, err := rss.Peak(); err == nil {
+		res.PeakRSSMB = float64(peak) / (1 << 20)
 	}
 	res.BatchSize, res.Concurrency = t.BatchSize, t.Concurrency
 	return res, nil

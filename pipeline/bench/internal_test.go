@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -50,41 +49,6 @@ func TestHuman(t *testing.T) {
 		if got := human(tt.v); got != tt.want {
 			t.Errorf("human(%v) = %q, want %q", tt.v, got, tt.want)
 		}
-	}
-}
-
-func TestParseVmHWM(t *testing.T) {
-	tests := []struct {
-		name   string
-		status string
-		want   int64
-		ok     bool
-	}{
-		{"linux", "Name:\tsluice\nVmPeak:\t  900 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n", 51200 << 10, true},
-		{"missing", "Name:\tsluice\nVmRSS:\t 40000 kB\n", 0, false},
-		{"bad unit", "VmHWM:\t 12 MB\n", 0, false},
-		{"bad number", "VmHWM:\t x kB\n", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseVmHWM([]byte(tt.status))
-			if (err == nil) != tt.ok || got != tt.want {
-				t.Fatalf("parseVmHWM = %d, %v; want %d, ok=%v", got, err, tt.want, tt.ok)
-			}
-			if !tt.ok && !errors.Is(err, ErrNoRSS) {
-				t.Errorf("error %v does not wrap ErrNoRSS", err)
-			}
-		})
-	}
-}
-
-func TestPeakRSSOfThisProcess(t *testing.T) {
-	n, err := PeakRSS()
-	if errors.Is(err, ErrNoRSS) {
-		t.Skip("no /proc/self/status here")
-	}
-	if err != nil || n < 1<<20 {
-		t.Fatalf("PeakRSS() = %d, %v; want at least 1 MiB", n, err)
 	}
 }
 

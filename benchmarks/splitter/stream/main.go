@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/pipeline/bench/rss"
 	"github.com/sluice-dev/sluice/splitter"
 )
 
@@ -67,10 +68,14 @@ func run(sizeFlag, corpus string, cfg splitter.Config) error {
 		return err
 	}
 	secs := time.Since(start).Seconds()
+	peak := -1.0 // where /proc/self/status is unavailable
+	if b, err := rss.Peak(); err == nil {
+		peak = float64(b) / (1 << 20)
+	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"bytes": n, "seconds": secs, "mb_per_s": float64(n) / 1e6 / secs,
 		"chunks": chunks, "max_tokens": maxTokens, "chunk_size": cfg.ChunkSize,
-		"peak_rss_mib": peakRSSMiB(),
+		"peak_rss_mib": peak,
 	})
 }
 
@@ -135,21 +140,4 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("-size %q: want a positive number of bytes, optionally with KiB, MiB or GiB", s)
 	}
 	return n * mult, nil
-}
-
-// peakRSSMiB returns VmHWM from /proc/self/status, or -1 where unavailable.
-func peakRSSMiB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return -1
 }

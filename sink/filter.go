@@ -123,6 +123,7 @@ func isScalar(v any) bool {
 // FilterError reports a metadata filter that cannot be applied.
 type FilterError struct{ Reason string }
 
+// Error returns the message of the FilterError.
 func (e *FilterError) Error() string { return "sink: invalid filter: " + e.Reason }
 
 // Unwrap returns ErrInvalidFilter.

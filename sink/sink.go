@@ -174,6 +174,7 @@ type UnsupportedError struct {
 	Hint string // how to get on, if anything helps
 }
 
+// Error returns the message of the UnsupportedError.
 func (e *UnsupportedError) Error() string { return withHint("sink: unsupported "+e.What, e.Hint) }
 
 // Unwrap returns ErrUnsupported.
@@ -185,6 +186,7 @@ type QueryError struct {
 	Hint   string
 }
 
+// Error returns the message of the QueryError.
 func (e *QueryError) Error() string { return withHint("sink: invalid query: "+e.Reason, e.Hint) }
 
 // Unwrap returns ErrInvalidQuery.
@@ -197,6 +199,7 @@ type DimensionError struct {
 	NodeID    string // the offending node, if known
 }
 
+// Error returns the message of the DimensionError.
 func (e *DimensionError) Error() string {
 	s := "sink: dimension mismatch: embeddingDimensionality is " + itoa(e.Want) + " but the embedding has " + itoa(e.Got) + " dimensions"
 	if e.NodeID != "" {
@@ -215,6 +218,7 @@ type WriteError struct {
 	Failed map[string]error
 }
 
+// Error returns the message of the WriteError.
 func (e *WriteError) Error() string {
 	for id, err := range e.Failed {
 		if len(e.Failed) == 1 {

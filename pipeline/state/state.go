@@ -64,6 +64,7 @@ type Embedder struct {
 // Key identifies the embedder in the vector journal.
 func (e Embedder) Key() string { return fmt.Sprintf("%s/%s/%d", e.Provider, e.Model, e.Dimensions) }
 
+// String returns the Embedder as text.
 func (e Embedder) String() string {
 	s := e.Provider
 	if e.Model != "" {
@@ -79,6 +80,7 @@ type ModelChangedError struct {
 	Built, Want Embedder
 }
 
+// Error returns the message of the ModelChangedError.
 func (e *ModelChangedError) Error() string {
 	return fmt.Sprintf("state: the index %s was built with %s, but the configuration asks for %s; vectors of two models cannot be mixed in one index: run again with --full to re-embed everything, or point the sink at a new index",
 		e.Scope, e.Built, e.Want)

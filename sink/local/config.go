@@ -59,6 +59,7 @@ type ConfigError struct {
 	Hint    string
 }
 
+// Error returns the message of the ConfigError.
 func (e *ConfigError) Error() string {
 	s := "local: " + e.Setting + " " + e.Reason
 	if e.Hint != "" {

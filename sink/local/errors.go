@@ -24,6 +24,7 @@ type NodeError struct {
 	Reason string // what is wrong and how to fix it
 }
 
+// Error returns the message of the NodeError.
 func (e *NodeError) Error() string {
 	who := "node " + strconv.Itoa(e.Index)
 	if e.ID != "" {
@@ -58,6 +59,7 @@ func newTxError(path string, nodes []sink.Node, cause error) *txError {
 	return &txError{path: path, write: &sink.WriteError{Failed: failed}, cause: cause}
 }
 
+// Error returns the message of the txError.
 func (e *txError) Error() string {
 	return "local: " + e.path + ": transaction rolled back, no node of the batch of " +
 		strconv.Itoa(len(e.write.Failed)) + " was written: " + e.cause.Error()

@@ -87,7 +87,8 @@ type Options struct {
 	// (default 64 MiB).
 	MemoryBudget int64
 	// StreamThreshold is the file size above which a document is split as a
-	// stream in windows instead of read whole (default MemoryBudget/32).
+	// stream in windows instead of read whole (default MemoryBudget/32). The
+	// document's "document split" debug log says which with "streamed".
 	StreamThreshold int64
 	// DryRun reads and splits but neither embeds nor writes; the report
 	// gives the plan: documents to add, update and delete, and the chunks
@@ -460,7 +461,9 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			text: c.Text, start: c.Start, end: c.End, tokens: c.Tokens,
 		})
 	}
+	streamed := false
 	if d.file.Size > r.opts.StreamThreshold {
+		streamed = true
 		if err := r.opts.Splitter.SplitReader(ctx, content, each); err != nil {
 			return "", err
 		}
@@ -481,7 +484,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	if err := r.flushKept(ctx, d); err != nil {
 		return "", err
 	}
-	r.opts.Logger.Debug("document split", "doc", d.file.ID, "bytes", content.BytesRead(), "chunks", n)
+	r.opts.Logger.Debug("document split", "doc", d.file.ID, "bytes", content.BytesRead(), "chunks", n, "streamed", streamed)
 	return content.Sum(), nil
 }
 

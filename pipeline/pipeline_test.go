@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -422,6 +423,8 @@ func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
 	store := newMemStore()
 	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
 	opts.MemoryBudget = 64 << 10 // smaller than big.md: it must be streamed
+	splits := newSplitLog()
+	opts.Logger = slog.New(splits)
 	rep, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -429,6 +432,10 @@ func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
 	if rep.FilesIngested != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
+	// Chunks match the splitter's whichever way a file is read: only the
+	// log tells that big.md was not read whole.
+	splits.check(t, "big.md", true)
+	splits.check(t, "small.md", false)
 	nodes := store.byDoc()["big.md"]
 	if len(nodes) < 100 {
 		t.Fatalf("big.md gave %d nodes", len(nodes))
@@ -437,5 +444,107 @@ func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
 		if big[n.StartChar:n.EndChar] != n.Text {
 			t.Fatalf("node offsets %d:%d do not slice the source", n.StartChar, n.EndChar)
 		}
+	}
+}
+
+// TestStreamThreshold checks that a document is split as a stream exactly
+// when its file is larger than Options.StreamThreshold (by default
+// MemoryBudget/32), as the document's debug log reports.
+func TestStreamThreshold(t *testing.T) {
+	body := paragraphText("threshold", 40)
+	size := int64(len(body))
+	tests := []struct {
+		name      string
+		threshold int64
+		budget    int64
+		want      bool
+	}{
+		{name: "one byte above", threshold: size - 1, want: true},
+		{name: "equal", threshold: size, want: false},
+		{name: "below", threshold: size + 1000, want: false},
+		{name: "default above", budget: 32 * (size - 1), want: true},
+		{name: "default equal", budget: 32 * size, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := writeTree(t, map[string]string{"doc.md": body})
+			store := newMemStore()
+			opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
+			opts.StreamThreshold = tt.threshold
+			opts.MemoryBudget = tt.budget
+			splits := newSplitLog()
+			opts.Logger = slog.New(splits)
+			rep, err := Run(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.FilesIngested != 1 {
+				t.Fatalf("report = %+v, want doc.md ingested", rep)
+			}
+			splits.check(t, "doc.md", tt.want)
+			want := newSplitter(t, 64, 8).Split(body)
+			got := store.byDoc()["doc.md"]
+			if len(got) != len(want) {
+				t.Fatalf("%d nodes, want the splitter's %d chunks", len(got), len(want))
+			}
+			for i, n := range got {
+				if n.Text != want[i].Text || n.StartChar != want[i].Start || n.EndChar != want[i].End {
+					t.Errorf("node %d = %d:%d, want the splitter's chunk %d:%d", i, n.StartChar, n.EndChar, want[i].Start, want[i].End)
+				}
+			}
+		})
+	}
+}
+
+// splitLog is a slog.Handler that records the "streamed" attribute of each
+// "document split" debug log, by document id.
+type splitLog struct {
+	mu       sync.Mutex
+	streamed map[string]slog.Value
+}
+
+func newSplitLog() *splitLog { return &splitLog{streamed: map[string]slog.Value{}} }
+
+func (l *splitLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *splitLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "document split" {
+		return nil
+	}
+	var doc string
+	var streamed slog.Value // zero (KindAny, nil) if the attribute is missing
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "doc":
+			doc = a.Value.String()
+		case "streamed":
+			streamed = a.Value
+		}
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.streamed[doc] = streamed
+	return nil
+}
+
+// WithAttrs and WithGroup keep recording into l: the pipeline logs with
+// neither.
+func (l *splitLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *splitLog) WithGroup(string) slog.Handler      { return l }
+
+// check fails t unless doc was logged as split with streamed == want.
+func (l *splitLog) check(t *testing.T, doc string, want bool) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.streamed[doc]
+	switch {
+	case !ok:
+		t.Errorf("%s: no \"document split\" log", doc)
+	case v.Kind() != slog.KindBool:
+		t.Errorf("%s: \"document split\" log has streamed=%v, want a bool", doc, v)
+	case v.Bool() != want:
+		t.Errorf("%s: streamed = %t, want %t", doc, v.Bool(), want)
 	}
 }

@@ -39,8 +39,8 @@ type Client struct {
 	auth       func(context.Context, *http.Request) error
 	authHint   string                 // how to fix a 401
 	notFound   string                 // how to fix a 404
-	secret     string                 // the API key, redacted from provider messages
-	credential azcore.TokenCredential // Entra auth, from WithTokenCredential
+	secret     secret                 // the API key, redacted from provider messages; nil without one
+	credential azcore.TokenCredential // Entra auth, from WithTokenCredential; cleared once auth holds it
 	hc         *http.Client
 	count      func(string) (int, error)
 	log        *slog.Logger
@@ -229,7 +229,8 @@ type embedResponse struct {
 type errorBody struct {
 	Error struct {
 		Message string `json:"message"`
-		Code    any    `json:"code"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"` // a string for OpenAI, sometimes a number elsewhere
 	} `json:"error"`
 }
 
@@ -336,7 +337,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	c.pace.observe(resp.Header, now)
 	if resp.StatusCode != http.StatusOK {
 		apiErr := c.apiError(resp)
-		if resp.StatusCode == http.StatusTooManyRequests {
+		// A 429 for an exhausted quota is no rate limit: it neither lowers
+		// the concurrency cap nor pauses the other workers.
+		if resp.StatusCode == http.StatusTooManyRequests && !apiErr.quotaExhausted() {
 			c.stats.throttled.Add(1)
 			c.gate.throttled(start, now)
 			c.pace.pause(now, min(apiErr.RetryAfter, c.cfg.MaxRetryAfter))
@@ -425,14 +428,20 @@ func (c *Client) apiError(resp *http.Response) *APIError {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body errorBody
 	if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
-		e.Message = body.Error.Message
+		e.Message, e.Type = body.Error.Message, body.Error.Type
+		switch code := body.Error.Code.(type) {
+		case string:
+			e.Code = code
+		case float64:
+			e.Code = strconv.FormatFloat(code, 'f', -1, 64)
+		}
 	} else {
 		e.Message = strings.TrimSpace(string(raw))
 		if len(e.Message) > 300 {
 			e.Message = e.Message[:300] + "..."
 		}
 	}
-	e.Message = redact(e.Message, c.secret)
+	e.Message = redact(e.Message, c.secret.value())
 	switch resp.StatusCode {
 	case 401, 403:
 		e.Hint = c.authHint
@@ -441,9 +450,24 @@ func (c *Client) apiError(resp *http.Response) *APIError {
 	case 400, 413, 422:
 		e.Hint = "the provider rejected the request; check embedder.model, embedder.dimensions (sendDimensions) and the per-request caps (maxInputsPerRequest, maxTokensPerRequest, maxTokensPerInput)"
 	case 429:
-		e.Hint = "rate limited; set embedder.requestsPerMinute and embedder.tokensPerMinute to your quota (see the embedder README)"
+		if e.quotaExhausted() {
+			e.Hint = c.quotaHint()
+		} else {
+			e.Hint = "rate limited; set embedder.requestsPerMinute and embedder.tokensPerMinute to your quota (see the embedder README)"
+		}
 	}
 	return e
+}
+
+// quotaHint says what to do about an exhausted quota: waiting does not help.
+func (c *Client) quotaHint() string {
+	account := "the account"
+	if c.cfg.Auth == AuthAPIKey {
+		account = "the account whose key is in " + c.cfg.APIKeyEnv
+	}
+	return "the quota or credits of " + account + " are exhausted, and retrying will not help: " +
+		"check its plan and billing details (OpenAI: https://platform.openai.com/settings/organization/billing), " +
+		"add credits or raise its spend limit, then run again"
 }
 
 // parseRetryAfter reads retry-after-ms, then Retry-After (seconds or an

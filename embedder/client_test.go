@@ -150,6 +150,43 @@ func TestEmbedEmptyAndTooLarge(t *testing.T) {
 	}
 }
 
+// The default per-input cap is OpenAI's, 8192 tokens for all embedding
+// models: an input of 8192 cl100k_base tokens is sent (and the test server,
+// with its default caps, embeds it); one of 8193 fails before anything is
+// sent.
+func TestDefaultMaxTokensPerInput(t *testing.T) {
+	tests := []struct {
+		tokens  int
+		tooLong bool
+	}{
+		{8192, false},
+		{8193, true},
+	}
+	for _, tt := range tests {
+		t.Run(itoa(tt.tokens), func(t *testing.T) {
+			c, srv := startOpenAI(t, embedtest.Options{}, nil)
+			text := "hello" + strings.Repeat(" hello", tt.tokens-1) // one token per word
+			_, err := c.Embed(context.Background(), embedder.Texts(text))
+			if !tt.tooLong {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := c.Stats().TokensSent; got != int64(tt.tokens) {
+					t.Fatalf("%d tokens sent, want %d", got, tt.tokens)
+				}
+				return
+			}
+			var tl *embedder.InputTooLargeError
+			if !errors.As(err, &tl) || tl.Tokens != tt.tokens || tl.Max != 8192 {
+				t.Fatalf("Embed() = %v, want *InputTooLargeError of %d tokens above 8192", err, tt.tokens)
+			}
+			if got := srv.Stats().Requests; got != 0 {
+				t.Fatalf("%d requests sent for an input above the cap", got)
+			}
+		})
+	}
+}
+
 func TestEmbedPermanentErrors(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -31,6 +31,14 @@ const (
 )
 
 // Defaults of the settings in Config.
+//
+// DefaultMaxTokensPerInput is 8192, the per-input cap of OpenAI's API
+// reference for embeddings ("The input must not exceed the max input tokens
+// for the model (8192 tokens for all embedding models)"), which the API
+// enforces ("This model's maximum context length is 8192 tokens"). 8191, in
+// older guides and cookbook notebooks, was one token too strict.
+// DefaultMaxTokensPerRequest is the 300,000 tokens the same reference allows
+// summed over the inputs of one request.
 const (
 	DefaultBatchSize           = 100
 	DefaultConcurrency         = 4
@@ -38,7 +46,7 @@ const (
 	DefaultTimeout             = 60 * time.Second
 	DefaultMaxInputsPerRequest = 2048
 	DefaultMaxTokensPerRequest = 300_000
-	DefaultMaxTokensPerInput   = 8191
+	DefaultMaxTokensPerInput   = 8192
 	DefaultMaxRetryAfter       = 60 * time.Second
 	DefaultRetryInitialDelay   = 500 * time.Millisecond
 	DefaultRetryMaxDelay       = 30 * time.Second
@@ -76,7 +84,15 @@ type Config struct {
 	// unlimited.
 	TokensPerMinute int `yaml:"tokensPerMinute"`
 	// Model is the model name sent to an openai provider, e.g.
-	// text-embedding-3-small; required for openai. Default "".
+	// text-embedding-3-small; required for openai. Default "". For
+	// azure-openai it is optional and never sent (the deployment selects the
+	// model): naming the deployment's model lets Validate check dimensions
+	// and sendDimensions against it.
+	//
+	// For OpenAI's own models (text-embedding-3-small, text-embedding-3-large,
+	// text-embedding-ada-002) Validate rejects dimensions above the model's
+	// size and sendDimensions for a model that cannot shorten its vectors;
+	// other names (Ollama, vLLM, ...) are not checked.
 	Model string `yaml:"model"`
 	// BaseURL is the openai API root, up to and including /v1; default
 	// https://api.openai.com/v1.
@@ -101,13 +117,14 @@ type Config struct {
 	// auth is managedIdentity; default "" (system-assigned).
 	ManagedIdentityClientID string `yaml:"managedIdentityClientId"`
 	// SendDimensions sends dimensions in each request, for models that can
-	// shorten their vectors (text-embedding-3-*); default false.
+	// shorten their vectors (text-embedding-3 and later); default false.
+	// OpenAI rejects it (HTTP 400) for text-embedding-ada-002.
 	SendDimensions bool `yaml:"sendDimensions"`
 	// MaxInputsPerRequest caps the texts per request; default 2048.
 	MaxInputsPerRequest int `yaml:"maxInputsPerRequest"`
 	// MaxTokensPerRequest caps the tokens per request; default 300000.
 	MaxTokensPerRequest int `yaml:"maxTokensPerRequest"`
-	// MaxTokensPerInput caps the tokens of one text; default 8191.
+	// MaxTokensPerInput caps the tokens of one text; default 8192.
 	MaxTokensPerInput int `yaml:"maxTokensPerInput"`
 	// MaxRetryAfter caps the delay a server may ask for with Retry-After or
 	// retry-after-ms; default 60s.
@@ -221,9 +238,59 @@ func (c Config) Validate() error {
 	}
 	switch c.Provider {
 	case ProviderOpenAI:
-		return c.validateOpenAI()
+		if err := c.validateOpenAI(); err != nil {
+			return err
+		}
 	case ProviderAzureOpenAI:
-		return c.validateAzure()
+		if err := c.validateAzure(); err != nil {
+			return err
+		}
+	default:
+		return nil
+	}
+	return c.validateModel()
+}
+
+// openAIModel is what Validate knows of one of OpenAI's embedding models.
+type openAIModel struct {
+	dims    int  // length of the vectors it returns by default, its largest
+	shorten bool // accepts the dimensions request parameter
+}
+
+// openAIModels are OpenAI's embedding models. OpenAI's API reference says
+// of dimensions: "Only supported in text-embedding-3 and later models"; its
+// embeddings guide gives the default vector lengths, 1536 for
+// text-embedding-3-small and 3072 for text-embedding-3-large (ada-002: 1536).
+// The API answers 400 to dimensions for ada-002 and to values above these.
+var openAIModels = map[string]openAIModel{
+	"text-embedding-3-small": {dims: 1536, shorten: true},
+	"text-embedding-3-large": {dims: 3072, shorten: true},
+	"text-embedding-ada-002": {dims: 1536, shorten: false},
+}
+
+// validateModel checks dimensions and sendDimensions against a known
+// model. Other models (local servers, an Azure deployment whose model is not
+// named) are not checked: their sizes are not known here.
+func (c Config) validateModel() error {
+	m, ok := openAIModels[c.Model]
+	if !ok {
+		return nil
+	}
+	if c.SendDimensions && !m.shorten {
+		return cfgErr("embedder.sendDimensions", "model %s does not accept the dimensions parameter (only text-embedding-3 and later "+
+			"models do; OpenAI answers HTTP 400) and always returns %d dimensions; set sendDimensions: false and "+
+			"embedder.dimensions (and the sink's embeddingDimensionality) to %d, or use text-embedding-3-small or "+
+			"text-embedding-3-large to shorten vectors", c.Model, m.dims, m.dims)
+	}
+	if c.Dimensions > m.dims {
+		fix := fmt.Sprintf("set embedder.dimensions (and the sink's embeddingDimensionality) to %d", m.dims)
+		if m.shorten {
+			fix += ", or lower with sendDimensions: true"
+		}
+		if c.Model != "text-embedding-3-large" {
+			fix += ", or use text-embedding-3-large (3072)"
+		}
+		return cfgErr("embedder.dimensions", "%d is above the %d dimensions of model %s; %s", c.Dimensions, m.dims, c.Model, fix)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func TestApplyDefaultsByProvider(t *testing.T) {
 	if a.APIKeyEnv != "AZURE_OPENAI_API_KEY" || a.APIVersion == "" || a.Auth != "apiKey" {
 		t.Fatalf("azure-openai defaults = %+v", a)
 	}
-	if o.MaxInputsPerRequest != 2048 || o.MaxTokensPerRequest != 300000 || o.MaxTokensPerInput != 8191 {
+	if o.MaxInputsPerRequest != 2048 || o.MaxTokensPerRequest != 300000 || o.MaxTokensPerInput != 8192 {
 		t.Fatalf("request caps = %d, %d, %d", o.MaxInputsPerRequest, o.MaxTokensPerRequest, o.MaxTokensPerInput)
 	}
 }
@@ -111,6 +111,64 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestValidateKnownModels checks dimensions and sendDimensions against
+// OpenAI's models: OpenAI answers 400 to dimensions for ada-002 and to values
+// above a model's size. Unknown models (local servers, an Azure deployment
+// whose model is not named) are not checked.
+func TestValidateKnownModels(t *testing.T) {
+	openai := func(model string, dims int, send bool) embedder.Config {
+		return embedder.Config{Provider: "openai", Model: model, Dimensions: dims, SendDimensions: send}
+	}
+	azure := func(model string, dims int, send bool) embedder.Config {
+		return embedder.Config{Provider: "azure-openai", Endpoint: "https://x.openai.azure.com", Deployment: "text-embedding-ada-002",
+			Model: model, Dimensions: dims, SendDimensions: send}
+	}
+	tests := []struct {
+		name    string
+		cfg     embedder.Config
+		field   string   // "" = valid
+		mention []string // what the message must say
+	}{
+		{"3-small shortened", openai("text-embedding-3-small", 256, true), "", nil},
+		{"3-small native", openai("text-embedding-3-small", 1536, true), "", nil},
+		{"3-large native", openai("text-embedding-3-large", 3072, true), "", nil},
+		{"ada-002 native", openai("text-embedding-ada-002", 1536, false), "", nil},
+		{"ada-002 default dimensions", openai("text-embedding-ada-002", 0, false), "", nil},
+		{"unknown model may send anything", openai("nomic-embed-text", 4096, true), "", nil},
+		{"azure model unknown behind the deployment", azure("", 1536, true), "", nil},
+		{"ada-002 cannot shorten", openai("text-embedding-ada-002", 1536, true), "embedder.sendDimensions",
+			[]string{"text-embedding-ada-002", "sendDimensions: false", "embedder.dimensions", "1536", "text-embedding-3"}},
+		{"ada-002 shorter", openai("text-embedding-ada-002", 512, true), "embedder.sendDimensions", []string{"sendDimensions: false"}},
+		{"azure ada-002 named", azure("text-embedding-ada-002", 1536, true), "embedder.sendDimensions", []string{"sendDimensions: false"}},
+		{"3-small above its size", openai("text-embedding-3-small", 3072, true), "embedder.dimensions",
+			[]string{"3072", "1536", "text-embedding-3-small", "embedder.dimensions", "to 1536", "text-embedding-3-large"}},
+		{"3-small above its size, not sent", openai("text-embedding-3-small", 2048, false), "embedder.dimensions", []string{"to 1536"}},
+		{"3-large above its size", openai("text-embedding-3-large", 4096, true), "embedder.dimensions", []string{"4096", "to 3072"}},
+		{"ada-002 above its size", openai("text-embedding-ada-002", 3072, false), "embedder.dimensions", []string{"to 1536"}},
+		{"azure 3-small above its size", azure("text-embedding-3-small", 3072, true), "embedder.dimensions", []string{"to 1536"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var ce *embedder.ConfigError
+			if !errors.As(err, &ce) || !errors.Is(err, embedder.ErrConfig) || ce.Field != tt.field {
+				t.Fatalf("Validate() = %v, want a *ConfigError for %s", err, tt.field)
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("Validate() = %q does not say %q", err, m)
+				}
+			}
+		})
+	}
+}
+
 func TestLimits(t *testing.T) {
 	tests := []struct {
 		name string
@@ -119,13 +177,13 @@ func TestLimits(t *testing.T) {
 	}{
 		{"hash", embedder.Config{BatchSize: 32}, embedder.Limits{MaxInputs: 32}},
 		{"instant", embedder.Config{Provider: "instant", BatchSize: 4096}, embedder.Limits{MaxInputs: 4096}},
-		{"openai defaults", embedder.Config{Provider: "openai"}, embedder.Limits{MaxInputs: 100, MaxTokens: 300000, MaxInputTokens: 8191}},
+		{"openai defaults", embedder.Config{Provider: "openai"}, embedder.Limits{MaxInputs: 100, MaxTokens: 300000, MaxInputTokens: 8192}},
 		{"custom caps", embedder.Config{Provider: "openai", BatchSize: 500, MaxInputsPerRequest: 256, MaxTokensPerRequest: 9000, MaxTokensPerInput: 512},
 			embedder.Limits{MaxInputs: 256, MaxTokens: 9000, MaxInputTokens: 512}},
-		{"one second of a large TPM", embedder.Config{Provider: "openai", TokensPerMinute: 6_000_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 100000, MaxInputTokens: 8191}},
-		{"small TPM keeps one full input", embedder.Config{Provider: "openai", TokensPerMinute: 60_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 8191, MaxInputTokens: 8191}},
+		{"one second of a large TPM", embedder.Config{Provider: "openai", TokensPerMinute: 6_000_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 100000, MaxInputTokens: 8192}},
+		{"small TPM keeps one full input", embedder.Config{Provider: "openai", TokensPerMinute: 60_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 8192, MaxInputTokens: 8192}},
 		{"TPM below one input", embedder.Config{Provider: "azure-openai", TokensPerMinute: 1000}, embedder.Limits{MaxInputs: 100, MaxTokens: 1000, MaxInputTokens: 1000}},
-		{"few requests carry more", embedder.Config{Provider: "openai", TokensPerMinute: 1_200_000, RequestsPerMinute: 10}, embedder.Limits{MaxInputs: 100, MaxTokens: 120000, MaxInputTokens: 8191}},
+		{"few requests carry more", embedder.Config{Provider: "openai", TokensPerMinute: 1_200_000, RequestsPerMinute: 10}, embedder.Limits{MaxInputs: 100, MaxTokens: 120000, MaxInputTokens: 8192}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

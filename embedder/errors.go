@@ -22,6 +22,11 @@ var (
 	ErrBadRequest = errors.New("embedder: request rejected")
 	// ErrThrottled marks a rate-limited request (429).
 	ErrThrottled = errors.New("embedder: rate limited")
+	// ErrQuotaExhausted marks a 429 that is not a rate limit: the account's
+	// quota or prepaid credits are used up, or a spend limit was reached
+	// (OpenAI's insufficient_quota). Waiting and retrying do not help; only
+	// adding credits or raising the limit does, so it is never retried.
+	ErrQuotaExhausted = errors.New("embedder: quota exhausted")
 	// ErrServer marks a transient provider failure (408, 5xx).
 	ErrServer = errors.New("embedder: server error")
 	// ErrTransport marks a request that failed before a response arrived:
@@ -72,12 +77,15 @@ func (e *MissingKeyError) Unwrap() []error { return []error{ErrMissingKey, ErrCo
 
 // APIError is an HTTP error answer from an embeddings provider. Its Unwrap
 // returns ErrEmbed and the sentinel of its class (ErrUnauthorized,
-// ErrNotFound, ErrBadRequest, ErrThrottled or ErrServer).
+// ErrNotFound, ErrBadRequest, ErrThrottled, ErrQuotaExhausted or ErrServer).
 type APIError struct {
 	Provider string // "openai" or "azure-openai"
 	Status   int    // HTTP status code
 	// Message is the provider's own error message, if it sent one.
 	Message string
+	// Type and Code are the provider's error.type and error.code, if it
+	// sent them, e.g. "insufficient_quota".
+	Type, Code string
 	// Hint says what to change, when Sluice knows.
 	Hint string
 	// RetryAfter is the delay the server asked for (retry-after-ms or
@@ -96,15 +104,19 @@ func (e *APIError) Error() string {
 	return s
 }
 
-// Unwrap returns ErrEmbed and the sentinel of the status class.
-func (e *APIError) Unwrap() []error { return []error{statusSentinel(e.Status), ErrEmbed} }
+// Unwrap returns ErrEmbed and the sentinel of the status class: for a 429,
+// ErrQuotaExhausted when the body says the quota or credits are used up,
+// else ErrThrottled.
+func (e *APIError) Unwrap() []error { return []error{e.sentinel(), ErrEmbed} }
 
-func statusSentinel(status int) error {
-	switch {
+func (e *APIError) sentinel() error {
+	switch status := e.Status; {
 	case status == 401 || status == 403:
 		return ErrUnauthorized
 	case status == 404:
 		return ErrNotFound
+	case status == 429 && e.quotaExhausted():
+		return ErrQuotaExhausted
 	case status == 429:
 		return ErrThrottled
 	case status == 408 || status >= 500:
@@ -112,6 +124,24 @@ func statusSentinel(status int) error {
 	default:
 		return ErrBadRequest
 	}
+}
+
+// billingCodes are the error codes of OpenAI's 429s that no retry can fix:
+// the account has no quota or credits left, or a spend or usage limit was
+// reached. OpenAI's error-code guide says retrying them will not restore
+// access; their error.type is insufficient_quota.
+var billingCodes = map[string]bool{
+	"insufficient_quota":                true,
+	"credit_balance_exhausted":          true,
+	"organization_spend_limit_exceeded": true,
+	"project_spend_limit_exceeded":      true,
+	"organization_usage_limit_exceeded": true,
+}
+
+// quotaExhausted reports whether e is a 429 saying that the account's quota
+// or credits are used up, rather than a rate limit.
+func (e *APIError) quotaExhausted() bool {
+	return e.Status == 429 && (e.Type == "insufficient_quota" || billingCodes[e.Code])
 }
 
 // TransportError reports a request that got no HTTP answer.

@@ -1,12 +1,15 @@
 package embedder
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -175,6 +178,11 @@ func TestRetryable(t *testing.T) {
 		want bool
 	}{
 		{&APIError{Status: 429}, true},
+		{&APIError{Status: 429, Type: "requests", Code: "rate_limit_exceeded"}, true},
+		{&APIError{Status: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, false},
+		{&APIError{Status: 429, Type: "insufficient_quota", Code: "project_spend_limit_exceeded"}, false},
+		{&APIError{Status: 429, Code: "credit_balance_exhausted"}, false},
+		{&APIError{Status: 429, Code: "insufficient_quota"}, false},
 		{&APIError{Status: 408}, true},
 		{&APIError{Status: 500}, true},
 		{&APIError{Status: 502}, true},
@@ -204,5 +212,32 @@ func TestRedact(t *testing.T) {
 	got := redact("Incorrect API key provided: sk-abc***xyz. Also secret123 here.", "secret123")
 	if got != "Incorrect API key provided: [redacted] Also [redacted] here." {
 		t.Fatalf("redact = %q", got)
+	}
+}
+
+// TestSecretHidden checks the secret type on its own: whichever way it is
+// printed, directly or inside a struct, the key does not appear.
+func TestSecretHidden(t *testing.T) {
+	const key = "sk-test-0123456789"
+	s := newSecret(key)
+	holder := struct {
+		Key   secret
+		inner secret
+	}{s, s}
+	var outputs []string
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		outputs = append(outputs, fmt.Sprintf(verb, s), fmt.Sprintf(verb, holder))
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "key", s)
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("x", "key", s)
+	outputs = append(outputs, buf.String())
+	for _, out := range outputs {
+		if strings.Contains(out, key) {
+			t.Errorf("the key appears in %s", out)
+		}
+	}
+	if s.value() != key || secret(nil).value() != "" {
+		t.Fatal("value() does not return the key")
 	}
 }

@@ -44,7 +44,7 @@ func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.secret = key
+		c.secret = newSecret(key)
 		c.auth = func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", "Bearer "+key)
 			return nil
@@ -79,6 +79,11 @@ func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, e
 	}
 	cfg.ApplyDefaults()
 	c := newClient(cfg, ProviderAzureOpenAI, opts)
+	// The credential from WithTokenCredential lives on only in the auth
+	// closure: fmt can print a struct-valued credential's fields, never a
+	// closure's.
+	cred := c.credential
+	c.credential = nil
 	c.url = strings.TrimRight(cfg.Endpoint, "/") + "/openai/deployments/" + url.PathEscape(cfg.Deployment) +
 		"/embeddings?api-version=" + url.QueryEscape(cfg.APIVersion)
 	c.notFound = fmt.Sprintf("deployment %q was not found at %s; check embedder.deployment, embedder.endpoint and embedder.apiVersion (%s)",
@@ -88,7 +93,7 @@ func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, e
 		if err != nil {
 			return nil, err
 		}
-		c.secret = key
+		c.secret = newSecret(key)
 		c.auth = func(_ context.Context, r *http.Request) error {
 			r.Header.Set("api-key", key)
 			return nil
@@ -96,7 +101,6 @@ func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, e
 		c.authHint = "the key in environment variable " + cfg.APIKeyEnv + " (embedder.apiKeyEnv) was refused; copy a key of the resource at " + cfg.Endpoint
 		return c, nil
 	}
-	cred := c.credential
 	if cred == nil {
 		var err error
 		if cred, err = azureCredential(cfg); err != nil {

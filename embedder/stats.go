@@ -11,7 +11,7 @@ import (
 // StatsReporter without provider-specific code.
 type Stats struct {
 	Requests   int64 // HTTP attempts sent
-	Throttled  int64 // attempts answered 429
+	Throttled  int64 // attempts answered 429 for a rate limit (not for an exhausted quota)
 	Retries    int64 // attempts that were retries of a failed one
 	Failures   int64 // requests that failed for good, retries exhausted or permanent
 	TokensSent int64 // tokens of successful requests

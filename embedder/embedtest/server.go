@@ -8,9 +8,12 @@
 // tokens-per-minute quota (HTTP 429 with retry-after-ms, Retry-After and
 // x-ratelimit-* headers), and latency of a base plus a cost per token; it can
 // inject faults (5xx answers, connection resets, stalls, out-of-order data).
-// Tokens are counted with cl100k_base, as OpenAI does. Vectors come from the
-// hash embedder, so answers are deterministic. Stats counts what was served,
-// so callers can compute quota utilisation.
+// Tokens are counted with cl100k_base, as OpenAI does. Like OpenAI it refuses
+// (HTTP 400, param dimensions) the dimensions parameter for a known model
+// that cannot shorten its vectors (text-embedding-ada-002) and values above a
+// known model's size. Vectors come from the hash embedder, so answers are
+// deterministic. Stats counts what was served, so callers can compute quota
+// utilisation.
 package embedtest
 
 import (
@@ -18,6 +21,9 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -46,9 +52,14 @@ const (
 	FaultReset   Fault = "reset"   // the connection is reset without an answer
 	FaultStall   Fault = "stall"   // no answer until Options.Stall passes or the client gives up
 	FaultReorder Fault = "reorder" // a correct answer with data in shuffled order
+	// FaultQuota answers HTTP 429 with OpenAI's insufficient_quota error
+	// (type and code): the account's quota or credits are exhausted. Unlike
+	// a rate limit it does not pass, so it is not in AllFaults.
+	FaultQuota Fault = "insufficient_quota"
 )
 
-// AllFaults is the default fault mix.
+// AllFaults is the default fault mix: the transient faults a client should
+// retry until it succeeds.
 var AllFaults = []Fault{Fault500, Fault502, Fault503, Fault504, FaultReset, FaultStall, FaultReorder}
 
 // Options configure a Server. Zero fields take the defaults stated.
@@ -93,10 +104,16 @@ type Options struct {
 	// api-key on the Azure route).
 	Key string
 	// Model, when set, is the only model /v1/embeddings serves (others get
-	// 404). Deployment likewise for the Azure route.
+	// 404), and the model behind the Azure route's deployment. Deployment,
+	// when set, is the only deployment the Azure route serves. When the
+	// model is one of OpenAI's (the request's model on /v1/embeddings, Model
+	// on the Azure route), dimensions is checked as OpenAI does: 400 for
+	// text-embedding-ada-002, which cannot shorten its vectors, and for
+	// values above the model's size (1536, or 3072 for
+	// text-embedding-3-large).
 	Model, Deployment string
 	// MaxInputs, MaxTokens and MaxInputTokens are the request caps; default
-	// 2048 inputs, 300000 tokens, 8191 tokens per input.
+	// 2048 inputs, 300000 tokens, 8192 tokens per input, OpenAI's caps.
 	MaxInputs, MaxTokens, MaxInputTokens int
 	// Seed seeds fault injection and shuffling; default 1.
 	Seed int64
@@ -129,17 +146,40 @@ func (o *Options) applyDefaults() {
 	}
 }
 
+// plainOptions has the fields of Options and none of its methods.
+type plainOptions Options
+
+// redacted returns o with Key replaced by "[redacted]" (if set), as a type
+// that fmt and slog print field by field and that reflect names
+// embedtest.Options.
+func (o Options) redacted() any {
+	type Options plainOptions
+	if o.Key != "" {
+		o.Key = "[redacted]"
+	}
+	return Options(o)
+}
+
+// Format prints the options as fmt would, for every verb, but with Key
+// redacted: logging the options of a test or dev server never shows its key.
+func (o Options) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), o.redacted())
+}
+
+// LogValue logs the options with Key redacted.
+func (o Options) LogValue() slog.Value { return slog.AnyValue(o.redacted()) }
+
 // Stats counts what a Server saw and served. Fields are totals since the
 // Server was created.
 type Stats struct {
 	Requests     int64 // requests received
 	OK           int64 // answered 200
-	Throttled    int64 // answered 429
+	Throttled    int64 // answered 429 for the rate quota (not FaultQuota)
 	TooLarge     int64 // answered 400 for breaking a request cap
 	BadRequests  int64 // answered 400 for another reason
 	Unauthorized int64 // answered 401
 	NotFound     int64 // answered 404
-	Faults       int64 // injected faults (reorders included)
+	Faults       int64 // injected faults (reorders and FaultQuota included)
 	TokensServed int64 // tokens of requests answered 200
 	InputsServed int64 // inputs of requests answered 200
 }
@@ -185,6 +225,26 @@ func NewHandler(opts Options) *Server {
 	s.mux.HandleFunc("POST /v1/embeddings", s.serveOpenAI)
 	s.mux.HandleFunc("POST /openai/deployments/{deployment}/embeddings", s.serveAzure)
 	return s
+}
+
+// String describes the Server by its options, with the key redacted.
+func (s *Server) String() string {
+	if s == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("embedtest.Server%+v", s.opts)
+}
+
+// Format writes String for every verb: fmt never walks the Server's fields,
+// which hold the key.
+func (s *Server) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.String()) }
+
+// LogValue logs the Server's options, with the key redacted.
+func (s *Server) LogValue() slog.Value {
+	if s == nil {
+		return slog.StringValue("<nil>")
+	}
+	return s.opts.LogValue()
 }
 
 // ServeHTTP serves the embeddings routes.
@@ -254,6 +314,9 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "model_not_found", "The model `"+req.Model+"` does not exist or you do not have access to it.")
 		return
 	}
+	if !s.checkDimensions(w, req.Model, req.Dimensions) {
+		return
+	}
 	s.embed(w, r, req)
 }
 
@@ -277,7 +340,47 @@ func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// The body's model is ignored: the deployment selects the model.
+	if !s.checkDimensions(w, s.opts.Model, req.Dimensions) {
+		return
+	}
 	s.embed(w, r, req)
+}
+
+// openAIModels are OpenAI's embedding models: the length of the vectors
+// each returns by default, its largest, and whether it accepts dimensions
+// ("Only supported in text-embedding-3 and later models", OpenAI's API
+// reference). The double keeps its own table, independent of the client's.
+var openAIModels = map[string]struct {
+	dims    int
+	shorten bool
+}{
+	"text-embedding-3-small": {1536, true},
+	"text-embedding-3-large": {3072, true},
+	"text-embedding-ada-002": {1536, false},
+}
+
+// checkDimensions answers 400, as OpenAI does, when a request asks for
+// dimensions that model cannot give. Unknown models are not checked.
+func (s *Server) checkDimensions(w http.ResponseWriter, model string, dims int) bool {
+	m, known := openAIModels[model]
+	if dims == 0 || !known {
+		return true
+	}
+	var msg, code string
+	switch {
+	case !m.shorten:
+		msg = "This model does not support specifying dimensions."
+	case dims > m.dims:
+		msg = "Invalid 'dimensions': integer above maximum value. Expected a value <= " + strconv.Itoa(m.dims) +
+			", but got " + strconv.Itoa(dims) + " instead."
+		code = "integer_above_max_value"
+	default:
+		return true
+	}
+	s.badRequests.Add(1)
+	writeErrorBody(w, http.StatusBadRequest, apiError{Message: msg, Type: "invalid_request_error", Param: "dimensions", Code: code})
+	return false
 }
 
 type request struct {
@@ -292,7 +395,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (request, bool) 
 		Model          string          `json:"model"`
 		Input          json.RawMessage `json:"input"`
 		EncodingFormat string          `json:"encoding_format"`
-		Dimensions     int             `json:"dimensions"`
+		Dimensions     *int            `json:"dimensions"`
 	}
 	bad := func(msg string) (request, bool) {
 		s.badRequests.Add(1)
@@ -302,7 +405,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (request, bool) 
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&body); err != nil {
 		return bad("We could not parse the JSON body of your request: " + err.Error())
 	}
-	req := request{Model: body.Model, EncodingFormat: body.EncodingFormat, Dimensions: body.Dimensions}
+	req := request{Model: body.Model, EncodingFormat: body.EncodingFormat}
+	if body.Dimensions != nil {
+		if d := *body.Dimensions; d < 1 || d > 65536 {
+			s.badRequests.Add(1)
+			writeErrorBody(w, http.StatusBadRequest, apiError{
+				Message: "Invalid 'dimensions': must be between 1 and 65536, but got " + strconv.Itoa(d) + " instead.",
+				Type:    "invalid_request_error", Param: "dimensions", Code: "invalid_value"})
+			return request{}, false
+		}
+		req.Dimensions = *body.Dimensions
+	}
 	var one string
 	if err := json.Unmarshal(body.Input, &one); err == nil {
 		req.Input = []string{one}
@@ -321,9 +434,6 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (request, bool) 
 	case "", "float", "base64":
 	default:
 		return bad("encoding_format must be float or base64")
-	}
-	if req.Dimensions < 0 || req.Dimensions > 65536 {
-		return bad("dimensions must be between 1 and 65536")
 	}
 	return req, true
 }
@@ -344,6 +454,12 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request, req request) {
 	case Fault500, Fault502, Fault503, Fault504:
 		code, _ := strconv.Atoi(string(fault))
 		writeError(w, code, "server_error", "The server had an error while processing your request (injected fault).")
+		return
+	case FaultQuota:
+		writeErrorBody(w, http.StatusTooManyRequests, apiError{
+			Message: "You exceeded your current quota, please check your plan and billing details. For more information on this error, " +
+				"read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors. (injected fault)",
+			Type: "insufficient_quota", Code: "insufficient_quota"})
 		return
 	case FaultReset:
 		reset(w)
@@ -519,18 +635,39 @@ func reset(w http.ResponseWriter) {
 	_ = conn.Close()
 }
 
+// apiError is the error object of an OpenAI error answer. Empty Param and
+// Code are sent as null, as OpenAI does.
+type apiError struct {
+	Message, Type, Param, Code string
+}
+
+// writeError answers status with an error of type server_error (5xx) or
+// invalid_request_error and the given code.
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	typ := "invalid_request_error"
+	if status >= 500 {
+		typ = "server_error"
+	}
+	writeErrorBody(w, status, apiError{Message: msg, Type: typ, Code: code})
+}
+
+// writeErrorBody answers status with {"error":{"message","type","param","code"}}.
+func writeErrorBody(w http.ResponseWriter, status int, e apiError) {
+	null := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
 	var body struct {
 		Error struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    string `json:"code"`
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
 		} `json:"error"`
 	}
-	body.Error.Message, body.Error.Type, body.Error.Code = msg, "invalid_request_error", code
-	if status >= 500 {
-		body.Error.Type = "server_error"
-	}
+	body.Error.Message, body.Error.Type, body.Error.Param, body.Error.Code = e.Message, e.Type, null(e.Param), null(e.Code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)

@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiktoken-go/tokenizer"
 	"go.uber.org/goleak"
 
 	"github.com/sluice-dev/sluice/embedder"
@@ -239,3 +242,183 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
+
+// errorBody is an OpenAI error answer; Param and Code are null when absent.
+type errorBody struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+func decodeError(t *testing.T, body []byte) errorBody {
+	t.Helper()
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" {
+		t.Fatalf("error body %s: %v", body, err)
+	}
+	return e
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
+
+// TestDimensionsByModel checks the dimensions parameter as OpenAI does:
+// "Only supported in text-embedding-3 and later models", and never above the
+// model's own size. Unknown models take any value up to 65536; on the Azure
+// route the model is Options.Model, the one behind the deployment.
+func TestDimensionsByModel(t *testing.T) {
+	const azurePath = "/openai/deployments/dep/embeddings?api-version=2024-10-21"
+	tests := []struct {
+		name     string
+		model    string // Options.Model
+		path     string
+		body     string
+		status   int
+		wantDims int    // length of the vector when 200
+		wantCode string // error.code when 400 ("null" when absent)
+	}{
+		{"3-small shortened", "", "/v1/embeddings", `{"model":"text-embedding-3-small","input":["x"],"dimensions":256}`, 200, 256, ""},
+		{"3-small native", "", "/v1/embeddings", `{"model":"text-embedding-3-small","input":["x"],"dimensions":1536}`, 200, 1536, ""},
+		{"3-large native", "", "/v1/embeddings", `{"model":"text-embedding-3-large","input":["x"],"dimensions":3072}`, 200, 3072, ""},
+		{"ada-002 without dimensions", "", "/v1/embeddings", `{"model":"text-embedding-ada-002","input":["x"]}`, 200, 8, ""},
+		{"unknown model", "", "/v1/embeddings", `{"model":"m","input":["x"],"dimensions":4096}`, 200, 4096, ""},
+		{"ada-002 with dimensions", "", "/v1/embeddings", `{"model":"text-embedding-ada-002","input":["x"],"dimensions":1536}`, 400, 0, "null"},
+		{"served ada-002 with dimensions", "text-embedding-ada-002", "/v1/embeddings", `{"model":"text-embedding-ada-002","input":["x"],"dimensions":512}`, 400, 0, "null"},
+		{"3-small above its size", "", "/v1/embeddings", `{"model":"text-embedding-3-small","input":["x"],"dimensions":1537}`, 400, 0, "integer_above_max_value"},
+		{"3-large above its size", "", "/v1/embeddings", `{"model":"text-embedding-3-large","input":["x"],"dimensions":3073}`, 400, 0, "integer_above_max_value"},
+		{"zero", "", "/v1/embeddings", `{"model":"m","input":["x"],"dimensions":0}`, 400, 0, "invalid_value"},
+		{"above 65536", "", "/v1/embeddings", `{"model":"m","input":["x"],"dimensions":65537}`, 400, 0, "invalid_value"},
+		{"azure ada-002 deployment", "text-embedding-ada-002", azurePath, `{"input":["x"],"dimensions":1536}`, 400, 0, "null"},
+		{"azure 3-small deployment above its size", "text-embedding-3-small", azurePath, `{"input":["x"],"dimensions":3072}`, 400, 0, "integer_above_max_value"},
+		{"azure 3-small deployment shortened", "text-embedding-3-small", azurePath, `{"input":["x"],"dimensions":64}`, 200, 64, ""},
+		{"azure model unknown", "", azurePath, `{"input":["x"],"dimensions":3072}`, 200, 3072, ""},
+		{"azure ignores the body's model", "text-embedding-3-large", azurePath, `{"model":"text-embedding-ada-002","input":["x"],"dimensions":3072}`, 200, 3072, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := embedtest.Start(t, embedtest.Options{Model: tt.model, Dimensions: 8})
+			resp, body := do(t, url, call{tt.path, nil, tt.body})
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == 200 {
+				var ok struct {
+					Data []struct{ Embedding []float32 } `json:"data"`
+				}
+				if err := json.Unmarshal(body, &ok); err != nil || len(ok.Data) != 1 || len(ok.Data[0].Embedding) != tt.wantDims {
+					t.Fatalf("answer %.200s: want one %d-dimensional vector (%v)", body, tt.wantDims, err)
+				}
+				return
+			}
+			e := decodeError(t, body)
+			if e.Error.Type != "invalid_request_error" || deref(e.Error.Param) != "dimensions" || deref(e.Error.Code) != tt.wantCode {
+				t.Fatalf("error %s: want type invalid_request_error, param dimensions, code %s", body, tt.wantCode)
+			}
+			if st := srv.Stats(); st.BadRequests != 1 || st.OK != 0 {
+				t.Fatalf("stats %+v, want one bad request", st)
+			}
+		})
+	}
+}
+
+// TestQuotaFault checks the injected insufficient_quota answer: a 429 with
+// OpenAI's error type and code, counted as a fault and not as throttling.
+func TestQuotaFault(t *testing.T) {
+	srv, url := embedtest.Start(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultQuota}})
+	resp, body := do(t, url, call{"/v1/embeddings", nil, `{"model":"m","input":["x"]}`})
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("status %d, want 429: %s", resp.StatusCode, body)
+	}
+	e := decodeError(t, body)
+	if e.Error.Type != "insufficient_quota" || deref(e.Error.Code) != "insufficient_quota" || e.Error.Param != nil ||
+		!strings.Contains(e.Error.Message, "exceeded your current quota") {
+		t.Fatalf("error %s, want OpenAI's insufficient_quota answer", body)
+	}
+	if st := srv.Stats(); st.Faults != 1 || st.Throttled != 0 || st.OK != 0 {
+		t.Fatalf("stats %+v, want one fault and no 429 counted as throttling", st)
+	}
+	for _, f := range embedtest.AllFaults {
+		if f == embedtest.FaultQuota {
+			t.Fatal("AllFaults holds FaultQuota: the default mix must be faults that pass")
+		}
+	}
+}
+
+// repeatTokens returns a text of exactly n cl100k_base tokens.
+func repeatTokens(t *testing.T, n int) string {
+	t.Helper()
+	text := "hello" + strings.Repeat(" hello", n-1)
+	codec, err := tokenizer.Get(tokenizer.Cl100kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := codec.Count(text); got != n {
+		t.Fatalf("text has %d tokens, want %d", got, n)
+	}
+	return text
+}
+
+// TestDefaultInputCap checks the default per-input cap: OpenAI's API
+// reference allows 8192 tokens per input for all embedding models.
+func TestDefaultInputCap(t *testing.T) {
+	tests := []struct {
+		tokens int
+		status int
+	}{
+		{8192, 200},
+		{8193, 400},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.tokens), func(t *testing.T) {
+			srv, url := embedtest.Start(t, embedtest.Options{Dimensions: 4})
+			in, err := json.Marshal(repeatTokens(t, tt.tokens))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, body := do(t, url, call{"/v1/embeddings", nil, `{"model":"m","input":[` + string(in) + `]}`})
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == 400 && (srv.Stats().TooLarge != 1 || !strings.Contains(string(body), "8192")) {
+				t.Fatalf("stats %+v, body %.300s: want a cap rejection naming 8192", srv.Stats(), body)
+			}
+		})
+	}
+}
+
+// TestKeyNeverPrinted checks that printing or logging the options or the
+// server never shows the key.
+func TestKeyNeverPrinted(t *testing.T) {
+	const secret = "k-very-secret-123"
+	opts := embedtest.Options{Key: secret, RPM: 60}
+	srv := embedtest.NewHandler(opts)
+	defer srv.Close()
+	var text, js bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Info("serving", "opts", opts, "server", srv)
+	slog.New(slog.NewJSONHandler(&js, nil)).Info("serving", "opts", opts, "server", srv)
+	outputs := map[string]string{"slog text": text.String(), "slog JSON": js.String()}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%d", "%q", "%x"} {
+		outputs[verb+" options"] = fmt.Sprintf(verb, opts)
+		outputs[verb+" *options"] = fmt.Sprintf(verb, &opts)
+		outputs[verb+" server"] = fmt.Sprintf(verb, srv)
+		outputs[verb+" in a slice"] = fmt.Sprintf(verb, []any{opts, srv})
+	}
+	for name, out := range outputs {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s shows the key: %s", name, out)
+		}
+	}
+	if got := fmt.Sprintf("%+v", opts); !strings.Contains(got, "RPM:60") || !strings.Contains(got, "Key:[redacted]") {
+		t.Errorf("%%+v = %s, want the other fields as usual and the key redacted", got)
+	}
+	if !strings.Contains(text.String(), "RPM:60") || !strings.Contains(js.String(), `"RPM":60`) {
+		t.Errorf("logs lack the options:\n%s%s", text.String(), js.String())
+	}
+}

@@ -40,7 +40,7 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 func permanent(err error) bool {
 	for _, target := range []error{
 		state.ErrModelChanged,
-		embedder.ErrConfig, embedder.ErrMissingKey, embedder.ErrUnauthorized, embedder.ErrNotFound, embedder.ErrDimensions,
+		embedder.ErrConfig, embedder.ErrMissingKey, embedder.ErrUnauthorized, embedder.ErrQuotaExhausted, embedder.ErrNotFound, embedder.ErrDimensions,
 		sink.ErrDimensionMismatch, sink.ErrUnsupported,
 	} {
 		if errors.Is(err, target) {

@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -87,12 +89,19 @@ func WithLogger(l *slog.Logger) Option {
 
 // Store is a sink.VectorStore on a Cloud AI Search index. It is safe for
 // concurrent use.
+//
+// A Store never holds the admin key where printing or reflection reaches
+// it: its configuration is kept without the key, and the authentication
+// policy (which holds the key or the token cache) only inside a closure.
+// Printing a Store (fmt's %v, %+v, %#v, or slog) shows what String shows.
 type Store struct {
-	cfg         Config
+	cfg         Config // without Key
 	pl          runtime.Pipeline
 	apiVersion  string
 	retryDelay  time.Duration
 	credentials string // where the credentials come from, for errors that refuse them
+	credName    string // the credential, e.g. DefaultAzureCredential, for String and a *CredentialError
+	tokenHint   string // how to fix a credential that cannot get a token
 }
 
 // New resolves the endpoint, key and API version from the environment where
@@ -129,19 +138,20 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	if apiVersion == "" {
 		apiVersion = DefaultAPIVersion
 	}
-	auth, credentials, err := authPolicy(&cfg, &o)
+	auth, err := authPolicy(&cfg, &o)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: credentials}
-	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth, logPolicy{o.log}}}, &policy.ClientOptions{
+	cfg.Key = "" // the policy holds it now; the Store must not (see Store)
+	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint}
+	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth.policy, attemptPolicy{}, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{
 			MaxRetries:    int32(cfg.MaxRetries),
 			TryTimeout:    cfg.Timeout,
 			RetryDelay:    o.retryDelay,
 			MaxRetryDelay: 2 * time.Minute,
-			StatusCodes:   []int{http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout},
+			StatusCodes:   retriedStatuses,
 		},
 		Telemetry: policy.TelemetryOptions{ApplicationID: "sluice"},
 	})
@@ -149,6 +159,31 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// retriedStatuses are the answers the pipeline retries (as azcore does by
+// default), honouring Retry-After and retry-after-ms: 408 Request Timeout,
+// 429 Too Many Requests, 500 Internal Server Error, 502 Bad Gateway, 503
+// Service Unavailable and 504 Gateway Timeout. doc.go lists them too.
+var retriedStatuses = []int{
+	http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+}
+
+// attemptsKey is the context key of a request's attempt counter (see
+// call.attempts).
+type attemptsKey struct{}
+
+// attemptPolicy counts the attempts of a request whose context carries a
+// counter; it runs once per try, after the retry policy.
+type attemptPolicy struct{}
+
+// Do counts the attempt and sends the request on.
+func (attemptPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if n, ok := req.Raw().Context().Value(attemptsKey{}).(*atomic.Int32); ok {
+		n.Add(1)
+	}
+	return req.Next()
 }
 
 // logPolicy logs each attempt of a request at debug level. It runs after
@@ -180,48 +215,152 @@ func (p logPolicy) Do(req *policy.Request) (*http.Response, error) {
 // 403: the setting or variable holding the key, or the identity whose role
 // assignments to check. Never the key itself.
 const (
-	identitySource = "the role assignments of the Microsoft Entra identity (Search Index Data Contributor on this service)"
+	identitySource = "the role assignments of the Microsoft Entra identity on this service (" + rolesNeeded + ")"
 	adminKey       = " (an admin key of this service)"
 )
 
+// rolesNeeded are the Azure roles a Microsoft Entra identity needs on the
+// search service.
+const rolesNeeded = "Search Index Data Contributor to write and query documents, Search Service Contributor to create, validate or list indexes"
+
+// authentication is the authentication policy of a store and how its
+// errors describe it.
+type authentication struct {
+	policy    policy.Policy
+	source    string // where the credentials come from (see identitySource)
+	name      string // the credential, e.g. "DefaultAzureCredential" or "admin key from CLOUD_AI_SEARCH_KEY"
+	tokenHint string // how to fix a credential that cannot get a token; "" for keys
+}
+
 // authPolicy builds the authentication policy, a key in the api-key header
-// or bearer tokens, and says where its credentials come from (see
-// identitySource).
-func authPolicy(cfg *Config, o *options) (policy.Policy, string, error) {
+// or bearer tokens, and says where its credentials come from. The policy
+// is wrapped in a closure (opaquePolicy), so that neither the key nor a
+// token is reachable from the Store by printing or reflection; a token
+// credential is wrapped so that its failures are told apart from requests
+// that got no answer (tokenError).
+func authPolicy(cfg *Config, o *options) (authentication, error) {
 	insecure := isLoopback(cfg.Endpoint)
-	bearer := func(cred azcore.TokenCredential) (policy.Policy, string, error) {
-		return runtime.NewBearerTokenPolicy(cred, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure}), identitySource, nil
+	bearer := func(cred azcore.TokenCredential, name, hint string) (authentication, error) {
+		p := runtime.NewBearerTokenPolicy(markedCredential{cred}, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure})
+		return authentication{policy: opaque(p), source: identitySource, name: name, tokenHint: hint}, nil
 	}
 	if o.tokenCred != nil {
-		return bearer(o.tokenCred)
+		return bearer(o.tokenCred, fmt.Sprintf("the credential given to cloudsearch.New (%T)", o.tokenCred),
+			"check the credential passed with cloudsearch.WithCredential")
 	}
 	keyOpts := &runtime.KeyCredentialPolicyOptions{InsecureAllowCredentialWithHTTP: insecure}
 	if o.keyCred != nil {
-		return runtime.NewKeyCredentialPolicy(o.keyCred, "api-key", keyOpts), "the key credential given to cloudsearch.New" + adminKey, nil
+		return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(o.keyCred, "api-key", keyOpts)),
+			source: "the key credential given to cloudsearch.New" + adminKey, name: "key credential given to cloudsearch.New"}, nil
 	}
 	switch cfg.Credential {
 	case DefaultCredential:
 		cred, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return nil, "", configErr("credential", "DefaultAzureCredential is unavailable: "+err.Error(), "sign in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a workload identity, or use credential: key")
+			return authentication{}, configErr("credential", "DefaultAzureCredential is unavailable: "+err.Error(), "sign in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a workload identity, or use credential: key")
 		}
-		return bearer(cred)
+		return bearer(cred, "DefaultAzureCredential",
+			"sign in with `az login` (or `azd auth login`), or set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or a workload identity's AZURE_FEDERATED_TOKEN_FILE), or run where a managed identity is assigned; or use sink.cloudsearch.credential: key with "+cfg.KeyEnv)
 	case ManagedIdentity:
 		cred, err := azidentity.NewManagedIdentityCredential(managedIdentityOptions(cfg, o.getenv))
 		if err != nil {
-			return nil, "", configErr("credential", "ManagedIdentityCredential is unavailable: "+err.Error(), "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
+			return authentication{}, configErr("credential", "ManagedIdentityCredential is unavailable: "+err.Error(), "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
 		}
-		return bearer(cred)
+		id := "the system-assigned identity, as " + cfg.ManagedIdentityClientIDEnv + " is empty"
+		if v := o.getenv(cfg.ManagedIdentityClientIDEnv); v != "" {
+			id = "the user-assigned identity " + v + " from " + cfg.ManagedIdentityClientIDEnv
+		}
+		return bearer(cred, "ManagedIdentityCredential ("+id+")",
+			"run where a managed identity is assigned (an Azure VM, App Service, Container Apps, AKS with workload identity), and set "+cfg.ManagedIdentityClientIDEnv+" to the client id of a user-assigned identity that is assigned there; or use sink.cloudsearch.credential: key with "+cfg.KeyEnv)
 	}
-	key, source := cfg.Key, settingPrefix+"key"+adminKey
+	key, source, name := cfg.Key, settingPrefix+"key"+adminKey, "admin key from "+settingPrefix+"key"
 	if key == "" {
-		key, source = o.getenv(cfg.KeyEnv), cfg.KeyEnv+adminKey
+		key, source, name = o.getenv(cfg.KeyEnv), cfg.KeyEnv+adminKey, "admin key from "+cfg.KeyEnv
 	}
 	if key == "" {
-		return nil, "", configErr("key", "no admin key: "+cfg.KeyEnv+" is empty",
+		return authentication{}, configErr("key", "no admin key: "+cfg.KeyEnv+" is empty",
 			"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
 	}
-	return runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts), source, nil
+	return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts)), source: source, name: name}, nil
+}
+
+// opaquePolicy runs a policy that it holds only in a closure, out of reach
+// of fmt and of reflection-based printers (a func prints as an address).
+type opaquePolicy struct {
+	do func(*policy.Request) (*http.Response, error)
+}
+
+func opaque(p policy.Policy) opaquePolicy { return opaquePolicy{do: p.Do} }
+
+// Do runs the wrapped policy.
+func (p opaquePolicy) Do(req *policy.Request) (*http.Response, error) { return p.do(req) }
+
+// markedCredential is a token credential whose failures are *tokenError,
+// whatever the credential: azcore's bearer-token policy returns them
+// unchanged, and the store must not report them as unreachable endpoints.
+type markedCredential struct{ cred azcore.TokenCredential }
+
+// GetToken asks the wrapped credential for a token.
+func (m markedCredential) GetToken(ctx context.Context, opts policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	tk, err := m.cred.GetToken(ctx, opts)
+	if err != nil {
+		return tk, &tokenError{err: err}
+	}
+	return tk, nil
+}
+
+// tokenError marks an error of a token credential's GetToken.
+type tokenError struct{ err error }
+
+func (e *tokenError) Error() string { return e.err.Error() }
+func (e *tokenError) Unwrap() error { return e.err }
+
+// credentialUnavailableType is the type of azidentity's "credential
+// unavailable" errors, which azidentity does not export: it is the type
+// of what its exported constructor returns.
+var credentialUnavailableType = reflect.TypeOf(azidentity.NewCredentialUnavailableError(""))
+
+// credentialFailure tells whether err is the failure of a token credential
+// and whether that credential could not even try (not signed in, no managed
+// identity here) rather than being refused by Microsoft Entra ID. It
+// recognizes errors of the store's own credentials (tokenError) and
+// azidentity's AuthenticationFailedError, AuthenticationRequiredError and
+// unavailability errors.
+func credentialFailure(err error) (failed, unavailable bool) {
+	var te *tokenError
+	failed = errors.As(err, &te)
+	var afe *azidentity.AuthenticationFailedError
+	if errors.As(err, &afe) {
+		return true, false
+	}
+	var are *azidentity.AuthenticationRequiredError
+	if errors.As(err, &are) || hasType(err, credentialUnavailableType) {
+		return true, true
+	}
+	return failed, false
+}
+
+// hasType reports whether err or an error it wraps has type t.
+func hasType(err error, t reflect.Type) bool {
+	for err != nil {
+		if reflect.TypeOf(err) == t {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if hasType(e, t) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // managedIdentityOptions selects the user-assigned identity whose client id
@@ -257,6 +396,21 @@ func (s *Store) Config() Config {
 	return c
 }
 
+// String describes the store: its endpoint, index, API version and
+// credential, never a key or token.
+func (s *Store) String() string {
+	return fmt.Sprintf("cloudsearch.Store{Endpoint: %s, Index: %s, APIVersion: %s, Credential: %s}", s.cfg.Endpoint, s.cfg.IndexName, s.apiVersion, s.credName)
+}
+
+// GoString is String, for the %#v verb.
+func (s *Store) GoString() string { return s.String() }
+
+// LogValue logs the store as String describes it, as a group.
+func (s *Store) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("endpoint", s.cfg.Endpoint), slog.String("index", s.cfg.IndexName),
+		slog.String("apiVersion", s.apiVersion), slog.String("credential", s.credName))
+}
+
 // APIVersion returns the REST API version the store sends.
 func (s *Store) APIVersion() string { return s.apiVersion }
 
@@ -274,11 +428,17 @@ type call struct {
 	body   []byte     // JSON, or nil
 	index  bool       // whether a 404 means the index is missing
 	accept string     // the Accept header; "" means application/json
+
+	attempts *atomic.Int32 // if set, counts the attempts sent (retries included)
 }
 
 // do sends c and returns the status and body of a 2xx answer; other
-// answers become a *ServiceError, failures to get one a *ConnectionError.
+// answers become a *ServiceError, a credential that cannot get a token a
+// *CredentialError, and failures to get an answer a *ConnectionError.
 func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
+	if c.attempts != nil {
+		ctx = context.WithValue(ctx, attemptsKey{}, c.attempts)
+	}
 	q := url.Values{}
 	for k, v := range c.query {
 		q[k] = v
@@ -302,6 +462,9 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, ctx.Err())
+		}
+		if failed, unavailable := credentialFailure(err); failed {
+			return 0, nil, &CredentialError{Op: c.op, Credential: s.credName, Endpoint: s.cfg.Endpoint, Unavailable: unavailable, Hint: s.tokenHint, Err: err}
 		}
 		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Err: err}
 	}

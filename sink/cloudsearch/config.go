@@ -194,7 +194,8 @@ type Config struct {
 	// (NO_VALIDATION, VALIDATE_INDEX, CREATE_IF_NOT_EXISTS also accepted).
 	// Default: NoValidation.
 	IndexManagement IndexManagement `yaml:"indexManagement"`
-	// EmbeddingDimensionality is the length of every vector. Default: 1536.
+	// EmbeddingDimensionality is the length of every vector, 2 to 4096 (the
+	// service's limits). Default: 1536.
 	EmbeddingDimensionality int `yaml:"embeddingDimensionality"`
 	// VectorAlgorithmType is exhaustiveKnn or hnsw. Default: exhaustiveKnn.
 	VectorAlgorithmType VectorAlgorithm `yaml:"vectorAlgorithmType"`
@@ -438,8 +439,9 @@ func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 func (c Config) validateNumbers() error {
 	switch {
-	case c.EmbeddingDimensionality < 2 || c.EmbeddingDimensionality > 4096:
-		return configErr("embeddingDimensionality", fmt.Sprintf("%d is out of range", c.EmbeddingDimensionality), "set it to the embedding model's output size (2 to 4096), e.g. 1536")
+	case c.EmbeddingDimensionality < azspec.MinVectorDimensions || c.EmbeddingDimensionality > azspec.MaxVectorDimensions:
+		return configErr("embeddingDimensionality", fmt.Sprintf("%d is out of range", c.EmbeddingDimensionality),
+			fmt.Sprintf("set it to the embedding model's output size (%d to %d, the service's limits), e.g. 1536", azspec.MinVectorDimensions, azspec.MaxVectorDimensions))
 	case c.Timeout < 0:
 		return configErr("timeout", "must not be negative", "use a duration such as 60s")
 	case c.MaxRetries < 0:

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
 
 // postIndex sends def to POST /indexes of the test server and returns the
@@ -181,4 +184,59 @@ func TestLanguageAnalyzerSentAsWireValue(t *testing.T) {
 			assertNoClientErrors(t, srv)
 		})
 	}
+}
+
+// TestVectorDimensionsAgree checks Config.Validate and the test server,
+// validating against the official definitions, on the same dimensions:
+// both take 2 to 4096 (the service's documented range, past the 2048 of
+// the 2024-07-01 swagger) and both refuse anything else.
+func TestVectorDimensionsAgree(t *testing.T) {
+	_, url := searchtest.Start(t, searchtest.Options{Key: testKey, SpecDir: specOrSkip(t)})
+	for _, dims := range []int{1, 2, 1536, 2048, 2049, 3072, 4096, 4097} {
+		t.Run(strconv.Itoa(dims), func(t *testing.T) {
+			c := DefaultConfig()
+			c.IndexName = "dims-" + strconv.Itoa(dims)
+			c.EmbeddingDimensionality = dims
+			err := c.Validate()
+			st, body := postIndex(t, url, c.Definition())
+			if dims >= 2 && dims <= 4096 {
+				if err != nil || st != http.StatusCreated {
+					t.Fatalf("Validate = %v, server answered %d %.300s; want both to accept", err, st, body)
+				}
+				return
+			}
+			if st != http.StatusBadRequest {
+				t.Errorf("server answered %d %.300s, want 400", st, body)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Setting != settingPrefix+"embeddingDimensionality" || !strings.Contains(err.Error(), "2 to 4096") {
+				t.Errorf("Validate = %v, want a *ConfigError on embeddingDimensionality giving 2 to 4096", err)
+			}
+		})
+	}
+}
+
+// TestDimensions3072 creates, fills and queries an index of 3072
+// dimensions (text-embedding-3-large's) on the test server validating
+// request bodies against the official definitions.
+func TestDimensions3072(t *testing.T) {
+	const dims = 3072
+	s, srv := startStore(t, searchtest.Options{SpecDir: specOrSkip(t)}, func(c *Config) { c.EmbeddingDimensionality = dims })
+	ctx := context.Background()
+	nodes := makeNodes("large.md", 3)
+	for i := range nodes {
+		nodes[i].Embedding = make([]float32, dims)
+		nodes[i].Embedding[i] = 1
+	}
+	if _, err := s.Add(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Query(ctx, sink.Query{Embedding: nodes[1].Embedding, TopK: 1})
+	if err != nil || len(res) != 1 || res[0].ID != nodes[1].ID {
+		t.Fatalf("Query = %v, %v; want node 1", res, err)
+	}
+	if err := s.ValidateIndex(ctx); err != nil {
+		t.Errorf("ValidateIndex: %v", err)
+	}
+	assertNoClientErrors(t, srv)
 }

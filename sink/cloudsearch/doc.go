@@ -3,17 +3,31 @@
 //
 // There is no official Go data-plane SDK, so the store speaks REST through an
 // azcore pipeline: azcore's key-credential or bearer-token policy
-// authenticates, and azcore's retry policy retries throttled requests (429,
-// 503) honouring Retry-After and retry-after-ms. Per-document failures inside
-// a 207 answer are retried by this package (only the keys whose status is
-// retryable: 409, 422, 503) with exponential backoff; every node passed to
-// Add is either acknowledged or reported in a *sink.WriteError.
+// authenticates, and azcore's retry policy retries, up to maxRetries times
+// with exponential backoff honouring Retry-After and retry-after-ms, every
+// request answered 408 (Request Timeout), 429 (Too Many Requests), 500
+// (Internal Server Error), 502 (Bad Gateway), 503 (Service Unavailable) or
+// 504 (Gateway Timeout), and every request that got no answer (a connection
+// failure, or an attempt that ran past sink.cloudsearch.timeout). Other
+// answers are not retried, nor is a Microsoft Entra credential that cannot
+// get a token (a *CredentialError). Retrying a request the service had
+// carried out before failing is harmless for uploads and deletes; for index
+// creation, answered 409 on the retry, see Store.CreateIndex. Per-document
+// failures inside a 207 answer are retried by this package (only the keys
+// whose status is retryable: 409, 422, 503) with exponential backoff; every
+// node passed to Add is either acknowledged or reported in a
+// *sink.WriteError.
 //
-// Documents are written in the format LlamaIndex's AzureAISearchVectorStore
-// uses (Python and TypeScript), so indexes are shared both ways: the metadata
+// Documents are written in the format of LlamaIndex's
+// AzureAISearchVectorStore, as its Python store writes them: the metadata
 // field holds a JSON string with _node_content, _node_type, document_id,
 // doc_id and ref_doc_id, and the doc_id field holds the reference document
-// id, so Delete(refDocID) works.
+// id. Documents written by LlamaIndex's Python and TypeScript stores are
+// read back (GetNodes, Query). Delete(refDocID) finds nodes by the doc_id
+// field, so it removes the nodes of refDocID that Sluice or LlamaIndex's
+// Python store wrote, but none that LlamaIndex.TS wrote: that store puts
+// the node id in doc_id (the reference document id only in the metadata
+// string, which cannot be filtered). See Store.Delete.
 //
 // Settings come from a Config (YAML key sink.cloudsearch); New resolves the
 // endpoint, key and API version from the environment

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -158,7 +159,7 @@ func fieldValue(v any, ff FilterableField) (any, error) {
 			}
 			return out, nil
 		}
-		return []string{fmt.Sprint(v)}, nil
+		return []string{text(v)}, nil
 	case ff.Type.numeric():
 		f, ok := toNumber(v)
 		if !ok {
@@ -180,9 +181,25 @@ func fieldValue(v any, ff FilterableField) (any, error) {
 		if _, ok := sink.ValueList(v); ok {
 			return nil, bad()
 		}
-		return fmt.Sprint(v), nil
+		return text(v), nil
+	case ff.Type == DateTimeOffset:
+		t, ok := toTime(v)
+		if !ok {
+			return nil, fmt.Errorf("metadata %q is %T %v, which is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z (a time.Time or such a string), as field %s of type %s needs (%sfilterableMetadataFieldKeys.%s)",
+				ff.Key, v, v, ff.Field, ff.Type, settingPrefix, ff.Key)
+		}
+		return timeText(t), nil
 	}
 	return v, nil
+}
+
+// text is v as a string field holds it: a time in RFC 3339 form (as a
+// filter on it is written), anything else as fmt prints it.
+func text(v any) string {
+	if t, ok := v.(time.Time); ok {
+		return timeText(t)
+	}
+	return fmt.Sprint(v)
 }
 
 // fromDocument rebuilds a node from a document read back from the index.

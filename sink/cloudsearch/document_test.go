@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -94,12 +95,45 @@ func TestFieldValueErrors(t *testing.T) {
 		{"int from fraction", 1.5, FilterableField{Key: "n", Field: "n", Type: Int64}},
 		{"string from list", []string{"a"}, FilterableField{Key: "s", Field: "s", Type: String}},
 		{"bool from text", "yes", FilterableField{Key: "b", Field: "b", Type: Boolean}},
+		{"datetime from text", "soon", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
+		{"datetime with a filter in it", "2024-05-01T10:00:00Z or true", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
+		{"datetime without zone", "2024-05-01T10:00:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
+		{"datetime from number", 1714557600, FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := fieldValue(tt.v, tt.ff)
 			if err == nil || !strings.Contains(err.Error(), "filterableMetadataFieldKeys."+tt.ff.Key) {
 				t.Errorf("fieldValue(%v) = %v, want an error naming the setting", tt.v, err)
+			}
+		})
+	}
+}
+
+// TestFieldValueDateTimeOffset checks that an Edm.DateTimeOffset field
+// gets RFC 3339 in UTC from a time.Time or an RFC 3339 string, as filters
+// on it are written, and that a string field holding a time gets it in the
+// same form.
+func TestFieldValueDateTimeOffset(t *testing.T) {
+	when := FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}
+	tests := []struct {
+		name string
+		v    any
+		ff   FilterableField
+		want any
+	}{
+		{"time.Time in UTC", time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), when, "2024-05-01T10:00:00Z"},
+		{"time.Time with an offset", time.Date(2024, 5, 1, 12, 0, 0, 0, time.FixedZone("CET", 7200)), when, "2024-05-01T10:00:00Z"},
+		{"fractional seconds", time.Date(2024, 5, 1, 10, 0, 0, 5e8, time.UTC), when, "2024-05-01T10:00:00.5Z"},
+		{"RFC 3339 string", "2024-05-01T10:00:00Z", when, "2024-05-01T10:00:00Z"},
+		{"RFC 3339 string with offset", "2024-05-01T06:00:00.125-04:00", when, "2024-05-01T10:00:00.125Z"},
+		{"string field holding a time", time.Date(2024, 5, 1, 12, 0, 0, 0, time.FixedZone("CET", 7200)), FilterableField{Key: "s", Field: "s", Type: String}, "2024-05-01T10:00:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := fieldValue(tt.v, tt.ff)
+			if err != nil || got != tt.want {
+				t.Errorf("fieldValue(%v) = %v, %v; want %v", tt.v, got, err, tt.want)
 			}
 		})
 	}

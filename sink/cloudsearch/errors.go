@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -16,7 +17,9 @@ var (
 	ErrConfig = errors.New("cloudsearch: invalid configuration")
 	// ErrIndexNotFound marks a request to an index that does not exist.
 	ErrIndexNotFound = errors.New("cloudsearch: index not found")
-	// ErrAuth marks a request the service refused to authenticate or authorize.
+	// ErrAuth marks a request the service refused to authenticate or
+	// authorize (*ServiceError 401 or 403), or one that could not be sent
+	// because its Microsoft Entra credential got no token (*CredentialError).
 	ErrAuth = errors.New("cloudsearch: authentication failed")
 	// ErrIndexMismatch marks an existing index whose definition does not
 	// match the configuration (key field, vector field, dimensions, vector
@@ -127,6 +130,36 @@ func (e *ConnectionError) Error() string {
 // retried before it failed) and the underlying error.
 func (e *ConnectionError) Unwrap() []error { return []error{ErrConnection, sink.ErrUnavailable, e.Err} }
 
+// CredentialError reports a request that was not sent because its
+// Microsoft Entra credential (DefaultAzureCredential, ManagedIdentityCredential
+// or one given with WithCredential) could not get a token: the credential
+// is unavailable where Sluice runs (not signed in, no managed identity) or
+// Microsoft Entra ID refused it. It never contains a token.
+type CredentialError struct {
+	Op          string // what the store was doing, e.g. "list indexes"
+	Credential  string // the credential, e.g. "DefaultAzureCredential"
+	Endpoint    string // the service endpoint
+	Unavailable bool   // the credential could not try (rather than being refused)
+	Hint        string // how to make the credential work
+	Err         error  // the credential's error
+}
+
+func (e *CredentialError) Error() string {
+	what := "could not get a token"
+	if e.Unavailable {
+		what = "is unavailable here and got no token"
+	}
+	s := "cloudsearch: " + e.Op + ": " + e.Credential + " " + what + " for " + searchScope + ", so nothing was sent to " + e.Endpoint + ": " + e.Err.Error() + "; "
+	if e.Hint != "" {
+		s += e.Hint + "; "
+	}
+	return s + "then verify by listing indexes (`sluice doctor` does), and give the identity the roles it needs on the search service (" + rolesNeeded + ")"
+}
+
+// Unwrap returns ErrAuth and sink.ErrUnavailable (no request can succeed
+// without a token), and the credential's error.
+func (e *CredentialError) Unwrap() []error { return []error{ErrAuth, sink.ErrUnavailable, e.Err} }
+
 // MismatchError reports an existing index that does not match the
 // configuration.
 type MismatchError struct {
@@ -171,8 +204,18 @@ func (e *DocumentError) Error() string {
 	if e.Attempts > 1 {
 		s += " (after " + strconv.Itoa(e.Attempts) + " attempts)"
 	}
+	if strings.Contains(e.Message, "term that is too large") {
+		s += "; " + termTooLargeHint
+	}
 	return s
 }
+
+// termTooLargeHint says what to do about a value the service refuses as
+// one term longer than 32,766 UTF-8 bytes.
+const termTooLargeHint = "a filterable, sortable or facetable string field is indexed as one term, at most 32,766 bytes: " +
+	"keep filterable metadata values (filterableMetadataFieldKeys) shorter; if the field is the chunk or the metadata string, " +
+	"the index was created with them sortable or facetable (by an older Sluice, or by hand): delete and recreate it (" + recreateSteps + ") " +
+	"to create them with sortable and facetable false, or make chunks shorter (splitter.chunkSize)"
 
 // Unwrap returns ErrDocument.
 func (e *DocumentError) Unwrap() error { return ErrDocument }

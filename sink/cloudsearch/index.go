@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Names of the vector search configurations created with the index; they
@@ -130,6 +131,16 @@ func ptr[T any](v T) *T { return &v }
 // created with searchable false, as LlamaIndex creates them, because the
 // service makes string fields searchable by default and text queries would
 // then match ids, document ids and metadata values.
+//
+// Only the key is sortable (documents are read in key order) and no field
+// is facetable: every other field is created with sortable and facetable
+// false, as LlamaIndex creates them. The service makes single-valued simple
+// fields sortable and facetable by default, and a sortable, facetable or
+// filterable string is indexed as one term, which it rejects above 32,766
+// UTF-8 bytes ("contains a term that is too large to process"): with the
+// defaults a long chunk or metadata string could not be stored. Filterable
+// fields (the key, doc_id and the filterable metadata fields) keep that
+// limit; their values are ids and short metadata values.
 func (c Config) Definition() IndexDefinition {
 	c = c.normalize()
 	hidden := map[string]bool{}
@@ -141,20 +152,22 @@ func (c Config) Definition() IndexDefinition {
 	if c.VectorAlgorithmType == HNSW {
 		profile = hnswProfileName
 	}
-	chunk := Field{Name: c.ChunkFieldKey, Type: "Edm.String", Searchable: ptr(true), Filterable: ptr(false), Retrievable: retrievable(c.ChunkFieldKey), Analyzer: c.LanguageAnalyzer}
+	no := func() *bool { return ptr(false) } // a pointer of its own per attribute, so callers may edit one
+	chunk := Field{Name: c.ChunkFieldKey, Type: "Edm.String", Searchable: ptr(true), Filterable: no(), Sortable: no(), Facetable: no(), Retrievable: retrievable(c.ChunkFieldKey), Analyzer: c.LanguageAnalyzer}
 	fields := []Field{
-		{Name: c.IDFieldKey, Type: "Edm.String", Key: true, Searchable: ptr(false), Filterable: ptr(true), Retrievable: ptr(true)},
+		{Name: c.IDFieldKey, Type: "Edm.String", Key: true, Searchable: no(), Filterable: ptr(true), Sortable: ptr(true), Facetable: no(), Retrievable: ptr(true)},
 		chunk,
-		{Name: c.EmbeddingFieldKey, Type: "Collection(Edm.Single)", Searchable: ptr(true), Retrievable: ptr(false), Dimensions: c.EmbeddingDimensionality, VectorSearchProfile: profile},
-		{Name: c.MetadataStringFieldKey, Type: "Edm.String", Searchable: ptr(false), Filterable: ptr(false), Retrievable: retrievable(c.MetadataStringFieldKey)},
-		{Name: c.DocIDFieldKey, Type: "Edm.String", Searchable: ptr(false), Filterable: ptr(true), Retrievable: retrievable(c.DocIDFieldKey)},
+		// A vector field can be neither filterable, sortable nor facetable.
+		{Name: c.EmbeddingFieldKey, Type: "Collection(Edm.Single)", Searchable: ptr(true), Filterable: no(), Sortable: no(), Facetable: no(), Retrievable: ptr(false), Dimensions: c.EmbeddingDimensionality, VectorSearchProfile: profile},
+		{Name: c.MetadataStringFieldKey, Type: "Edm.String", Searchable: no(), Filterable: no(), Sortable: no(), Facetable: no(), Retrievable: retrievable(c.MetadataStringFieldKey)},
+		{Name: c.DocIDFieldKey, Type: "Edm.String", Searchable: no(), Filterable: ptr(true), Sortable: no(), Facetable: no(), Retrievable: retrievable(c.DocIDFieldKey)},
 	}
 	for _, ff := range c.FilterableMetadataFieldKeys {
-		fields = append(fields, Field{Name: ff.Field, Type: string(ff.Type), Searchable: ptr(false), Filterable: ptr(true), Facetable: ptr(true), Retrievable: retrievable(ff.Field)})
+		fields = append(fields, Field{Name: ff.Field, Type: string(ff.Type), Searchable: no(), Filterable: ptr(true), Sortable: no(), Facetable: no(), Retrievable: retrievable(ff.Field)})
 	}
 	for _, h := range c.HiddenFieldKeys {
 		if !hasField(fields, h) {
-			fields = append(fields, Field{Name: h, Type: "Edm.String", Searchable: ptr(false), Retrievable: ptr(false), Filterable: ptr(true)})
+			fields = append(fields, Field{Name: h, Type: "Edm.String", Searchable: no(), Retrievable: no(), Filterable: ptr(true), Sortable: no(), Facetable: no()})
 		}
 	}
 	vs := &VectorSearch{
@@ -219,13 +232,28 @@ func (s *Store) manageIndex(ctx context.Context) error {
 
 // CreateIndex creates the index of Config.Definition. It fails with a
 // *ServiceError (409) if the index exists.
+//
+// Index creation is a POST, which the pipeline retries after a 5xx answer
+// or a timeout like any request, although the service may have created the
+// index before that answer: the retry is then answered 409. So a 409 to a
+// retried request is checked: CreateIndex fetches the index and succeeds
+// if it validates against the configuration (see ValidateIndex); if it
+// does not, the error wraps both the 409 *ServiceError and the validation
+// error (a *MismatchError, say).
 func (s *Store) CreateIndex(ctx context.Context) error {
 	body, err := marshal("create index", s.cfg.Definition())
 	if err != nil {
 		return err
 	}
-	_, _, err = s.do(ctx, call{op: "create index " + s.cfg.IndexName, method: http.MethodPost, path: "/indexes", body: body})
-	return err
+	var attempts atomic.Int32
+	_, _, err = s.do(ctx, call{op: "create index " + s.cfg.IndexName, method: http.MethodPost, path: "/indexes", body: body, attempts: &attempts})
+	if statusOf(err) != http.StatusConflict || attempts.Load() < 2 {
+		return err
+	}
+	if verr := s.ValidateIndex(ctx); verr != nil {
+		return fmt.Errorf("%w; the request was retried, so an earlier attempt may have created the index, but the index found does not validate: %w", err, verr)
+	}
+	return nil // an earlier attempt created it
 }
 
 // DeleteIndex deletes the index and every document in it. Deleting an

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -347,5 +348,272 @@ func TestRetryServerError(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLongValuesStored checks, against the server, that a chunk and a
+// metadata string longer than the service's largest term (32,766 UTF-8
+// bytes) are stored: only the key is sortable and no field facetable, so
+// neither is indexed as one term. A filterable metadata field keeps the
+// limit, and a node over it is reported alone.
+func TestLongValuesStored(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, nil)
+	ctx := context.Background()
+	long := strings.Repeat("meander ", searchtest.MaxTermBytes/8+1)
+	nodes := makeNodes("long.md", 3)
+	nodes[0].Text = long
+	nodes[1].Metadata["summary"] = long // only in the metadata string
+	nodes[2].Metadata["author"] = long  // a filterable field: one term
+	ids, err := s.Add(ctx, nodes)
+	var we *sink.WriteError
+	if !errors.As(err, &we) || len(we.Failed) != 1 || we.Failed[nodes[2].ID] == nil {
+		t.Fatalf("Add = %v, want only node 2 (long filterable author) reported", err)
+	}
+	var de *DocumentError
+	if !errors.As(we.Failed[nodes[2].ID], &de) || de.StatusCode != http.StatusBadRequest || !strings.Contains(de.Message, "term that is too large") ||
+		!strings.Contains(de.Error(), "filterableMetadataFieldKeys") {
+		t.Errorf("node 2: %v, want a 400 DocumentError about the term's size, with a hint", we.Failed[nodes[2].ID])
+	}
+	if len(ids) != 2 {
+		t.Errorf("acknowledged %v, want nodes 0 and 1", ids)
+	}
+	got, err := s.GetNodes(ctx, []string{nodes[0].ID, nodes[1].ID}, nil, 0)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("GetNodes = %d nodes, %v; want 2", len(got), err)
+	}
+	for _, n := range got {
+		if n.ID == nodes[0].ID && n.Text != long {
+			t.Errorf("chunk read back with %d bytes, want %d", len(n.Text), len(long))
+		}
+		if n.ID == nodes[1].ID && n.Metadata["summary"] != long {
+			t.Errorf("metadata summary read back with %d bytes, want %d", len(fmt.Sprint(n.Metadata["summary"])), len(long))
+		}
+	}
+	assertNoClientErrors(t, srv)
+}
+
+// TestValidateToleratesSortAndFacet checks that ValidateIndex accepts
+// indexes whose fields differ only in sortable and facetable, as indexes
+// made by older Sluice versions (attributes left to the service's
+// defaults, filterable metadata facetable) and by LlamaIndex (false) do;
+// only a key that cannot be sorted is refused, since documents are read in
+// key order.
+func TestValidateToleratesSortAndFacet(t *testing.T) {
+	withAttrs := func(sortable, facetable func(Field) *bool) func(*IndexDefinition) {
+		return func(d *IndexDefinition) {
+			for i, f := range d.Fields {
+				d.Fields[i].Sortable, d.Fields[i].Facetable = sortable(f), facetable(f)
+			}
+		}
+	}
+	unset := func(Field) *bool { return nil }
+	tests := []struct {
+		name    string
+		edit    func(*IndexDefinition)
+		setting string // "" means valid
+	}{
+		{"this version", func(*IndexDefinition) {}, ""},
+		{"older Sluice: defaults", withAttrs(unset, func(f Field) *bool {
+			if f.Filterable != nil && *f.Filterable && !f.Key && f.Name != "doc_id" {
+				return ptr(true) // filterable metadata fields were created facetable
+			}
+			return nil
+		}), ""},
+		{"every field sortable and facetable where allowed", withAttrs(
+			func(f Field) *bool { return ptr(!strings.HasPrefix(f.Type, "Collection(")) },
+			func(f Field) *bool { return ptr(f.Type != "Collection(Edm.Single)") }), ""},
+		{"LlamaIndex: all false but the key's default", withAttrs(
+			func(f Field) *bool {
+				if f.Key {
+					return nil
+				}
+				return ptr(false)
+			},
+			func(Field) *bool { return ptr(false) }), ""},
+		{"key not sortable", withAttrs(func(Field) *bool { return ptr(false) }, func(Field) *bool { return ptr(false) }), "idFieldKey"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := startRulesServer(t)
+			def := testConfig(url).Definition()
+			tt.edit(&def)
+			if st, b := postIndex(t, url, def); st != http.StatusCreated {
+				t.Fatalf("create the index: %d %s", st, b)
+			}
+			_, err := openStore(t, url, func(c *Config) { c.IndexManagement = ValidateIndex })
+			if tt.setting == "" {
+				if err != nil {
+					t.Fatalf("New = %v, want the index accepted", err)
+				}
+				assertNoClientErrors(t, srv)
+				return
+			}
+			var me *MismatchError
+			if !errors.As(err, &me) || me.Setting != settingPrefix+tt.setting {
+				t.Fatalf("New = %v, want a *MismatchError on %s", err, tt.setting)
+			}
+		})
+	}
+}
+
+// TestCreateIndexRetriedAfterCreated has the service create the index and
+// then answer 500, so the pipeline's retry of the POST is answered 409:
+// the store validates the index it finds instead of failing, and fails
+// only if that index is not the configured one. A 409 to a first attempt
+// still means the index already existed.
+func TestCreateIndexRetriedAfterCreated(t *testing.T) {
+	indexRequests := func(srv *searchtest.Server) string {
+		var got []string
+		for _, r := range srv.Requests() {
+			if r.Path == "/indexes" || r.Path == "/indexes/docs" {
+				got = append(got, fmt.Sprintf("%s %s %d", r.Method, r.Path, r.Status))
+			}
+		}
+		return strings.Join(got, "; ")
+	}
+	tests := []struct {
+		name     string
+		mode     IndexManagement // NoValidation: call CreateIndex after New
+		existing bool            // the index exists before
+		replace  func(*Config)   // another process replaces the index after the first POST
+		wantErr  []error
+		want     string // the index requests
+	}{
+		{"CreateIndex", NoValidation, false, nil, nil,
+			"POST /indexes 500; POST /indexes 409; GET /indexes/docs 200"},
+		{"CreateIfNotExists", CreateIfNotExists, false, nil, nil,
+			"GET /indexes/docs 404; POST /indexes 500; POST /indexes 409; GET /indexes/docs 200"},
+		{"CreateIndex of an existing index", NoValidation, true, nil, []error{ErrService},
+			"POST /indexes 201; POST /indexes 409"},
+		{"CreateIndex, another index found", NoValidation, false, func(c *Config) { c.EmbeddingDimensionality = 16 }, []error{ErrService, ErrIndexMismatch, sink.ErrDimensionMismatch},
+			"POST /indexes 500; DELETE /indexes/docs 204; POST /indexes 201; POST /indexes 409; GET /indexes/docs 200"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := startRulesServer(t)
+			other, err := openStore(t, url, func(c *Config) {
+				c.IndexManagement = NoValidation
+				if tt.replace != nil {
+					tt.replace(c)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.existing {
+				if err := other.CreateIndex(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv.FailAfterApply(1, http.StatusInternalServerError)
+			var once sync.Once
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(tr.CloseIdleConnections)
+			hook := &hookTransport{next: &http.Client{Transport: tr}, after: func(req *http.Request, resp *http.Response) {
+				if tt.replace != nil && req.Method == http.MethodPost && req.URL.Path == "/indexes" && resp.StatusCode == http.StatusInternalServerError {
+					once.Do(func() {
+						if err := other.DeleteIndex(req.Context()); err != nil {
+							t.Errorf("the other process's DeleteIndex: %v", err)
+						}
+						if err := other.CreateIndex(req.Context()); err != nil {
+							t.Errorf("the other process's CreateIndex: %v", err)
+						}
+					})
+				}
+			}}
+			s, err := openStore(t, url, func(c *Config) { c.IndexManagement = tt.mode }, WithTransport(hook))
+			if err == nil && tt.mode == NoValidation {
+				err = s.CreateIndex(context.Background())
+			}
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("err = %v, want success", err)
+			}
+			for _, target := range tt.wantErr {
+				if !errors.Is(err, target) {
+					t.Errorf("err = %v, want errors.Is %v", err, target)
+				}
+			}
+			if len(tt.wantErr) > 0 && statusOf(err) != http.StatusConflict {
+				t.Errorf("err = %v, want the 409 in it", err)
+			}
+			if got := indexRequests(srv); got != tt.want {
+				t.Errorf("index requests:\n got %s\nwant %s", got, tt.want)
+			}
+			if _, ok := srv.Index("docs"); !ok {
+				t.Error("no index docs")
+			}
+		})
+	}
+}
+
+// TestLongChunkInOlderIndex opens an index made by an older Sluice (sort
+// and facet attributes left to the service, so the chunk is sortable and
+// facetable): ValidateIndex accepts it, and a chunk longer than the
+// largest term is reported alone, saying how to fix the index.
+func TestLongChunkInOlderIndex(t *testing.T) {
+	srv, url := startRulesServer(t)
+	def := testConfig(url).Definition()
+	for i := range def.Fields {
+		if !def.Fields[i].Key {
+			def.Fields[i].Sortable, def.Fields[i].Facetable = nil, nil
+		}
+	}
+	if st, b := postIndex(t, url, def); st != http.StatusCreated {
+		t.Fatalf("create the index: %d %s", st, b)
+	}
+	s, err := openStore(t, url, func(c *Config) { c.IndexManagement = ValidateIndex })
+	if err != nil {
+		t.Fatalf("New = %v, want the older index accepted", err)
+	}
+	nodes := makeNodes("long.md", 2)
+	nodes[1].Text = strings.Repeat("meander ", searchtest.MaxTermBytes/8+1)
+	_, err = s.Add(context.Background(), nodes)
+	var we *sink.WriteError
+	if !errors.As(err, &we) || len(we.Failed) != 1 || we.Failed[nodes[1].ID] == nil {
+		t.Fatalf("Add = %v, want node 1 (long chunk) reported", err)
+	}
+	for _, w := range []string{"Field 'chunk' contains a term that is too large", "sortable or facetable", "sluice index delete", "splitter.chunkSize"} {
+		if msg := we.Failed[nodes[1].ID].Error(); !strings.Contains(msg, w) {
+			t.Errorf("message %q lacks %q", msg, w)
+		}
+	}
+	assertNoClientErrors(t, srv)
+}
+
+// TestRetriedStatuses pins the statuses the package documentation says
+// are retried (408, 429, 500, 502, 503, 504) and checks that others are
+// not.
+func TestRetriedStatuses(t *testing.T) {
+	tests := []struct {
+		status  int
+		retried bool
+	}{
+		{http.StatusRequestTimeout, true},
+		{http.StatusTooManyRequests, true},
+		{http.StatusInternalServerError, true},
+		{http.StatusBadGateway, true},
+		{http.StatusServiceUnavailable, true},
+		{http.StatusGatewayTimeout, true},
+		{http.StatusNotImplemented, false},
+		{http.StatusConflict, false},
+		{http.StatusBadRequest, false},
+	}
+	s, srv := startStore(t, searchtest.Options{SpecDir: noSpec}, nil)
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			before := len(srv.Requests())
+			srv.FailNext(1, tt.status, 0)
+			_, err := s.Count(context.Background())
+			if tt.retried != (err == nil) {
+				t.Errorf("Count after one %d = %v, want retried: %v", tt.status, err, tt.retried)
+			}
+			want := 1
+			if tt.retried {
+				want = 2
+			}
+			if n := len(srv.Requests()) - before; n != want {
+				t.Errorf("%d requests, want %d", n, want)
+			}
+		})
 	}
 }

@@ -3,8 +3,10 @@ package cloudsearch
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -15,12 +17,19 @@ import (
 // search.in(field, 'a,b', ','); on a Collection(Edm.String) field
 // field/any(t: search.in(t, 'a,b', ',')). A nil or empty filter gives "".
 //
+// On an Edm.DateTimeOffset field a value is a time.Time or a string in RFC
+// 3339 form (2024-05-01T10:00:00Z, 2024-05-01T12:00:00.5+02:00); it is
+// written as an unquoted OData DateTimeOffset literal in UTC
+// (`when eq 2024-05-01T10:00:00Z`), and anything else is a
+// *sink.FilterError, so no value can add to the expression.
+//
 // A key that is not among fields is an error naming it: the service can only
 // filter on fields declared filterable.
 func ODataFilter(f *sink.MetadataFilters, fields FilterableFields) (string, error) {
 	if f == nil || len(f.Filters) == 0 {
 		return "", nil
 	}
+	f = timesAsText(f)
 	if err := f.Validate(); err != nil {
 		return "", err
 	}
@@ -119,9 +128,88 @@ func literal(v any, ff FilterableField) (string, error) {
 		}
 		return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.Boolean, but %q is not true or false", ff.Key, ff.Field, fmt.Sprint(v))}
 	case ff.Type == DateTimeOffset:
-		return fmt.Sprint(v), nil
+		t, ok := toTime(v)
+		if !ok {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.DateTimeOffset, but %q is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z or 2024-05-01T12:00:00.5+02:00 (a time.Time or such a string)",
+				ff.Key, ff.Field, fmt.Sprint(v))}
+		}
+		return timeText(t), nil
 	}
 	return quoteOData(fmt.Sprint(v)), nil
+}
+
+// toTime reads a DateTimeOffset value: a time.Time, or a string in RFC 3339
+// form (fractional seconds allowed), exactly, without spaces around it.
+func toTime(v any) (time.Time, bool) {
+	switch t := v.(type) {
+	case time.Time:
+		return t, true
+	case *time.Time:
+		if t != nil {
+			return *t, true
+		}
+	case string:
+		p, err := time.Parse(time.RFC3339Nano, t)
+		return p, err == nil
+	}
+	return time.Time{}, false
+}
+
+// timeText formats t as the service stores an Edm.DateTimeOffset and as an
+// OData DateTimeOffset literal: RFC 3339 in UTC, fractional seconds only
+// when there are any.
+func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// timesAsText returns f with every time.Time value, alone or in a list,
+// replaced by its timeText: sink's Validate knows strings and numbers only.
+// f itself is not changed; nil stays nil.
+func timesAsText(f *sink.MetadataFilters) *sink.MetadataFilters {
+	if f == nil {
+		return nil
+	}
+	out := f
+	for i, mf := range f.Filters {
+		v, changed := timeValueAsText(mf.Value)
+		if !changed {
+			continue
+		}
+		if out == f {
+			c := *f
+			c.Filters = slices.Clone(f.Filters)
+			out = &c
+		}
+		out.Filters[i].Value = v
+	}
+	return out
+}
+
+func timeValueAsText(v any) (any, bool) {
+	switch t := v.(type) {
+	case time.Time, *time.Time:
+		if tm, ok := toTime(t); ok {
+			return timeText(tm), true
+		}
+	case []time.Time:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = timeText(e)
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, e := range t {
+			if tm, ok := e.(time.Time); ok {
+				if out == nil {
+					out = slices.Clone(t)
+				}
+				out[i] = timeText(tm)
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
 }
 
 // toNumber is sink.Number, also accepting a string that holds a finite

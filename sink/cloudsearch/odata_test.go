@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -15,7 +16,11 @@ var testFields = FilterableFields{
 	{Key: "score", Field: "score", Type: Double},
 	{Key: "tags", Field: "tags", Type: StringCollection},
 	{Key: "draft", Field: "draft", Type: Boolean},
+	{Key: "when", Field: "published", Type: DateTimeOffset},
 }
+
+// cet is a zone east of UTC, for times that must be written in UTC.
+var cet = time.FixedZone("CET", 2*60*60)
 
 func eq(k string, v any) sink.MetadataFilter {
 	return sink.MetadataFilter{Key: k, Value: v, Operator: sink.EQ}
@@ -49,6 +54,12 @@ func TestODataFilterGolden(t *testing.T) {
 		{"in empty", &sink.MetadataFilters{Filters: []sink.MetadataFilter{in("author", []string{})}}},
 		{"and", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("author", "Ada"), in("tags", []string{"go"}), eq("year", 2024)}}},
 		{"or", &sink.MetadataFilters{Condition: sink.Or, Filters: []sink.MetadataFilter{eq("author", "Ada"), in("year", []int{1, 2})}}},
+		{"eq datetime string", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01T10:00:00Z")}}},
+		{"eq datetime string with offset", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01T12:00:00.250+02:00")}}},
+		{"eq datetime time.Time", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", time.Date(2024, 5, 1, 12, 0, 0, 0, cet))}}},
+		{"in datetimes", &sink.MetadataFilters{Filters: []sink.MetadataFilter{in("when", []any{time.Date(2024, 5, 1, 12, 0, 0, 0, cet), "2023-01-02T03:04:05.6Z"})}}},
+		{"in datetime times", &sink.MetadataFilters{Filters: []sink.MetadataFilter{in("when", []time.Time{time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)})}}},
+		{"eq string from time.Time", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("author", time.Date(2024, 5, 1, 12, 0, 0, 0, cet))}}},
 	}
 	var out strings.Builder
 	for _, tt := range tests {
@@ -73,6 +84,12 @@ func TestODataFilterErrors(t *testing.T) {
 		{"not an integer", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 1.5)}}, []string{"not an integer"}},
 		{"not a bool", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("draft", "yes")}}, []string{"Edm.Boolean"}},
 		{"bad operator", &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "author", Value: "a", Operator: ">"}}}, []string{"not supported"}},
+		{"datetime injection", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01T10:00:00Z or true")}}, []string{`"when"`, "Edm.DateTimeOffset", "RFC 3339", "2024-05-01T10:00:00Z"}},
+		{"datetime injection in a list", &sink.MetadataFilters{Filters: []sink.MetadataFilter{in("when", []string{"2024-05-01T10:00:00Z", "2024-05-01T10:00:00Z) or (true"})}}, []string{`"when"`, "RFC 3339"}},
+		{"datetime in words", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "yesterday")}}, []string{`"when"`, "RFC 3339"}},
+		{"date without time", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01")}}, []string{"RFC 3339"}},
+		{"datetime without zone", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01T10:00:00")}}, []string{"RFC 3339"}},
+		{"datetime as a number", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", 1714557600)}}, []string{"RFC 3339"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

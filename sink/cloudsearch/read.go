@@ -89,9 +89,10 @@ func (s *Store) selectFields() string {
 // the service's documentation advises for reading past $skip's limit of
 // 100,000: each request orders by the key and asks for keys above the last
 // one seen, so pages neither overlap nor miss a document, however many
-// there are. This needs a sortable key field; Sluice's indexes have one
-// (simple fields are sortable unless turned off) and ValidateIndex checks
-// it.
+// there are. This needs a sortable key field; Sluice creates its key
+// sortable explicitly (it is the only sortable field), indexes left to the
+// service's default have one too (single-valued simple fields are sortable
+// unless turned off), and ValidateIndex checks it.
 func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
 	key := s.cfg.IDFieldKey
 	seen, last := 0, ""
@@ -130,6 +131,17 @@ func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn 
 // through the keys matching `doc_id eq 'refDocID'` (quotes doubled) and
 // deletes each page's keys before reading the next, so memory stays flat
 // whatever the number of nodes.
+//
+// It finds the nodes by the doc_id field (docIdFieldKey) alone, which holds
+// the reference document id in documents written by Sluice and by
+// LlamaIndex's Python store. LlamaIndex.TS writes the node id into doc_id,
+// and the reference document id only into the metadata JSON string, which
+// is not filterable: Delete(refDocID) finds none of the nodes LlamaIndex.TS
+// wrote for refDocID and returns nil, leaving them in the index (though
+// GetNodes reports refDocID as their RefDocID), while Delete of such a
+// node's id removes that node. Delete does not scan the whole index to
+// find them; remove them with DeleteNodes and their ids instead (GetNodes
+// reports each node's RefDocID).
 func (s *Store) Delete(ctx context.Context, refDocID string) error {
 	keys := make([]string, 0, maxPageSize)
 	err := s.scan(ctx, "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey, 0, func(d map[string]any) error {
@@ -219,6 +231,7 @@ func chunkStrings(ss []string, n int) [][]string {
 // service; SemanticHybrid adds semantic reranking with the configured
 // semantic configuration (RerankerScore is set); Sparse is full-text only.
 func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, error) {
+	q.Filters = timesAsText(q.Filters) // time.Time values, which sink's Validate refuses, as RFC 3339 text
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}

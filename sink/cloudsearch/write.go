@@ -212,10 +212,11 @@ type indexingResult struct {
 // errKeysPending tells the backoff loop that retryable documents remain.
 var errKeysPending = errors.New("cloudsearch: documents with a retryable status remain")
 
-// sendWithRetries sends one batch. Throttled requests (429, 503) are
-// retried by the pipeline honouring Retry-After; here, documents whose own
-// status is retryable (409, 422, 503) are re-sent alone with exponential
-// backoff, and a 413 splits the batch in two.
+// sendWithRetries sends one batch. Throttled and failed requests (408, 429,
+// 500, 502, 503, 504, no answer) are retried by the pipeline honouring
+// Retry-After; here, documents whose own status is retryable (409, 422,
+// 503) are re-sent alone with exponential backoff, and a 413 splits the
+// batch in two.
 func (s *Store) sendWithRetries(ctx context.Context, docs []encodedDoc, res *writeResult) {
 	pending := docs
 	attempts := 0

@@ -11,7 +11,8 @@
 //     403 when the key is wrong);
 //   - index and field naming rules (the index name rule is shared with the
 //     store's Config.Validate), exactly one Edm.String key field, vector
-//     fields with dimensions and an existing vector profile, and no
+//     fields with 2 to 4096 dimensions (the range is shared too) and an
+//     existing vector profile, and no
 //     compression on exhaustive KNN profiles (2024-07-01 quantizes HNSW only);
 //   - analyzer names: analyzer, searchAnalyzer and indexAnalyzer must be a
 //     value of the LexicalAnalyzerName enum (en.lucene, not the SDKs'
@@ -20,10 +21,19 @@
 //   - document key characters and length, at most 1000 actions and
 //     16 MiB per docs/index request (413 above), unknown fields, field types,
 //     vector dimensions;
-//   - filters only on filterable fields, in the OData subset Sluice emits;
+//   - terms of at most 32,766 UTF-8 bytes (MaxTermBytes): a document with a
+//     longer string in a filterable, sortable or facetable string field (or
+//     collection element) is refused alone, 400 in a 207 answer, with the
+//     service's "contains a term that is too large to process" message;
+//   - filters only on filterable fields, in the OData subset Sluice emits,
+//     with literals of the field's type (an Edm.DateTimeOffset field takes
+//     an unquoted RFC 3339 literal and compares instants; a quoted string
+//     there is refused);
 //   - with Options.SpecDir, every request body is validated against the JSON
 //     schemas of the official swagger definitions (IndexBatch, SearchRequest,
-//     SearchIndex).
+//     SearchIndex), except that vector fields may have up to 4096
+//     dimensions, as the service documents and takes, where the 2024-07-01
+//     swagger says 2048.
 //
 // Supported routes (both /indexes/NAME and /indexes('NAME') forms):
 //

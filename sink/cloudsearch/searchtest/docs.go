@@ -38,9 +38,39 @@ type indexingResult struct {
 }
 
 type action struct {
-	verb string
-	key  string
-	doc  map[string]any // converted field values, without @search.action
+	verb   string
+	key    string
+	doc    map[string]any // converted field values, without @search.action
+	reject string         // why the service refuses this document alone (answered 400 in the 207), or ""
+}
+
+// MaxTermBytes is the longest term, in UTF-8 bytes, the service indexes. A
+// string in a filterable, sortable or facetable field is indexed whole, as
+// one term, so a longer value (or collection element) is refused per
+// document; searchable-only fields are split into words by their analyzer.
+const MaxTermBytes = 32766
+
+// termTooLarge returns the service's message for the first string value of
+// doc that is indexed as one term and is longer than MaxTermBytes, or "".
+func (ix *index) termTooLarge(doc map[string]any) string {
+	for _, f := range ix.fields { // in definition order, so the message is deterministic
+		v, ok := doc[f.Name]
+		if !ok || !f.isStringField() || !(f.filterable() || f.is(f.Sortable) || f.is(f.Facetable)) {
+			continue
+		}
+		values := []any{v}
+		if arr, ok := v.([]any); ok {
+			values = arr
+		}
+		for _, e := range values {
+			if s, ok := e.(string); ok && len(s) > MaxTermBytes {
+				return fmt.Sprintf("Field '%s' contains a term that is too large to process. The max length for UTF-8 encoded terms is %d bytes. "+
+					"The most likely cause of this error is that filtering, sorting, and/or faceting are enabled on this field, which causes the entire field value to be indexed as a single term. "+
+					"Please avoid the use of filtering, sorting, and/or faceting on large fields.", f.Name, MaxTermBytes)
+			}
+		}
+	}
+	return ""
 }
 
 func decodeNumbers(b []byte, v any) error {
@@ -102,6 +132,9 @@ func (s *Server) apply(ix *index, a action) indexingResult {
 	if msg := checkKey(a.key); msg != "" {
 		return failed(a.key, http.StatusBadRequest, msg)
 	}
+	if a.reject != "" {
+		return failed(a.key, http.StatusBadRequest, a.reject)
+	}
 	if f, ok := s.keyFaults[a.key]; ok && f.times > 0 {
 		f.times--
 		s.keyFaults[a.key] = f
@@ -148,8 +181,9 @@ func faultMessage(status int) string {
 
 // parseAction checks one action against the index schema. Problems that the
 // service rejects for the whole request (unknown fields, wrong types,
-// vector dimensions) are returned as errors; key rule violations are left
-// to apply, which reports them per document.
+// vector dimensions) are returned as errors; key rule violations and terms
+// longer than MaxTermBytes are left to apply, which reports them per
+// document.
 func (ix *index) parseAction(i int, raw map[string]any) (action, *apiError) {
 	a := action{verb: "upload", doc: map[string]any{}}
 	if v, ok := raw["@search.action"]; ok {
@@ -185,6 +219,7 @@ func (ix *index) parseAction(i int, raw map[string]any) (action, *apiError) {
 		}
 		a.doc[name] = cv
 	}
+	a.reject = ix.termTooLarge(a.doc)
 	return a, nil
 }
 

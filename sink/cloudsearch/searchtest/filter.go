@@ -3,8 +3,10 @@ package searchtest
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -13,12 +15,17 @@ import (
 //
 //	field eq 'v'   field ne 'v'   field eq 12   field gt/ge/lt/le literal
 //	field eq true  field eq null
+//	field eq 2024-05-01T10:00:00Z   (Edm.DateTimeOffset: unquoted RFC 3339)
 //	search.in(field, 'a,b', ',')
 //	field/any(t: t eq 'v')   field/any(t: search.in(t, 'a,b', ','))   field/all(...)
 //	and, or, not, parentheses
 //
 // Fields must exist and be filterable; comparisons apply to single-valued
-// fields and any/all to collections, as the service requires.
+// fields and any/all to collections, as the service requires. Literals
+// must have the field's type: in particular an Edm.DateTimeOffset field
+// compares with an unquoted DateTimeOffset literal, as instants (whatever
+// the offsets), and a quoted string there is refused, as the service
+// refuses it.
 
 // predicate is a compiled filter expression.
 type predicate func(doc map[string]any, vars map[string]any) bool
@@ -30,8 +37,23 @@ const (
 	tIdent
 	tString
 	tNumber
-	tPunct // ( ) , : /
+	tDateTime // an unquoted DateTimeOffset literal, e.g. 2024-05-01T10:00:00Z
+	tPunct    // ( ) , : /
 )
+
+// dateTimeRE matches an OData DateTimeOffset literal: an RFC 3339 date and
+// time, seconds and their fraction optional, with Z or an offset.
+var dateTimeRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:\d{2})`)
+
+// parseDateTime reads a DateTimeOffset literal or stored value.
+func parseDateTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
 
 type token struct {
 	kind tokKind
@@ -70,6 +92,13 @@ func lex(src string) ([]token, error) {
 			}
 			out = append(out, token{tString, b.String(), i})
 			i = j + 1
+		case c >= '0' && c <= '9' && dateTimeRE.MatchString(src[i:]):
+			lit := dateTimeRE.FindString(src[i:])
+			if _, ok := parseDateTime(lit); !ok {
+				return nil, fmt.Errorf("'%s' at position %d is not a valid DateTimeOffset", lit, i)
+			}
+			out = append(out, token{tDateTime, lit, i})
+			i += len(lit)
 		case c == '-' || c >= '0' && c <= '9':
 			j := i + 1
 			for j < len(src) && strings.ContainsRune("0123456789.eE+-", rune(src[j])) {
@@ -286,13 +315,13 @@ func (p *filterParser) fieldExpr() (predicate, *apiError) {
 	if ot.kind != tIdent {
 		return nil, filterError("expected a comparison operator after '%s' at position %d", ft.text, ot.pos)
 	}
-	lit, err := p.literal(op.field.elemType())
-	if err != nil {
-		return nil, err
-	}
 	cmp, cerr := comparison(ot.text)
 	if cerr != nil {
 		return nil, cerr
+	}
+	lit, err := p.literal(op.field.elemType(), ot.text)
+	if err != nil {
+		return nil, err
 	}
 	return func(d, vars map[string]any) bool { return cmp(compare(op.get(d, vars), lit)) }, nil
 }
@@ -348,15 +377,23 @@ func (p *filterParser) lambda(ft token, op operand) (predicate, *apiError) {
 	}, nil
 }
 
-// literal parses a constant of the given EDM type (null is always allowed).
-func (p *filterParser) literal(typ string) (any, *apiError) {
+// literal parses a constant of the given EDM type (null is always allowed)
+// compared with operator op.
+func (p *filterParser) literal(typ, op string) (any, *apiError) {
 	t := p.next()
 	switch {
 	case t.kind == tIdent && t.text == "null":
 		return nil, nil
-	case t.kind == tString && (typ == "Edm.String" || typ == "Edm.DateTimeOffset"):
+	case t.kind == tString && typ == "Edm.String":
 		return t.text, nil
-	case t.kind == tNumber && typ != "Edm.String" && typ != "Edm.Boolean":
+	case t.kind == tString && typ == "Edm.DateTimeOffset":
+		// What the service answers: OData does not convert a string to a
+		// DateTimeOffset; the literal must be unquoted.
+		return nil, filterError("A binary operator with incompatible types was detected. Found operand types 'Edm.DateTimeOffset' and 'Edm.String' for operator kind '%s'.", operatorKind(op))
+	case t.kind == tDateTime && typ == "Edm.DateTimeOffset":
+		d, _ := parseDateTime(t.text) // the lexer checked it
+		return d, nil
+	case t.kind == tNumber && typ != "Edm.String" && typ != "Edm.Boolean" && typ != "Edm.DateTimeOffset":
 		x, err := strconv.ParseFloat(t.text, 64)
 		if err != nil {
 			return nil, filterError("'%s' at position %d is not a number", t.text, t.pos)
@@ -364,10 +401,13 @@ func (p *filterParser) literal(typ string) (any, *apiError) {
 		return x, nil
 	case t.kind == tIdent && typ == "Edm.Boolean" && (t.text == "true" || t.text == "false"):
 		return t.text == "true", nil
-	case t.kind == tIdent && typ == "Edm.DateTimeOffset":
-		return t.text, nil
 	}
 	return nil, filterError("the literal '%s' at position %d does not match the field type %s", t.text, t.pos, typ)
+}
+
+// operatorKind names a comparison operator as OData's error messages do.
+func operatorKind(op string) string {
+	return map[string]string{"eq": "Equal", "ne": "NotEqual", "gt": "GreaterThan", "ge": "GreaterThanOrEqual", "lt": "LessThan", "le": "LessThanOrEqual"}[op]
 }
 
 func comparison(op string) (func(int, bool) bool, *apiError) {
@@ -398,6 +438,13 @@ func compare(v, lit any) (int, bool) {
 		return 0, false
 	}
 	switch l := lit.(type) {
+	case time.Time: // a DateTimeOffset: the stored value is its RFC 3339 text
+		s, _ := v.(string)
+		t, ok := parseDateTime(s)
+		if !ok {
+			return 0, false
+		}
+		return t.Compare(l), true
 	case string:
 		s, ok := v.(string)
 		return strings.Compare(s, l), ok

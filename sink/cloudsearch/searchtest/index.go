@@ -241,8 +241,8 @@ func checkVectorField(f *field) *apiError {
 		}
 		return nil
 	}
-	if f.Dimensions == nil || *f.Dimensions < 2 || *f.Dimensions > 4096 {
-		return badRequest("The request is invalid. Details: vector field '%s' must set dimensions between 2 and 4096.", f.Name)
+	if f.Dimensions == nil || *f.Dimensions < azspec.MinVectorDimensions || *f.Dimensions > azspec.MaxVectorDimensions {
+		return badRequest("The request is invalid. Details: vector field '%s' must set dimensions between %d and %d.", f.Name, azspec.MinVectorDimensions, azspec.MaxVectorDimensions)
 	}
 	if f.Profile == "" {
 		return badRequest("The request is invalid. Details: vector field '%s' must set vectorSearchProfile.", f.Name)

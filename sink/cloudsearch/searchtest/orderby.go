@@ -67,7 +67,13 @@ func (ix *index) orderHits(hits []hit, clauses []orderClause) {
 			if c.field == nil {
 				r = cmpFloat(a.score, b.score)
 			} else {
-				r = cmpValues(ix.docs[a.key][c.field.Name], ix.docs[b.key][c.field.Name])
+				av, bv := ix.docs[a.key][c.field.Name], ix.docs[b.key][c.field.Name]
+				if s, ok := bv.(string); ok && c.field.Type == "Edm.DateTimeOffset" {
+					if t, ok := parseDateTime(s); ok {
+						bv = t // compared as instants, whatever the offsets
+					}
+				}
+				r = cmpValues(av, bv)
 			}
 			if c.desc {
 				r = -r
@@ -91,7 +97,8 @@ func cmpFloat(a, b float64) int {
 }
 
 // cmpValues orders two stored values of one field: null first, then
-// strings ordinally, numbers numerically, false before true (as compare
+// strings ordinally, numbers numerically, false before true, and
+// DateTimeOffset values (b given as a time.Time) as instants (as compare
 // orders a value against a filter literal); values of different kinds are
 // equal.
 func cmpValues(a, b any) int {

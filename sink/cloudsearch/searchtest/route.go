@@ -27,6 +27,18 @@ type route struct {
 // request that faults are injected into.
 func (r route) dataPlane() bool { return r.kind >= routeCount }
 
+// writes reports whether method on the route changes the service: index
+// creation, update and deletion, and document uploads.
+func (r route) writes(method string) bool {
+	switch r.kind {
+	case routeIndexes, routeDocsIndex:
+		return method == http.MethodPost
+	case routeIndex:
+		return method == http.MethodPut || method == http.MethodDelete
+	}
+	return false
+}
+
 func notFound(path string) *apiError {
 	return &apiError{status: http.StatusNotFound, code: "ResourceNotFound",
 		message: "The path " + path + " does not name a resource of this service."}

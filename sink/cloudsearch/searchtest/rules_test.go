@@ -175,3 +175,128 @@ func TestInjectedServerError(t *testing.T) {
 		})
 	}
 }
+
+// TestTermTooLarge checks that a string longer than MaxTermBytes UTF-8
+// bytes is refused, document by document in a 207 answer, in a field that
+// is filterable, sortable or facetable (indexed whole, as one term), and
+// accepted in a field that is only searchable.
+func TestTermTooLarge(t *testing.T) {
+	_, url := Start(t, Options{Key: testKey})
+	off := func(name string, attrs map[string]any) map[string]any {
+		f := map[string]any{"name": name, "type": "Edm.String", "searchable": false, "filterable": false, "sortable": false, "facetable": false}
+		for k, v := range attrs {
+			f[k] = v
+		}
+		return f
+	}
+	def := map[string]any{"name": "terms", "fields": []any{
+		map[string]any{"name": "id", "type": "Edm.String", "key": true},
+		off("searchonly", map[string]any{"searchable": true}),
+		off("filter", map[string]any{"filterable": true}),
+		off("sort", map[string]any{"sortable": true}),
+		off("facet", map[string]any{"facetable": true}),
+		off("plain", nil),
+		map[string]any{"name": "defaults", "type": "Edm.String"}, // sortable, facetable and filterable by default
+		map[string]any{"name": "tags", "type": "Collection(Edm.String)", "filterable": true},
+		map[string]any{"name": "searchtags", "type": "Collection(Edm.String)", "searchable": true, "filterable": false, "facetable": false},
+	}}
+	if st, b := call(t, url, http.MethodPost, "/indexes", def); st != http.StatusCreated {
+		t.Fatalf("create index: %d %s", st, b)
+	}
+	limit := strings.Repeat("x", MaxTermBytes)
+	over := limit + "x"
+	overMultiByte := strings.Repeat("é", MaxTermBytes/2+1) // fewer characters than the limit, more bytes
+	tests := []struct {
+		key   string
+		field string
+		value any
+		want  int // per-document status
+	}{
+		{"search-only", "searchonly", over, http.StatusCreated},
+		{"plain", "plain", over, http.StatusCreated},
+		{"search-only-collection", "searchtags", []string{"a", over}, http.StatusCreated},
+		{"filterable-at-limit", "filter", limit, http.StatusCreated},
+		{"filterable", "filter", over, http.StatusBadRequest},
+		{"filterable-multibyte", "filter", overMultiByte, http.StatusBadRequest},
+		{"sortable", "sort", over, http.StatusBadRequest},
+		{"facetable", "facet", over, http.StatusBadRequest},
+		{"defaults", "defaults", over, http.StatusBadRequest},
+		{"collection-element", "tags", []string{"short", over}, http.StatusBadRequest},
+	}
+	var value []any
+	for _, tt := range tests {
+		value = append(value, map[string]any{"@search.action": "upload", "id": tt.key, tt.field: tt.value})
+	}
+	st, b := call(t, url, http.MethodPost, "/indexes/terms/docs/index", map[string]any{"value": value})
+	if st != http.StatusMultiStatus {
+		t.Fatalf("upload: %d %.300s, want 207", st, b)
+	}
+	var res struct {
+		Value []struct {
+			Key          string  `json:"key"`
+			Status       bool    `json:"status"`
+			ErrorMessage *string `json:"errorMessage"`
+			StatusCode   int     `json:"statusCode"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Value) != len(tests) {
+		t.Fatalf("%d results, want %d", len(res.Value), len(tests))
+	}
+	for i, tt := range tests {
+		r := res.Value[i]
+		if r.Key != tt.key || r.StatusCode != tt.want || r.Status != (tt.want == http.StatusCreated) {
+			t.Errorf("%s: key %s status %v %d, want %d", tt.key, r.Key, r.Status, r.StatusCode, tt.want)
+			continue
+		}
+		if tt.want == http.StatusBadRequest {
+			want := "Field '" + tt.field + "' contains a term that is too large to process. The max length for UTF-8 encoded terms is 32766 bytes."
+			if r.ErrorMessage == nil || !strings.HasPrefix(*r.ErrorMessage, want) {
+				t.Errorf("%s: errorMessage %v, want it to start with %q", tt.key, r.ErrorMessage, want)
+			}
+		}
+	}
+	if st, b := call(t, url, http.MethodGet, "/indexes/terms/docs/$count", nil); st != http.StatusOK || !strings.HasSuffix(string(b), "4") {
+		t.Errorf("count: %d %q, want the 4 accepted documents", st, b)
+	}
+}
+
+// TestFailAfterApply checks that a write injected with FailAfterApply is
+// carried out and answered with the failure, that reads and refused writes
+// do not use the injection up, and that a retry meets what was done.
+func TestFailAfterApply(t *testing.T) {
+	s, url := Start(t, Options{Key: testKey})
+	s.FailAfterApply(1, http.StatusInternalServerError)
+	def := readTestdata(t, "index.json")
+	steps := []struct {
+		method, path string
+		body         any
+		want         int
+	}{
+		{http.MethodGet, "/indexes/sluice-test", nil, http.StatusNotFound}, // a read: not injected
+		{http.MethodPost, "/indexes", def, http.StatusInternalServerError}, // created, answer lost
+		{http.MethodGet, "/indexes/sluice-test", nil, http.StatusOK},
+		{http.MethodPost, "/indexes", def, http.StatusConflict}, // the retry
+	}
+	for i, st := range steps {
+		if got, b := call(t, url, st.method, st.path, st.body); got != st.want {
+			t.Fatalf("step %d: %s %s = %d %s, want %d", i, st.method, st.path, got, b, st.want)
+		}
+	}
+	s.FailAfterApply(1, http.StatusServiceUnavailable)
+	if got, _ := call(t, url, http.MethodPost, "/indexes", def); got != http.StatusConflict {
+		t.Fatalf("a refused write = %d, want 409", got)
+	}
+	batch := map[string]any{"value": []any{map[string]any{"@search.action": "upload", "id": "a1", "chunk": "text"}}}
+	if got, b := call(t, url, http.MethodPost, "/indexes/sluice-test/docs/index", batch); got != http.StatusServiceUnavailable {
+		t.Fatalf("upload = %d %s, want the injected 503", got, b)
+	}
+	if docs := s.Documents("sluice-test"); len(docs) != 1 {
+		t.Errorf("%d documents stored, want the upload applied", len(docs))
+	}
+	if got, _ := call(t, url, http.MethodPost, "/indexes/sluice-test/docs/index", batch); got != http.StatusOK {
+		t.Errorf("upload after the injection = %d, want 200", got)
+	}
+}

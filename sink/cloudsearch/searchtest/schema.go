@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
 // Swagger files of the official REST definitions and the request body
@@ -85,6 +88,19 @@ func adaptDefinitions(in map[string]any) map[string]any {
 	// analyzer names, "extractive|count-3"), so only closed enums are kept.
 	for _, v := range defs {
 		openEnums(v)
+	}
+	// Vector dimensions: the 2024-07-01 swagger caps SearchField.dimensions
+	// at 2048, but Microsoft's current documentation of vector fields gives
+	// 2 to 4096 (older revisions said 3072; 3072 is the size of
+	// text-embedding-3-large's vectors). The schema follows the
+	// documentation, as the store's Config.Validate and this server's own
+	// check do (azspec.MaxVectorDimensions), not the swagger.
+	if sf, ok := defs["SearchField"].(map[string]any); ok {
+		if props, ok := sf["properties"].(map[string]any); ok {
+			if dims, ok := props["dimensions"].(map[string]any); ok {
+				dims["maximum"] = json.Number(strconv.Itoa(azspec.MaxVectorDimensions))
+			}
+		}
 	}
 	// Polymorphism: a base with a discriminator keeps its own constraints
 	// under Name__base (which the subtypes' allOf now point at), and the

@@ -3,6 +3,7 @@ package searchtest
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"field type", "SearchIndex", `{"name": "x", "fields": [{"name": "id", "type": 5}]}`, "/fields/0/type"},
 		{"index name type", "SearchIndex", `{"name": ["x"], "fields": []}`, "/name"},
 		{"dimensions too small", "SearchIndex", `{"name": "x", "fields": [{"name": "v", "type": "Collection(Edm.Single)", "dimensions": 1}]}`, "/fields/0/dimensions"},
+		{"dimensions too large", "SearchIndex", `{"name": "x", "fields": [{"name": "v", "type": "Collection(Edm.Single)", "dimensions": 4097}]}`, "/fields/0/dimensions"},
 		{"hnsw parameters", "SearchIndex", `{"name": "x", "fields": [{"name": "id", "type": "Edm.String"}],
 			"vectorSearch": {"algorithms": [{"name": "a", "kind": "hnsw", "hnswParameters": {"m": 1000}}]}}`, "/vectorSearch/algorithms/0/hnswParameters/m"},
 		{"unknown algorithm kind", "SearchIndex", `{"name": "x", "fields": [{"name": "id", "type": "Edm.String"}],
@@ -103,5 +105,19 @@ func TestSchemaAcceptsSluiceIndex(t *testing.T) {
 	set := loadTestSchemas(t)
 	if err := set.validate("SearchIndex", readTestdata(t, "index.json")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSchemaDimensionsFollowTheService checks that the schema takes vector
+// fields of up to 4096 dimensions, the service's documented limit, although
+// the 2024-07-01 swagger says 2048.
+func TestSchemaDimensionsFollowTheService(t *testing.T) {
+	set := loadTestSchemas(t)
+	for _, dims := range []int{2, 2048, 2049, 3072, 4096} {
+		body := fmt.Sprintf(`{"name": "x", "fields": [{"name": "id", "type": "Edm.String", "key": true},
+			{"name": "v", "type": "Collection(Edm.Single)", "searchable": true, "dimensions": %d, "vectorSearchProfile": "p"}]}`, dims)
+		if err := set.validate("SearchIndex", []byte(body)); err != nil {
+			t.Errorf("%d dimensions: %v", dims, err)
+		}
 	}
 }

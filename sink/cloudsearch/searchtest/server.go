@@ -82,6 +82,8 @@ type Server struct {
 	failNext      int
 	failStatus    int
 	failRetry     time.Duration
+	failAfter     int // FailAfterApply: writes left to apply and then fail
+	failAfterCode int
 	keyFaults     map[string]keyFault
 	maxBatchBytes int
 }
@@ -133,6 +135,18 @@ func (s *Server) FailNext(n int, status int, retryAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failNext, s.failStatus, s.failRetry = n, status, retryAfter
+}
+
+// FailAfterApply makes the next n write requests that succeed (POST
+// /indexes, PUT or DELETE /indexes/NAME, POST docs/index) take effect and
+// then be answered with status (500, 502, 503 or 504, say) instead of their
+// answer, as when the service did the work but its answer was lost. A
+// client that retries such a request meets what its first attempt did: a
+// retried index creation is answered 409, the index exists.
+func (s *Server) FailAfterApply(n int, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failAfter, s.failAfterCode = n, status
 }
 
 // FailKeys makes the given document keys fail with the per-document status
@@ -305,7 +319,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, body *[]byte) *ap
 			return err
 		}
 	}
-	return s.dispatch(w, r, rt, *body)
+	s.mu.Lock()
+	failAfter := s.failAfter > 0 && rt.writes(r.Method)
+	s.mu.Unlock()
+	if !failAfter {
+		return s.dispatch(w, r, rt, *body)
+	}
+	rec := httptest.NewRecorder()
+	if err := s.dispatch(rec, r, rt, *body); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	status := 0
+	if rec.Code/100 == 2 && s.failAfter > 0 {
+		s.failAfter--
+		status = s.failAfterCode
+	}
+	s.mu.Unlock()
+	if status != 0 {
+		return faultError(status) // done, but the answer is lost
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+	return nil
 }
 
 // wait applies Options.Latency, giving up when the request is cancelled.
@@ -383,6 +422,11 @@ func (s *Server) injectFault(w http.ResponseWriter) *apiError {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		w.Header().Set("retry-after-ms", strconv.FormatInt(retry.Milliseconds(), 10))
 	}
+	return faultError(status)
+}
+
+// faultError is the service's answer of an injected failure with status.
+func faultError(status int) *apiError {
 	var code, msg string
 	switch status {
 	case http.StatusTooManyRequests:

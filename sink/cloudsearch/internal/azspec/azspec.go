@@ -1,9 +1,9 @@
 // Package azspec holds the rules of the Cloud AI Search (Azure AI Search)
 // REST API that both the store (sink/cloudsearch) and its test double
 // (sink/cloudsearch/searchtest) enforce, so the two cannot drift apart: the
-// index naming rule and the predefined lexical analyzers (the
-// LexicalAnalyzerName enum of the official definitions, generated into
-// lexical_analyzers.go by gen.go).
+// index naming rule, the range of vector dimensions and the predefined
+// lexical analyzers (the LexicalAnalyzerName enum of the official
+// definitions, generated into lexical_analyzers.go by gen.go).
 package azspec
 
 //go:generate go run gen.go
@@ -17,6 +17,19 @@ import (
 const (
 	MinIndexNameLen = 2
 	MaxIndexNameLen = 128
+)
+
+// Range of the dimensions of a vector field (Collection(Edm.Single)).
+//
+// Microsoft's current documentation of vector fields gives 2 to 4096
+// dimensions (older revisions said 3072), while the swagger of api-version
+// 2024-07-01 caps SearchField.dimensions at 2048: the definitions lag
+// behind the service. The store and the test double follow the
+// documentation; the double's schema validation overrides the swagger's
+// maximum with MaxVectorDimensions.
+const (
+	MinVectorDimensions = 2
+	MaxVectorDimensions = 4096
 )
 
 // IndexNameRule states the service's naming rule for indexes, for error

@@ -1,0 +1,90 @@
+package cloudsearch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+// uploadRaw posts documents to docs/index of the test server as another
+// client (LlamaIndex, say) would, and fails the test unless all are stored.
+func uploadRaw(t *testing.T, url string, docs ...map[string]any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"value": docs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url+"/indexes/docs/docs/index?api-version="+DefaultAPIVersion, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("api-key", testKey)
+	req.Header.Set("Content-Type", "application/json")
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("upload: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestDeleteByRefDocIDOfLlamaIndexTSDocuments pins the documented limit
+// of Delete: it finds nodes by the doc_id field, which LlamaIndex.TS fills
+// with the node id, so Delete(refDocID) removes the reference document's
+// nodes that Sluice wrote but leaves those LlamaIndex.TS wrote (GetNodes
+// still reports refDocID as theirs); Delete of such a node's id removes it.
+func TestDeleteByRefDocIDOfLlamaIndexTSDocuments(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, nil)
+	ctx := context.Background()
+	raw, err := os.ReadFile("testdata/llamaindex_ts_doc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts map[string]any
+	if err := json.Unmarshal(raw, &ts); err != nil {
+		t.Fatal(err)
+	}
+	delete(ts, "@search.score") // a search result's; not a field
+	ts["@search.action"] = "upload"
+	const refDocID, tsNodeID = "doc-ice", "9b2d4f60-1c1e-4c55-8f0b-6a2f0e3d7b22"
+	if ts["doc_id"] != tsNodeID {
+		t.Fatalf("the LlamaIndex.TS document's doc_id is %v, want its node id", ts["doc_id"])
+	}
+	uploadRaw(t, s.Config().Endpoint, ts)
+	ours := makeNodes(refDocID, 2)
+	if _, err := s.Add(ctx, ours); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := s.Delete(ctx, refDocID); err != nil {
+		t.Fatalf("Delete(%q) = %v, want nil", refDocID, err)
+	}
+	left, err := s.GetNodes(ctx, nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].ID != tsNodeID {
+		t.Fatalf("after Delete(%q): %v, want only the LlamaIndex.TS node %s left", refDocID, sortedIDs(left), tsNodeID)
+	}
+	if left[0].RefDocID != refDocID {
+		t.Errorf("the LlamaIndex.TS node reads back with RefDocID %q, want %q (from its metadata string)", left[0].RefDocID, refDocID)
+	}
+
+	if err := s.Delete(ctx, tsNodeID); err != nil {
+		t.Fatal(err)
+	}
+	if docs := srv.Documents("docs"); len(docs) != 0 {
+		t.Errorf("%d documents left after Delete of the LlamaIndex.TS node's id, want 0", len(docs))
+	}
+	assertNoClientErrors(t, srv)
+}

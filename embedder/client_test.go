@@ -357,6 +357,76 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
+// After a 429 the Client pauses every worker for the server's Retry-After,
+// not only the one refused: while the pause is in force no request reaches
+// the server. The server (RPM 1, no x-ratelimit-* headers) admits one
+// request and refuses the next with Retry-After; then four workers sharing
+// the Client (Concurrency 4) embed one input each. Retries are off, so each
+// request the server sees is one a worker decided it could send.
+func TestThrottlePausesEveryWorker(t *testing.T) {
+	tests := []struct {
+		name       string
+		retryAfter time.Duration
+		deadline   time.Duration // of the workers' context; 0: none
+		wantErr    error
+		wantSent   int64 // requests of the workers that reach the server
+	}{
+		// The pause outlasts the workers' deadline: they fail at once, and
+		// the server never hears of them.
+		{"pause beyond the deadline", time.Minute, 30 * time.Second, context.DeadlineExceeded, 0},
+		// The workers wait out the pause, then each is sent (and refused
+		// again: RPM 1), none before the pause ends.
+		{"workers wait out the pause", 200 * time.Millisecond, 0, embedder.ErrThrottled, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, srv := startOpenAI(t, embedtest.Options{RPM: 1, RetryAfter: tt.retryAfter, NoRateLimitHeaders: true}, func(c *embedder.Config) {
+				c.Concurrency = 4
+				c.MaxRetries = -1
+			})
+			if _, err := c.Embed(context.Background(), texts(1)); err != nil {
+				t.Fatal(err) // the one request of the quota
+			}
+			start := time.Now() // the pause will end no earlier than start+retryAfter
+			if _, err := c.Embed(context.Background(), texts(1)); !errors.Is(err, embedder.ErrThrottled) {
+				t.Fatalf("Embed() = %v, want ErrThrottled", err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.deadline > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), tt.deadline)
+			}
+			defer cancel()
+			errc := make(chan error, 4)
+			for range 4 {
+				go func() {
+					_, err := c.Embed(ctx, texts(1))
+					errc <- err
+				}()
+			}
+			limit := time.After(10 * time.Second)
+			for n := 0; n < 4; n++ {
+				select {
+				case err := <-errc:
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("worker: Embed() = %v, want %v", err, tt.wantErr)
+					}
+				case <-limit:
+					t.Fatalf("%d of 4 workers returned within 10s", n)
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the workers returned only when their context ended (%v)", ctx.Err())
+			}
+			if got := time.Since(start); tt.wantSent > 0 && got < tt.retryAfter {
+				t.Fatalf("the workers were answered %v after the 429, before its Retry-After %v ended", got, tt.retryAfter)
+			}
+			if st := srv.Stats(); st.Requests != 2+tt.wantSent || st.Throttled != 1+tt.wantSent {
+				t.Fatalf("server stats %+v: want %d requests, %d of them 429", st, 2+tt.wantSent, 1+tt.wantSent)
+			}
+		})
+	}
+}
+
 // The x-ratelimit-* headers let the client hold back a request the server
 // would refuse: no 429 is ever provoked.
 func TestRateLimitHeadersPreventThrottling(t *testing.T) {
@@ -375,22 +445,34 @@ func TestRateLimitHeadersPreventThrottling(t *testing.T) {
 	}
 }
 
+// Cancelling Embed while its four requests stall at the server returns
+// context.Canceled at once. OnStall tells when all four are stalled.
 func TestCancelWhileStalled(t *testing.T) {
-	c, _ := startOpenAI(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall}}, func(c *embedder.Config) {
+	stalled := make(chan struct{}, 16)
+	c, _ := startOpenAI(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall},
+		OnStall: func() {
+			select {
+			case stalled <- struct{}{}:
+			default: // never block the server; four signals are all the test reads
+			}
+		}}, func(c *embedder.Config) {
 		c.BatchSize = 2
 	})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Embed(ctx, texts(8)) // 4 concurrent stalled requests
 		errc <- err
 	}()
-	for c.Stats().Requests < 4 {
+	limit := time.After(10 * time.Second)
+	for n := 0; n < 4; n++ {
 		select {
+		case <-stalled:
 		case err := <-errc:
-			t.Fatalf("Embed returned early: %v", err)
-		default:
-			time.Sleep(time.Millisecond) // polling for the stalls to begin, not to hide a race
+			t.Fatalf("Embed returned before its requests stalled: %v", err)
+		case <-limit:
+			t.Fatalf("%d of 4 requests stalled within 10s", n)
 		}
 	}
 	cancel()

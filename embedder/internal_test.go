@@ -95,40 +95,138 @@ func TestGateBlocksAndCancels(t *testing.T) {
 	}
 }
 
+// TestPacerDelay checks the quota mirror: each step asks, at a time after
+// the report, for n units, books them, and must be told to wait want.
 func TestPacerDelay(t *testing.T) {
 	now := time.Unix(2000, 0)
-	h := http.Header{}
-	h.Set("x-ratelimit-limit-tokens", "60000") // 1000 tokens/s
-	h.Set("x-ratelimit-remaining-tokens", "500")
-	h.Set("x-ratelimit-limit-requests", "600")
-	h.Set("x-ratelimit-remaining-requests", "10")
-	var p pacer
-	p.observe(h, now)
-	if d := p.tokens.delay(now, 400); d != 0 {
-		t.Fatalf("400 of 500 tokens left: delay %v, want 0", d)
+	type step struct {
+		at   time.Duration // since the report
+		n    float64
+		want time.Duration
 	}
-	// 100 left (and booked), 300 more needed at 1000/s.
-	if d := p.tokens.delay(now, 400); d != 300*time.Millisecond {
-		t.Fatalf("delay %v, want 300ms", d)
+	tests := []struct {
+		name    string
+		kind    string            // "tokens" or "requests"
+		headers map[string]string // the x-ratelimit-* headers of the answer; nil: no answer seen
+		budget  float64           // embedder.tokensPerMinute or requestsPerMinute; 0: unset
+		steps   []step
+	}{
+		{"limit known: refill at the limit", "tokens",
+			map[string]string{"x-ratelimit-limit-tokens": "60000", "x-ratelimit-remaining-tokens": "500"}, 0, []step{
+				{0, 400, 0},
+				{0, 400, 300 * time.Millisecond}, // 100 left, 300 more at 1000/s
+				{time.Second, 100, 0},            // a second later 1000 more, capped at the limit
+			}},
+		{"requests left", "requests",
+			map[string]string{"x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "10"}, 0, []step{
+				{0, 1, 0},
+			}},
+		// Azure OpenAI sends x-ratelimit-remaining-* alone: the budget is
+		// the refill rate.
+		{"remaining only: the budget is the rate", "tokens",
+			map[string]string{"x-ratelimit-remaining-tokens": "0"}, 60000, []step{
+				{0, 500, 500 * time.Millisecond},
+			}},
+		// Without limit or budget the rate is unknown, but a reset time
+		// says when the quota is full again.
+		{"limit unknown, reset known", "tokens",
+			map[string]string{"x-ratelimit-remaining-tokens": "100", "x-ratelimit-reset-tokens": "2s"}, 0, []step{
+				{0, 100, 0},
+				{0, 1, 2 * time.Second}, // spent: wait for the reset
+				{1500 * time.Millisecond, 1, 500 * time.Millisecond}, // still before it
+				{3 * time.Second, 1e6, 0},                            // after the reset the quota is full: 0, not a negative delay
+			}},
+		{"limit unknown, reset known, requests", "requests",
+			map[string]string{"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "250ms"}, 0, []step{
+				{0, 1, 250 * time.Millisecond},
+				{time.Second, 1, 0},
+			}},
+		{"remaining only, no budget: nothing to go by", "tokens",
+			map[string]string{"x-ratelimit-remaining-tokens": "0"}, 0, []step{
+				{0, 1e6, 0},
+			}},
+		{"no answer seen", "tokens", nil, 60000, []step{
+			{0, 1e6, 0},
+		}},
 	}
-	// Half a second later, 500 tokens more have been refilled.
-	if d := p.tokens.delay(now.Add(time.Second), 100); d != 0 {
-		t.Fatalf("after refill: delay %v, want 0", d)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pacer{rpm: tt.budget, tpm: tt.budget}
+			if tt.headers != nil {
+				h := http.Header{}
+				for k, v := range tt.headers {
+					h.Set(k, v)
+				}
+				p.observe(h, now)
+			}
+			q := &p.tokens
+			if tt.kind == "requests" {
+				q = &p.requests
+			}
+			for i, s := range tt.steps {
+				if d := q.delay(now.Add(s.at), s.n); d != s.want {
+					t.Fatalf("step %d (%v units at +%v): delay %v, want %v", i, s.n, s.at, d, s.want)
+				}
+			}
+		})
 	}
-	if d := p.requests.delay(now, 1); d != 0 {
-		t.Fatalf("requests left: delay %v, want 0", d)
+}
+
+// TestPacerPause checks the client-wide pause after a 429: wait holds every
+// request back until it ends, a shorter pause never shortens a longer one,
+// and only the context ends the wait early. A pause that ends after the
+// context's deadline fails at once, so those cases are exact without a
+// clock; the one case that really waits checks only a lower bound, which a
+// timer cannot undercut.
+func TestPacerPause(t *testing.T) {
+	tests := []struct {
+		name     string
+		pauses   []time.Duration // applied in order, all from the same instant
+		deadline time.Duration   // of wait's context; 0: none
+		cancel   bool            // cancel wait's context once wait has started
+		wantErr  error           // nil: wait succeeds
+		wantWait time.Duration   // wait returns no earlier than this after the pauses
+	}{
+		{"no pause", nil, time.Minute, false, nil, 0},
+		{"wait blocks for the pause", []time.Duration{100 * time.Millisecond}, 0, false, nil, 100 * time.Millisecond},
+		{"pause beyond the deadline fails at once", []time.Duration{time.Hour}, time.Minute, false, context.DeadlineExceeded, 0},
+		{"a shorter pause keeps the longer", []time.Duration{time.Hour, time.Millisecond}, time.Minute, false, context.DeadlineExceeded, 0},
+		{"a longer pause extends", []time.Duration{time.Millisecond, time.Hour}, time.Minute, false, context.DeadlineExceeded, 0},
+		{"a zero pause changes nothing", []time.Duration{0}, time.Minute, false, nil, 0},
+		{"cancel ends the wait", []time.Duration{time.Hour}, 0, true, context.Canceled, 0},
 	}
-	// Azure reports what remains but not the limit: the budget is the rate.
-	az := pacer{tpm: 60000}
-	h2 := http.Header{}
-	h2.Set("x-ratelimit-remaining-tokens", "0")
-	az.observe(h2, now)
-	if d := az.tokens.delay(now, 500); d != 500*time.Millisecond {
-		t.Fatalf("azure-style headers: delay %v, want 500ms", d)
-	}
-	var unknown pacer
-	if d := unknown.tokens.delay(now, 1e6); d != 0 {
-		t.Fatalf("no headers seen: delay %v, want 0", d)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.deadline > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), tt.deadline)
+			}
+			defer cancel()
+			var p pacer
+			start := time.Now()
+			for _, d := range tt.pauses {
+				p.pause(start, d)
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- p.wait(ctx, 1) }()
+			if tt.cancel {
+				cancel()
+			}
+			select {
+			case err := <-errc:
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("wait() = %v, want %v", err, tt.wantErr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("wait() did not return within 10s")
+			}
+			if got := time.Since(start); got < tt.wantWait {
+				t.Fatalf("wait() returned after %v, want at least %v", got, tt.wantWait)
+			}
+			if !tt.cancel && ctx.Err() != nil {
+				t.Fatalf("wait() returned only when the context ended (%v), not at once", ctx.Err())
+			}
+		})
 	}
 }
 

@@ -7,13 +7,14 @@
 // enforces per-request caps (HTTP 400), a requests-per-minute and
 // tokens-per-minute quota (HTTP 429 with retry-after-ms, Retry-After and
 // x-ratelimit-* headers), and latency of a base plus a cost per token; it can
-// inject faults (5xx answers, connection resets, stalls, out-of-order data).
-// Tokens are counted with cl100k_base, as OpenAI does. Like OpenAI it refuses
-// (HTTP 400, param dimensions) the dimensions parameter for a known model
-// that cannot shorten its vectors (text-embedding-ada-002) and values above a
-// known model's size. Vectors come from the hash embedder, so answers are
-// deterministic. Stats counts what was served, so callers can compute quota
-// utilisation.
+// inject faults (5xx answers, connection resets, stalls, out-of-order data)
+// and quote a refused key in its 401 answers, masked or in full, as some
+// providers do. Tokens are counted with cl100k_base, as OpenAI does. Like
+// OpenAI it refuses (HTTP 400, param dimensions) the dimensions parameter for
+// a known model that cannot shorten its vectors (text-embedding-ada-002) and
+// values above a known model's size. Vectors come from the hash embedder, so
+// answers are deterministic. Stats counts what was served, so callers can
+// compute quota utilisation.
 package embedtest
 
 import (
@@ -30,6 +31,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +60,21 @@ const (
 	FaultQuota Fault = "insufficient_quota"
 )
 
+// KeyEcho is how a Server's 401 answer quotes the key it refused.
+type KeyEcho int
+
+// Ways to quote a refused key.
+const (
+	// EchoNone quotes no key, as OpenAI and Azure OpenAI do today.
+	EchoNone KeyEcho = iota
+	// EchoMasked quotes the key masked as OpenAI did, its first 6 and last
+	// 3 characters: "Incorrect API key provided: sk-abc***...xyz." Keys of
+	// fewer than 12 characters are quoted as "***".
+	EchoMasked
+	// EchoFull quotes the whole key, as some OpenAI-compatible servers do.
+	EchoFull
+)
+
 // AllFaults is the default fault mix: the transient faults a client should
 // retry until it succeeds.
 var AllFaults = []Fault{Fault500, Fault502, Fault503, Fault504, FaultReset, FaultStall, FaultReorder}
@@ -84,6 +101,13 @@ type Options struct {
 	// Stall is how long a stalled request waits before answering 504;
 	// default 0, until the client gives up or the server closes.
 	Stall time.Duration
+	// OnStall, when set, is called each time a request starts to stall
+	// (FaultStall), in the request's goroutine, before the stall waits. It
+	// must be safe for concurrent use and must not block. Tests use it to
+	// learn that a stall is under way without polling Stats. It is left
+	// out of JSON (which cannot encode a func), so logging Options with
+	// slog's JSON handler keeps working.
+	OnStall func() `json:"-"`
 	// Shuffle returns the data of every answer in shuffled order.
 	Shuffle bool
 	// Slack tolerates network jitter: a request the quota would admit
@@ -103,6 +127,10 @@ type Options struct {
 	// Key, when set, is the API key every request must carry (Bearer, or
 	// api-key on the Azure route).
 	Key string
+	// EchoKey makes the 401 answer to a wrong key quote the key the request
+	// carried, masked or in full, to check that clients keep provider
+	// messages free of keys; default EchoNone.
+	EchoKey KeyEcho
 	// Model, when set, is the only model /v1/embeddings serves (others get
 	// 404), and the model behind the Azure route's deployment. Deployment,
 	// when set, is the only deployment the Azure route serves. When the
@@ -297,7 +325,11 @@ func Start(t TB, opts Options) (*Server, string) {
 func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.Key {
 		s.unauthorized.Add(1)
-		writeError(w, http.StatusUnauthorized, "invalid_api_key", "Incorrect API key provided. You can find your API key in your account settings.")
+		msg := "Incorrect API key provided. You can find your API key in your account settings."
+		if got := bearerKey(r); s.opts.EchoKey != EchoNone && got != "" {
+			msg = "Incorrect API key provided: " + s.echo(got) + ". You can find your API key at https://platform.openai.com/account/api-keys."
+		}
+		writeError(w, http.StatusUnauthorized, "invalid_api_key", msg)
 		return
 	}
 	req, ok := s.decode(w, r)
@@ -323,7 +355,15 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Key != "" && r.Header.Get("api-key") != s.opts.Key && r.Header.Get("Authorization") != "Bearer "+s.opts.Key {
 		s.unauthorized.Add(1)
-		writeError(w, http.StatusUnauthorized, "401", "Access denied due to invalid subscription key or wrong API endpoint.")
+		msg := "Access denied due to invalid subscription key or wrong API endpoint."
+		got := r.Header.Get("api-key")
+		if got == "" {
+			got = bearerKey(r)
+		}
+		if s.opts.EchoKey != EchoNone && got != "" {
+			msg = "Access denied due to invalid subscription key " + s.echo(got) + " or wrong API endpoint."
+		}
+		writeError(w, http.StatusUnauthorized, "401", msg)
 		return
 	}
 	if r.URL.Query().Get("api-version") == "" {
@@ -345,6 +385,26 @@ func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.embed(w, r, req)
+}
+
+// bearerKey returns the key of the request's Bearer authorization, if any.
+func bearerKey(r *http.Request) string {
+	if key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return key
+	}
+	return ""
+}
+
+// echo quotes a refused key as Options.EchoKey says.
+func (s *Server) echo(key string) string {
+	switch {
+	case s.opts.EchoKey == EchoFull:
+		return key
+	case len(key) < 12:
+		return "***"
+	default:
+		return key[:6] + "***..." + key[len(key)-3:]
+	}
 }
 
 // openAIModels are OpenAI's embedding models: the length of the vectors
@@ -465,6 +525,9 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request, req request) {
 		reset(w)
 		return
 	case FaultStall:
+		if s.opts.OnStall != nil {
+			s.opts.OnStall()
+		}
 		if s.wait(r.Context(), s.opts.Stall, s.opts.Stall == 0) {
 			writeError(w, http.StatusGatewayTimeout, "timeout", "The request stalled (injected fault).")
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,17 +204,73 @@ func TestReorderFault(t *testing.T) {
 	}
 }
 
+// A stall lasts until the client gives up: here the client cancels its
+// request as soon as OnStall reports the stall under way.
 func TestStallEndsWithClient(t *testing.T) {
-	srv, url := embedtest.Start(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall}})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var stalls atomic.Int64
+	srv, url := embedtest.Start(t, embedtest.Options{FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall},
+		OnStall: func() { stalls.Add(1); cancel() }})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/embeddings", strings.NewReader(`{"model":"m","input":["x"]}`))
-	_, err := http.DefaultClient.Do(req)
-	if err == nil || ctx.Err() == nil {
-		t.Fatalf("stalled request returned %v before the client gave up", err)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("stalled request returned %v, want context.Canceled: no answer before the client gave up", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no stall reported within 10s, or the stall outlived the client's cancel")
 	}
-	if st := srv.Stats(); st.Faults != 1 || st.OK != 0 {
-		t.Fatalf("stats %+v", st)
+	if st := srv.Stats(); st.Faults != 1 || st.OK != 0 || stalls.Load() != 1 {
+		t.Fatalf("stats %+v, %d stalls reported; want one stall and no answer", st, stalls.Load())
+	}
+}
+
+// EchoKey quotes the refused key in 401 answers on both routes: not at
+// all, masked as OpenAI did, or in full.
+func TestKeyEcho(t *testing.T) {
+	const sent = "sk-abcdefghijklmnopxyz"
+	const azure = "/openai/deployments/dep/embeddings?api-version=2024-10-21"
+	tests := []struct {
+		name    string
+		echo    embedtest.KeyEcho
+		call    call
+		want    string // in the message
+		notWant string // absent from the message
+	}{
+		{"openai none", embedtest.EchoNone, call{"/v1/embeddings", map[string]string{"Authorization": "Bearer " + sent}, `{"model":"m","input":["x"]}`}, "Incorrect API key provided", "sk-abc"},
+		{"openai masked", embedtest.EchoMasked, call{"/v1/embeddings", map[string]string{"Authorization": "Bearer " + sent}, `{"model":"m","input":["x"]}`}, "Incorrect API key provided: sk-abc***...xyz.", sent},
+		{"openai full", embedtest.EchoFull, call{"/v1/embeddings", map[string]string{"Authorization": "Bearer " + sent}, `{"model":"m","input":["x"]}`}, "Incorrect API key provided: " + sent + ".", "***"},
+		{"openai short key masked", embedtest.EchoMasked, call{"/v1/embeddings", map[string]string{"Authorization": "Bearer sk-short"}, `{"model":"m","input":["x"]}`}, "provided: ***.", "sk-short"},
+		{"openai no key", embedtest.EchoFull, call{"/v1/embeddings", nil, `{"model":"m","input":["x"]}`}, "Incorrect API key provided.", "provided:"},
+		{"azure none", embedtest.EchoNone, call{azure, map[string]string{"api-key": sent}, `{"input":["x"]}`}, "invalid subscription key or", "sk-abc"},
+		{"azure masked", embedtest.EchoMasked, call{azure, map[string]string{"api-key": sent}, `{"input":["x"]}`}, "invalid subscription key sk-abc***...xyz or", sent},
+		{"azure full", embedtest.EchoFull, call{azure, map[string]string{"api-key": sent}, `{"input":["x"]}`}, "invalid subscription key " + sent + " or", "***"},
+		{"azure full bearer", embedtest.EchoFull, call{azure, map[string]string{"Authorization": "Bearer " + sent}, `{"input":["x"]}`}, "invalid subscription key " + sent + " or", "Bearer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := embedtest.Start(t, embedtest.Options{Key: key, Deployment: "dep", EchoKey: tt.echo})
+			resp, body := do(t, url, tt.call)
+			if resp.StatusCode != http.StatusUnauthorized || srv.Stats().Unauthorized != 1 {
+				t.Fatalf("status %d, stats %+v: want one 401", resp.StatusCode, srv.Stats())
+			}
+			msg := decodeError(t, body).Error.Message
+			if !strings.Contains(msg, tt.want) || strings.Contains(msg, tt.notWant) {
+				t.Fatalf("message %q: want it to contain %q and not %q", msg, tt.want, tt.notWant)
+			}
+			if strings.Contains(msg, key) {
+				t.Fatalf("message %q shows the server's own key", msg)
+			}
+		})
 	}
 }
 
@@ -397,7 +455,8 @@ func TestDefaultInputCap(t *testing.T) {
 // server never shows the key.
 func TestKeyNeverPrinted(t *testing.T) {
 	const secret = "k-very-secret-123"
-	opts := embedtest.Options{Key: secret, RPM: 60}
+	// OnStall set: a func field must not break slog's JSON handler.
+	opts := embedtest.Options{Key: secret, RPM: 60, OnStall: func() {}}
 	srv := embedtest.NewHandler(opts)
 	defer srv.Close()
 	var text, js bytes.Buffer

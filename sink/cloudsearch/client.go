@@ -99,9 +99,11 @@ type Store struct {
 	pl          runtime.Pipeline
 	apiVersion  string
 	retryDelay  time.Duration
-	credentials string // where the credentials come from, for errors that refuse them
-	credName    string // the credential, e.g. DefaultAzureCredential, for String and a *CredentialError
-	tokenHint   string // how to fix a credential that cannot get a token
+	credentials string    // where the credentials come from, for errors that refuse them
+	credName    string    // the credential, e.g. DefaultAzureCredential, for String and a *CredentialError
+	tokenHint   string    // how to fix a credential that cannot get a token
+	keys        *keyOrder // whether the key field is sortable, which decides how documents are read (see scan)
+	maxSkip     int       // the largest skip sent: the service's maximum, lowered by tests
 }
 
 // New resolves the endpoint, key and API version from the environment where
@@ -143,7 +145,8 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	cfg.Key = "" // the policy holds it now; the Store must not (see Store)
-	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint}
+	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint,
+		keys: newKeyOrder(), maxSkip: maxSkip}
 	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth.policy, attemptPolicy{}, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{

@@ -24,6 +24,13 @@ func postIndex(t *testing.T, url string, def IndexDefinition) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return postIndexJSON(t, url, body)
+}
+
+// postIndexJSON creates an index from its JSON definition, as another
+// client (LlamaIndex, say) would, and returns the status and answer.
+func postIndexJSON(t *testing.T, url string, body []byte) (int, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+"/indexes?api-version="+DefaultAPIVersion, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

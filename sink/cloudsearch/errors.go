@@ -34,6 +34,10 @@ var (
 	ErrService = errors.New("cloudsearch: service error")
 	// ErrDocument marks a document the service rejected in an upload.
 	ErrDocument = errors.New("cloudsearch: document rejected")
+	// ErrScanLimit marks a read (GetNodes, Delete) that cannot page through
+	// every matching document because the index's key field is not
+	// sortable (see ScanLimitError).
+	ErrScanLimit = errors.New("cloudsearch: cannot page through the documents without a sortable key field")
 )
 
 // ConfigError reports a setting that is wrong or missing.
@@ -186,6 +190,43 @@ func (e *MismatchError) Unwrap() []error {
 	}
 	return []error{ErrIndexMismatch}
 }
+
+// ScanLimitError reports a read (GetNodes, Delete) that could not page
+// through every document it matches, on an index whose key field is not
+// sortable, such as the indexes LlamaIndex's Python store creates. Sluice
+// pages by key on indexes whose key is sortable (those it creates), with
+// no limit; without a sortable key it pages with skip, which the service
+// caps at 100,000, so at most Reach documents can be read, and in an order
+// the service does not promise to keep from one request to the next.
+type ScanLimitError struct {
+	Op       string // what the store was doing, e.g. "get nodes"
+	Index    string // the index name
+	KeyField string // the index's key field, which is not sortable
+	Matches  int    // documents the read matches, as the service counted them; -1 if unknown
+	Reach    int    // the most documents paging with skip reaches (skip's maximum plus one page)
+	// Passes is the number of times the documents were paged through
+	// without one pass seeing all Matches of them (the service ordered them
+	// differently from request to request); 0 when Matches is above Reach.
+	Passes int
+}
+
+func (e *ScanLimitError) Error() string {
+	var why string
+	switch {
+	case e.Passes > 0:
+		why = fmt.Sprintf("%d documents match, but %d passes through them with skip did not find them all (the service returned them in a different order from one page to the next)", e.Matches, e.Passes)
+	case e.Matches >= 0:
+		why = fmt.Sprintf("%d documents match, more than the %d that paging with skip reaches (the service refuses a skip above %d)", e.Matches, e.Reach, e.Reach-maxPageSize)
+	default:
+		why = fmt.Sprintf("more documents match than the %d that paging with skip reaches (the service refuses a skip above %d)", e.Reach, e.Reach-maxPageSize)
+	}
+	return fmt.Sprintf("cloudsearch: %s: index %q: %s; the index's key field %q is not sortable, so Sluice cannot read the documents in key order, which has no such limit. "+
+		"Recreate the index with Sluice's definition, whose key is sortable (%s), or narrow the request: filters, ids or a limit for GetNodes, fewer nodes per reference document for Delete",
+		e.Op, e.Index, why, e.KeyField, recreateSteps)
+}
+
+// Unwrap returns ErrScanLimit and sink.ErrUnsupported.
+func (e *ScanLimitError) Unwrap() []error { return []error{ErrScanLimit, sink.ErrUnsupported} }
 
 // DocumentError reports one document the service did not accept. It is the
 // value type of sink.WriteError.Failed for this store.

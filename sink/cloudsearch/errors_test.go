@@ -145,7 +145,7 @@ func TestErrorConnectionRefused(t *testing.T) {
 }
 
 func TestErrorDimensionMismatch(t *testing.T) {
-	srv, url := searchtest.Start(t, searchtest.Options{Key: testKey, SpecDir: specOrSkip(t)})
+	srv, url := searchtest.Start(t, searchtest.Options{Key: testKey, SpecDir: specOrNone(t)})
 	env := WithGetenv(envOf(map[string]string{EnvKey: testKey}))
 	cfg := testConfig(url)
 	s, err := New(context.Background(), cfg, testHTTP(t), env)

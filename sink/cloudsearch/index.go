@@ -247,6 +247,9 @@ func (s *Store) CreateIndex(ctx context.Context) error {
 	}
 	var attempts atomic.Int32
 	_, _, err = s.do(ctx, call{op: "create index " + s.cfg.IndexName, method: http.MethodPost, path: "/indexes", body: body, attempts: &attempts})
+	if err == nil {
+		s.keys.set(true) // Definition's key is sortable
+	}
 	if statusOf(err) != http.StatusConflict || attempts.Load() < 2 {
 		return err
 	}
@@ -261,7 +264,10 @@ func (s *Store) CreateIndex(ctx context.Context) error {
 func (s *Store) DeleteIndex(ctx context.Context) error {
 	_, _, err := s.do(ctx, call{op: "delete index", method: http.MethodDelete, path: s.indexPath(""), index: true})
 	if errors.Is(err, ErrIndexNotFound) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		s.keys.reset() // an index created later under the name may differ
 	}
 	return err
 }
@@ -280,12 +286,119 @@ func (s *Store) GetIndex(ctx context.Context) (IndexDefinition, error) {
 // other configured fields, the chunk field's analyzer (when
 // languageAnalyzer is set) and each filterable metadata field's type. A
 // mismatch is a *MismatchError naming the setting.
+//
+// A key field that is not sortable is accepted: LlamaIndex's Python store
+// creates its key so (SimpleField's sortable defaults to false). Documents
+// of such an index are read with skip instead of in key order, which
+// reaches 101,000 documents per read at most (see ScanLimitError); the
+// store learns which way to read from the definition ValidateIndex
+// fetched.
 func (s *Store) ValidateIndex(ctx context.Context) error {
 	def, err := s.GetIndex(ctx)
 	if err != nil {
 		return err
 	}
-	return s.cfg.checkDefinition(def)
+	if err := s.cfg.checkDefinition(def); err != nil {
+		return err
+	}
+	s.keys.set(keyFieldSortable(def, s.cfg.IDFieldKey))
+	return nil
+}
+
+// keyFieldSortable reports whether def's field key, the key field, can be
+// used in $orderby. A sortable attribute left out is the service's
+// default, sortable for a single-valued string. A definition without the
+// field is taken as sortable: reads then fail naming the field, as with
+// any misnamed key.
+func keyFieldSortable(def IndexDefinition, key string) bool {
+	for _, f := range def.Fields {
+		if f.Name == key {
+			return f.Sortable == nil || *f.Sortable
+		}
+	}
+	return true
+}
+
+// keyOrder records whether the index's key field is sortable, which
+// decides how documents are read (see Store.scan). ValidateIndex and
+// CreateIndex set it from the definition they fetched or created;
+// otherwise (indexManagement NoValidation) the first read fetches the
+// definition, once. It is safe for concurrent use.
+type keyOrder struct {
+	state atomic.Int32  // keyUnknown, keySortable or keyUnsortable
+	fetch chan struct{} // held by the one caller learning the state
+}
+
+// States of a keyOrder.
+const (
+	keyUnknown int32 = iota
+	keySortable
+	keyUnsortable
+)
+
+func newKeyOrder() *keyOrder { return &keyOrder{fetch: make(chan struct{}, 1)} }
+
+func (k *keyOrder) set(sortable bool) {
+	if sortable {
+		k.state.Store(keySortable)
+	} else {
+		k.state.Store(keyUnsortable)
+	}
+}
+
+func (k *keyOrder) reset() { k.state.Store(keyUnknown) }
+
+// keySortable reports whether the index's key field is sortable. Unless
+// ValidateIndex or CreateIndex told the store, it reads the index
+// definition, once: concurrent callers wait for that read, and a failed
+// read is tried again by the next caller. An identity that may query
+// documents but not read index definitions (the Search Index Data Reader
+// or Contributor role without Search Service Contributor) is answered 403;
+// the store then asks the service with searches for no documents, one
+// ordered by the key, which is refused if the key is not sortable.
+func (s *Store) keySortable(ctx context.Context) (bool, error) {
+	if st := s.keys.state.Load(); st != keyUnknown {
+		return st == keySortable, nil
+	}
+	select {
+	case s.keys.fetch <- struct{}{}:
+		defer func() { <-s.keys.fetch }()
+	case <-ctx.Done():
+		return false, fmt.Errorf("cloudsearch: get index: %w", ctx.Err())
+	}
+	if st := s.keys.state.Load(); st != keyUnknown { // learnt while this caller waited
+		return st == keySortable, nil
+	}
+	def, err := s.GetIndex(ctx)
+	if statusOf(err) == http.StatusForbidden {
+		return s.probeKeyOrder(ctx)
+	}
+	if err != nil {
+		return false, err
+	}
+	sortable := keyFieldSortable(def, s.cfg.IDFieldKey)
+	s.keys.set(sortable)
+	return sortable, nil
+}
+
+// probeKeyOrder learns whether the key field is sortable from searches
+// for no documents: ordered by the key, the service refuses it (400) if
+// the key is not sortable; unordered, it must then succeed.
+func (s *Store) probeKeyOrder(ctx context.Context) (bool, error) {
+	const op = "check whether the key field is sortable"
+	_, err := s.search(ctx, op, searchRequest{Search: "*", OrderBy: s.cfg.IDFieldKey + " asc"})
+	if err == nil {
+		s.keys.set(true)
+		return true, nil
+	}
+	if statusOf(err) != http.StatusBadRequest {
+		return false, err
+	}
+	if _, err := s.search(ctx, op, searchRequest{Search: "*"}); err != nil {
+		return false, err
+	}
+	s.keys.set(false)
+	return false, nil
 }
 
 // mismatch reports the setting key (without the sink.cloudsearch. prefix)
@@ -305,10 +418,6 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	}
 	if key != c.IDFieldKey {
 		return c.mismatch("idFieldKey", strconv.Quote(c.IDFieldKey), "key field "+strconv.Quote(key), "set idFieldKey to "+strconv.Quote(key)+" or use another index")
-	}
-	if k := byName[key]; k.Sortable != nil && !*k.Sortable {
-		return c.mismatch("idFieldKey", "a sortable key field", "key field "+strconv.Quote(key)+" with sortable: false",
-			"Sluice reads documents in key order (get, delete, incremental runs); recreate the index with a sortable key (`sluice index delete`, then `sluice index create`)")
 	}
 	emb, ok := byName[c.EmbeddingFieldKey]
 	if !ok || emb.Type != "Collection(Edm.Single)" {

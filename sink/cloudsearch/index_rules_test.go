@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,11 +21,7 @@ import (
 // tests are about do not depend on them).
 func startRulesServer(t *testing.T) (*searchtest.Server, string) {
 	t.Helper()
-	opts := searchtest.Options{Key: testKey}
-	if _, err := os.Stat(specDir + "/searchservice.json"); err == nil {
-		opts.SpecDir = specDir
-	}
-	return searchtest.Start(t, opts)
+	return searchtest.Start(t, searchtest.Options{Key: testKey, SpecDir: specOrNone(t)})
 }
 
 // TestDefinitionOnlyChunkSearchable checks that every string field but
@@ -395,9 +390,10 @@ func TestLongValuesStored(t *testing.T) {
 // TestValidateToleratesSortAndFacet checks that ValidateIndex accepts
 // indexes whose fields differ only in sortable and facetable, as indexes
 // made by older Sluice versions (attributes left to the service's
-// defaults, filterable metadata facetable) and by LlamaIndex (false) do;
-// only a key that cannot be sorted is refused, since documents are read in
-// key order.
+// defaults, filterable metadata facetable) and by LlamaIndex (false, the
+// key included: SimpleField's sortable defaults to false in the Python
+// SDK) do. A key that cannot be sorted is accepted too: documents are then
+// read with skip (see TestLlamaIndexPythonIndex).
 func TestValidateToleratesSortAndFacet(t *testing.T) {
 	withAttrs := func(sortable, facetable func(Field) *bool) func(*IndexDefinition) {
 		return func(d *IndexDefinition) {
@@ -422,7 +418,7 @@ func TestValidateToleratesSortAndFacet(t *testing.T) {
 		{"every field sortable and facetable where allowed", withAttrs(
 			func(f Field) *bool { return ptr(!strings.HasPrefix(f.Type, "Collection(")) },
 			func(f Field) *bool { return ptr(f.Type != "Collection(Edm.Single)") }), ""},
-		{"LlamaIndex: all false but the key's default", withAttrs(
+		{"all false but the key's default", withAttrs(
 			func(f Field) *bool {
 				if f.Key {
 					return nil
@@ -430,7 +426,7 @@ func TestValidateToleratesSortAndFacet(t *testing.T) {
 				return ptr(false)
 			},
 			func(Field) *bool { return ptr(false) }), ""},
-		{"key not sortable", withAttrs(func(Field) *bool { return ptr(false) }, func(Field) *bool { return ptr(false) }), "idFieldKey"},
+		{"LlamaIndex Python: all false, key not sortable", withAttrs(func(Field) *bool { return ptr(false) }, func(Field) *bool { return ptr(false) }), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,6 +85,9 @@ func TestScanPagesByKey(t *testing.T) {
 				if b["orderby"] != "id asc" {
 					t.Errorf("request %d orderby = %v, want \"id asc\"", i, b["orderby"])
 				}
+				if b["count"] != nil || b["sessionId"] != nil {
+					t.Errorf("request %d sent count %v and sessionId %v; reads by key need neither", i, b["count"], b["sessionId"])
+				}
 				// Without ids, every page after the first continues after
 				// the last key; with ids, each group of ids starts anew.
 				if filter, _ := b["filter"].(string); tt.ids == nil && i > 0 && !strings.Contains(filter, "id gt '") {

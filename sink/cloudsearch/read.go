@@ -2,6 +2,7 @@ package cloudsearch
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,6 +19,11 @@ const (
 	// service that kept answering with continuations would otherwise hold
 	// the caller forever. 1000 pages of 1000 results is far beyond any k.
 	maxContinuations = 1000
+	// maxSkip is the largest skip the service accepts.
+	maxSkip = 100000
+	// maxScanPasses bounds the reads of the documents one scan by skip
+	// makes when pages do not line up (see scanBySkip).
+	maxScanPasses = 3
 )
 
 // searchRequest is the body of docs/search (SearchRequest).
@@ -27,6 +33,9 @@ type searchRequest struct {
 	Select                string        `json:"select,omitempty"`
 	Top                   int           `json:"top"`
 	OrderBy               string        `json:"orderby,omitempty"`
+	Skip                  int           `json:"skip,omitempty"`
+	Count                 bool          `json:"count,omitempty"`
+	SessionID             string        `json:"sessionId,omitempty"`
 	QueryType             string        `json:"queryType,omitempty"`
 	SemanticConfiguration string        `json:"semanticConfiguration,omitempty"`
 	VectorQueries         []vectorQuery `json:"vectorQueries,omitempty"`
@@ -45,27 +54,40 @@ type vectorQuery struct {
 // it holds @search.nextPageParameters, the request body for the rest, which
 // search posts in turn until the service sends no continuation.
 func (s *Store) search(ctx context.Context, op string, req searchRequest) ([]map[string]any, error) {
+	docs, _, err := s.searchCount(ctx, op, req)
+	return docs, err
+}
+
+// searchCount is search, also returning the @odata.count of the first
+// answer (the number of matches, when req.Count is set), or -1 if the
+// answer has none.
+func (s *Store) searchCount(ctx context.Context, op string, req searchRequest) ([]map[string]any, int, error) {
 	body, err := marshal(op, req)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	var docs []map[string]any
-	for range maxContinuations {
+	count := -1
+	for i := range maxContinuations {
 		var out struct {
 			Value []map[string]any `json:"value"`
+			Count *int             `json:"@odata.count"`
 			Next  json.RawMessage  `json:"@search.nextPageParameters"`
 		}
 		err := s.doJSON(ctx, call{op: op, method: http.MethodPost, path: s.indexPath("/docs/search"), body: body, index: true}, &out)
 		if err != nil {
-			return nil, err
+			return nil, -1, err
+		}
+		if i == 0 && out.Count != nil {
+			count = *out.Count
 		}
 		docs = append(docs, out.Value...)
 		if len(out.Next) == 0 || string(out.Next) == "null" || len(out.Value) == 0 {
-			return docs, nil
+			return docs, count, nil
 		}
 		body = out.Next
 	}
-	return nil, fmt.Errorf("cloudsearch: %s: the service kept sending continuations after %d pages (%d results); lower the number of results asked for", op, maxContinuations, len(docs))
+	return nil, -1, fmt.Errorf("cloudsearch: %s: the service kept sending continuations after %d pages (%d results); lower the number of results asked for", op, maxContinuations, len(docs))
 }
 
 // selectFields lists the fields read back: key, chunk, metadata string and
@@ -85,15 +107,30 @@ func (s *Store) selectFields() string {
 }
 
 // scan reads every document matching filter (at most limit, 0 for all)
-// and calls fn for each; an error from fn stops it. It pages by key, as
-// the service's documentation advises for reading past $skip's limit of
-// 100,000: each request orders by the key and asks for keys above the last
-// one seen, so pages neither overlap nor miss a document, however many
-// there are. This needs a sortable key field; Sluice creates its key
-// sortable explicitly (it is the only sortable field), indexes left to the
-// service's default have one too (single-valued simple fields are sortable
-// unless turned off), and ValidateIndex checks it.
+// and calls fn for each; an error from fn stops it. It pages by key when
+// the index's key field is sortable (scanByKey), as on every index Sluice
+// creates, and with skip when it is not (scanBySkip), as on the indexes
+// LlamaIndex's Python store creates, which reach 101,000 documents at
+// most.
 func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
+	sortable, err := s.keySortable(ctx)
+	if err != nil {
+		return err
+	}
+	if !sortable {
+		return s.scanBySkip(ctx, op, filter, sel, limit, fn)
+	}
+	return s.scanByKey(ctx, op, filter, sel, limit, fn)
+}
+
+// scanByKey is scan for an index whose key field is sortable. It pages by
+// key, as the service's documentation advises for reading past $skip's
+// limit of 100,000: each request orders by the key and asks for keys above
+// the last one seen, so pages neither overlap nor miss a document, however
+// many there are. Sluice creates its key sortable explicitly (it is the
+// only sortable field), and indexes left to the service's default have one
+// too (single-valued simple fields are sortable unless turned off).
+func (s *Store) scanByKey(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
 	key := s.cfg.IDFieldKey
 	seen, last := 0, ""
 	for limit == 0 || seen < limit {
@@ -112,7 +149,7 @@ func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn 
 		for _, d := range docs {
 			k, ok := d[key].(string)
 			if !ok {
-				return fmt.Errorf("cloudsearch: %s: a document has no string key %q; check idFieldKey", op, key)
+				return s.noKeyError(op)
 			}
 			last = k
 			if err := fn(d); err != nil {
@@ -127,10 +164,98 @@ func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn 
 	return nil
 }
 
-// Delete removes every node of the reference document refDocID: it pages
-// through the keys matching `doc_id eq 'refDocID'` (quotes doubled) and
-// deletes each page's keys before reading the next, so memory stays flat
-// whatever the number of nodes.
+func (s *Store) noKeyError(op string) error {
+	return fmt.Errorf("cloudsearch: %s: a document has no string key %q; check idFieldKey", op, s.cfg.IDFieldKey)
+}
+
+// scanBySkip is scan for an index whose key field is not sortable, which
+// cannot be paged by key: it pages with skip, 1000 documents a page, as
+// far as the service allows (a skip of at most 100,000, so 101,000
+// documents). The first request asks for the number of matches as well,
+// and if more than that many are to be read (at most limit, when limit
+// is set), scanBySkip fails with a *ScanLimitError before calling fn.
+//
+// Pages by skip are not guaranteed to line up without an order on a
+// unique field: every document matches search=* with the same score, and
+// the service documents the order of equal scores as arbitrary, so a
+// replica may order them differently from the one that answered the
+// previous page. So the requests of one scan carry one sessionId, which
+// asks the service to answer them from the same replicas (best effort),
+// and scanBySkip checks the outcome: it calls fn once per key, and while
+// fewer distinct documents have turned up than the service counted, it
+// pages through again (calling fn for the documents not seen yet), up to
+// maxScanPasses times in all, then fails with a *ScanLimitError rather
+// than return part of the documents for all of them. Documents written
+// while it reads may be missed, as with scanByKey.
+func (s *Store) scanBySkip(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
+	key := s.cfg.IDFieldKey
+	session := "sluice-" + rand.Text()
+	matches := -1
+	fail := func(passes int) error {
+		return &ScanLimitError{Op: op, Index: s.cfg.IndexName, KeyField: key, Matches: matches, Reach: s.maxSkip + maxPageSize, Passes: passes}
+	}
+	done := map[string]bool{} // the keys passed to fn
+	for pass := 1; pass <= maxScanPasses; pass++ {
+		for skip := 0; ; {
+			if skip > s.maxSkip { // more documents than counted, or no count
+				matches = -1
+				return fail(0)
+			}
+			top := maxPageSize
+			if limit > 0 && pass == 1 {
+				top = min(top, limit-len(done))
+			}
+			docs, count, err := s.searchCount(ctx, op, searchRequest{Search: "*", Filter: filter, Select: sel, Top: top, Skip: skip, Count: skip == 0, SessionID: session})
+			if err != nil {
+				return err
+			}
+			if skip == 0 {
+				matches = count
+				need := matches
+				if limit > 0 {
+					need = min(need, limit)
+				}
+				if need > s.maxSkip+maxPageSize {
+					return fail(0)
+				}
+			}
+			for _, d := range docs {
+				k, ok := d[key].(string)
+				if !ok {
+					return s.noKeyError(op)
+				}
+				if done[k] {
+					continue
+				}
+				done[k] = true
+				if err := fn(d); err != nil {
+					return err
+				}
+				if limit > 0 && len(done) >= limit {
+					return nil
+				}
+			}
+			skip += top
+			if len(docs) < top || (matches >= 0 && skip >= matches) {
+				break
+			}
+		}
+		if matches < 0 || len(done) >= matches {
+			return nil
+		}
+	}
+	return fail(maxScanPasses)
+}
+
+// Delete removes every node of the reference document refDocID, the
+// documents matching `doc_id eq 'refDocID'` (quotes doubled). When the
+// index's key field is sortable, it pages through their keys in key order
+// and deletes each page's keys before reading the next, so memory stays
+// flat whatever the number of nodes. When it is not (an index made by
+// LlamaIndex's Python store), pages are read with skip, which deleting
+// would shift: Delete then reads every key first, at most 101,000 of them
+// (more is a *ScanLimitError, before anything is deleted), and deletes
+// them afterwards.
 //
 // It finds the nodes by the doc_id field (docIdFieldKey) alone, which holds
 // the reference document id in documents written by Sluice and by
@@ -143,9 +268,25 @@ func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn 
 // find them; remove them with DeleteNodes and their ids instead (GetNodes
 // reports each node's RefDocID).
 func (s *Store) Delete(ctx context.Context, refDocID string) error {
+	op, filter, key := "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey
+	sortable, err := s.keySortable(ctx)
+	if err != nil {
+		return err
+	}
+	if !sortable {
+		var keys []string
+		err := s.scanBySkip(ctx, op, filter, key, 0, func(d map[string]any) error {
+			keys = append(keys, d[key].(string))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return s.DeleteNodes(ctx, keys)
+	}
 	keys := make([]string, 0, maxPageSize)
-	err := s.scan(ctx, "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey, 0, func(d map[string]any) error {
-		if keys = append(keys, d[s.cfg.IDFieldKey].(string)); len(keys) < maxPageSize {
+	err = s.scanByKey(ctx, op, filter, key, 0, func(d map[string]any) error {
+		if keys = append(keys, d[key].(string)); len(keys) < maxPageSize {
 			return nil
 		}
 		err := s.DeleteNodes(ctx, keys)

@@ -69,9 +69,10 @@ func TestRefusedCredentialsNameTheirSource(t *testing.T) {
 	}
 }
 
-// TestValidateNeedsSortableKey checks that an index whose key cannot be
-// sorted is refused: documents are read in key order.
-func TestValidateNeedsSortableKey(t *testing.T) {
+// TestValidateAcceptsUnsortableKey checks that an index whose key cannot
+// be sorted, as LlamaIndex's Python store creates it, passes validation:
+// documents are then read with skip instead of in key order.
+func TestValidateAcceptsUnsortableKey(t *testing.T) {
 	cfg := testConfig("https://example.search.windows.net").normalize()
 	def := cfg.Definition()
 	for i := range def.Fields {
@@ -79,11 +80,13 @@ func TestValidateNeedsSortableKey(t *testing.T) {
 			def.Fields[i].Sortable = ptr(false)
 		}
 	}
-	var me *MismatchError
-	if err := cfg.checkDefinition(def); !errors.As(err, &me) || me.Setting != settingPrefix+"idFieldKey" || !strings.Contains(me.Hint, "sortable") {
-		t.Fatalf("checkDefinition = %v, want a mismatch of idFieldKey about sorting", err)
+	if err := cfg.checkDefinition(def); err != nil {
+		t.Fatalf("checkDefinition of a key with sortable false = %v, want it accepted", err)
 	}
-	if err := cfg.checkDefinition(cfg.Definition()); err != nil {
-		t.Fatalf("checkDefinition of its own definition = %v", err)
+	if keyFieldSortable(def, cfg.IDFieldKey) {
+		t.Error("keyFieldSortable = true for a key with sortable false")
+	}
+	if !keyFieldSortable(cfg.Definition(), cfg.IDFieldKey) {
+		t.Error("keyFieldSortable = false for Sluice's own definition")
 	}
 }

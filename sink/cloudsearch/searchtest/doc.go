@@ -25,6 +25,9 @@
 //     longer string in a filterable, sortable or facetable string field (or
 //     collection element) is refused alone, 400 in a 207 answer, with the
 //     service's "contains a term that is too large to process" message;
+//   - $orderby only on sortable fields (400 "'NAME' is not a sortable
+//     field"), skip at most 100,000 (400 ParameterValueOutOfRange), and no
+//     sessionId starting with '_';
 //   - filters only on filterable fields, in the OData subset Sluice emits,
 //     with literals of the field's type (an Edm.DateTimeOffset field takes
 //     an unquoted RFC 3339 literal and compares instants; a quoted string
@@ -69,6 +72,10 @@
 // ordered by score, ties by key, so every answer is deterministic, unless
 // $orderby names sortable fields or search.score() (up to 32 clauses, asc or
 // desc; absent values first when ascending; strings compared ordinally).
+// With Options.Replicas, ties are ordered by the replica answering, which
+// the sessionId picks (or turn by turn without one): the service documents
+// the order of equal scores as arbitrary, so paging with skip through
+// results of equal score may overlap or miss documents.
 //
 // What it does not emulate: the Lucene (full) query syntax and the simple
 // syntax operators, analyzers and stemming, scoring profiles, facets,

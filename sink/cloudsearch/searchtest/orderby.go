@@ -49,7 +49,7 @@ func (ix *index) parseOrderBy(s string) ([]orderClause, *apiError) {
 				return nil, badRequest("Invalid expression: Could not find a property named '%s' on type 'search.document'.\r\nParameter name: $orderby", name)
 			}
 			if f.isCollection() || !f.is(f.Sortable) {
-				return nil, badRequest("Invalid expression: The field '%s' is not sortable; only sortable fields can be used in $orderby.\r\nParameter name: $orderby", name)
+				return nil, badRequest("Invalid expression: '%s' is not a sortable field. Only sortable fields can be used in $orderby.\r\nParameter name: $orderby", name)
 			}
 			c.field = f
 		}

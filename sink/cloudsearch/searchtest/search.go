@@ -1,7 +1,10 @@
 package searchtest
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"math"
 	"net/http"
 	"slices"
@@ -48,6 +51,7 @@ type searchRequest struct {
 	VectorFilterMode      string        `json:"vectorFilterMode"`
 	OrderBy               string        `json:"orderby"`
 	Facets                []string      `json:"facets"`
+	SessionID             string        `json:"sessionId"`
 }
 
 // hit is one ranked document.
@@ -71,7 +75,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, name string, bod
 	if !ok {
 		return indexNotFound(name)
 	}
-	hits, err := ix.run(&req)
+	hits, err := ix.run(&req, s.replica(req.SessionID))
 	if err != nil {
 		return err
 	}
@@ -122,8 +126,40 @@ func page(hits []hit, skip, top int) []hit {
 	return hits
 }
 
-// run checks the request and ranks the matching documents; s.mu is held.
-func (ix *index) run(req *searchRequest) ([]hit, *apiError) {
+// replica picks the replica answering a search (see Options.Replicas): the
+// one its sessionId picks, or else the next in turn; s.mu is held.
+func (s *Server) replica(sessionID string) int {
+	if s.opts.Replicas <= 1 {
+		return 0
+	}
+	if sessionID != "" {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(sessionID))
+		return int(h.Sum32() % uint32(s.opts.Replicas))
+	}
+	s.nextReplica = (s.nextReplica + 1) % s.opts.Replicas
+	return s.nextReplica
+}
+
+// replicaOrder orders keys as replica does when nothing else does: by key
+// on replica 0, and in an order of its own on each other replica.
+func replicaOrder(keys []string, replica int) {
+	if replica == 0 {
+		return
+	}
+	rank := make(map[string]uint64, len(keys))
+	for _, k := range keys {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte{byte(replica), byte(replica >> 8)})
+		_, _ = h.Write([]byte(k))
+		rank[k] = h.Sum64()
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(rank[a], rank[b]), strings.Compare(a, b)) })
+}
+
+// run checks the request and ranks the matching documents as replica
+// orders them; s.mu is held.
+func (ix *index) run(req *searchRequest, replica int) ([]hit, *apiError) {
 	if err := checkPaging(req); err != nil {
 		return nil, err
 	}
@@ -149,6 +185,7 @@ func (ix *index) run(req *searchRequest) ([]hit, *apiError) {
 		keep = func(d map[string]any) bool { return pred(d, nil) }
 	}
 	keys := ix.sortedKeys()
+	replicaOrder(keys, replica) // the order of ties
 	cands := keys[:0:0]
 	for _, k := range keys {
 		if keep(ix.docs[k]) {
@@ -214,7 +251,10 @@ func checkPaging(req *searchRequest) *apiError {
 		return badRequest("Invalid value for top: %d; top must not be negative.\r\nParameter name: top", *req.Top)
 	}
 	if req.Skip < 0 || req.Skip > maxSkip {
-		return badRequest("Value must be between 0 and %d.\r\nParameter name: $skip", maxSkip)
+		return &apiError{status: http.StatusBadRequest, code: "ParameterValueOutOfRange", message: fmt.Sprintf("Value must be between 0 and %d.\r\nParameter name: $skip", maxSkip)}
+	}
+	if strings.HasPrefix(req.SessionID, "_") {
+		return badRequest("Invalid value for sessionId: '%s'; the value used as sessionId cannot start with a '_' character.\r\nParameter name: sessionId", req.SessionID)
 	}
 	switch req.SearchMode {
 	case "", "any", "all":

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -99,7 +100,11 @@ func TestSearchErrors(t *testing.T) {
 		{"filter unknown field", map[string]any{"filter": "nope eq 'x'"}, "Could not find a property named 'nope'"},
 		{"vector dimensions", map[string]any{"vectorQueries": vq(2)}, "Expected: '3'. Actual: '2'"},
 		{"vector field", map[string]any{"vectorQueries": []any{map[string]any{"kind": "vector", "vector": []float32{1, 2, 3}, "fields": "chunk"}}}, "not a vector field"},
-		{"skip too large", map[string]any{"skip": 100001}, "$skip"},
+		{"skip too large", map[string]any{"skip": 100001}, `"code":"ParameterValueOutOfRange","message":"Value must be between 0 and 100000.\r\nParameter name: $skip"`},
+		{"orderby not sortable", map[string]any{"search": "*", "orderby": "metadata asc"}, `Invalid expression: 'metadata' is not a sortable field. Only sortable fields can be used in $orderby.\r\nParameter name: $orderby`},
+		{"orderby collection", map[string]any{"search": "*", "orderby": "tags"}, `'tags' is not a sortable field`},
+		{"orderby unknown field", map[string]any{"search": "*", "orderby": "nope desc"}, `Could not find a property named 'nope' on type 'search.document'.\r\nParameter name: $orderby`},
+		{"sessionId with underscore", map[string]any{"search": "*", "sessionId": "_s1"}, "cannot start with a '_' character"},
 		{"select non-retrievable", map[string]any{"select": "id,secret"}, "not retrievable"},
 		{"searchFields not searchable", map[string]any{"search": "x", "searchFields": "doc_id"}, "not searchable"},
 		{"semantic unknown config", map[string]any{"search": "x", "queryType": "semantic", "semanticConfiguration": "nope"}, "Unknown semantic configuration 'nope'"},
@@ -195,5 +200,64 @@ func TestPagingPastMaxPageSize(t *testing.T) {
 	}
 	if _, r2 := searchKeys(t, url, map[string]any{"search": "*", "top": 1100, "skip": 200}); len(r2.Value) != 1000 {
 		t.Errorf("last page: %d results", len(r2.Value))
+	}
+}
+
+// TestReplicasOrderTies checks Options.Replicas: documents of equal score
+// (every result of search=*) and ties of $orderby come in the order of the
+// replica answering; a sessionId gets the same replica every time, and
+// searches without one go round the replicas in turn, so that pages read
+// with skip from different replicas can overlap, as on the service.
+func TestReplicasOrderTies(t *testing.T) {
+	const replicas, n = 3, 60
+	_, url := startWithIndex(t, Options{Replicas: replicas})
+	var docs []any
+	var sorted []string
+	for i := range n {
+		id := fmt.Sprintf("k%02d", i)
+		sorted = append(sorted, id)
+		docs = append(docs, doc(id, "text", "ann", 2020+i%2, nil, []float32{1, 0, 0}))
+	}
+	if st, b := call(t, url, http.MethodPost, "/indexes/sluice-test/docs/index", map[string]any{"value": docs}); st != http.StatusOK {
+		t.Fatalf("upload: %d %s", st, b)
+	}
+	order := func(req map[string]any) string {
+		t.Helper()
+		req["search"], req["top"] = "*", n
+		keys, _ := searchKeys(t, url, req)
+		if len(keys) != n {
+			t.Fatalf("%d results, want %d", len(keys), n)
+		}
+		return strings.Join(keys, ",")
+	}
+
+	sticky := order(map[string]any{"sessionId": "scan-1"})
+	for range 2 * replicas {
+		if got := order(map[string]any{"sessionId": "scan-1"}); got != sticky {
+			t.Fatalf("sessionId scan-1 answered in another order:\n%s\nthen\n%s", sticky, got)
+		}
+	}
+	var turns []string
+	for range replicas + 1 {
+		turns = append(turns, order(map[string]any{}))
+	}
+	if turns[replicas] != turns[0] {
+		t.Errorf("search %d without sessionId did not come back to the first replica's order", replicas+1)
+	}
+	distinct := map[string]bool{}
+	for _, o := range turns[:replicas] {
+		distinct[o] = true
+	}
+	if len(distinct) != replicas || !distinct[strings.Join(sorted, ",")] {
+		t.Errorf("%d distinct orders over %d replicas, want %d, one of them by key", len(distinct), replicas, replicas)
+	}
+	for range replicas {
+		keys := strings.Split(order(map[string]any{"orderby": "year desc"}), ",")
+		for i, k := range keys {
+			idx, _ := strconv.Atoi(strings.TrimPrefix(k, "k"))
+			if want := 2021 - i/(n/2); 2020+idx%2 != want {
+				t.Fatalf("orderby year desc: result %d is %s of year %d, want year %d first", i, k, 2020+idx%2, want)
+			}
+		}
 	}
 }

@@ -51,6 +51,15 @@ type Options struct {
 	FaultRate float64
 	// Seed seeds the fault generator, so faults are reproducible.
 	Seed int64
+	// Replicas, above 1, makes the server answer as a service with that
+	// many replicas does, each ordering documents of equal score (every
+	// result of search=*, and ties of $orderby) its own way, as the
+	// service documents their order as arbitrary: replica 0 orders them by
+	// key, the others each in an order of their own. A search with a
+	// sessionId is answered by the replica the sessionId picks, every time
+	// (the service's sticky sessions); one without, by the next replica in
+	// turn. With 0 or 1 replica, ties are ordered by key.
+	Replicas int
 	// RecordLimit bounds the requests kept for Requests: 0 keeps all (tests),
 	// a positive n keeps the n most recent, a negative value keeps none (a
 	// long-running devserver).
@@ -86,6 +95,7 @@ type Server struct {
 	failAfterCode int
 	keyFaults     map[string]keyFault
 	maxBatchBytes int
+	nextReplica   int // the replica that answered the last search without a sessionId
 }
 
 type keyFault struct {

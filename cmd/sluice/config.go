@@ -1,16 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline/watch"
@@ -149,124 +143,10 @@ func readConfig(flag string) (Config, string, error) {
 	if err != nil {
 		return cfg, path, &ConfigError{File: path, Err: fmt.Errorf("cannot read it: %w (check --config or $%s)", err, configEnv)}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	// io.EOF: a file without a document (empty, or only comments).
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return cfg, path, &ConfigError{File: path, Err: friendlyYAMLError(err, data)}
+	if err := decodeConfig(data, &cfg); err != nil {
+		return cfg, path, &ConfigError{File: path, Err: err}
 	}
 	return cfg, path, nil
-}
-
-var (
-	unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
-	badValue     = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
-)
-
-// friendlyYAMLError turns yaml.v3's Go-type wording into setting names:
-// an unknown key names its section, a value of the wrong type names its
-// setting (found in data by line and value) and the type it needs.
-func friendlyYAMLError(err error, data []byte) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	msgs := make([]string, len(te.Errors))
-	for i, m := range te.Errors {
-		if g := unknownField.FindStringSubmatch(m); g != nil {
-			m = fmt.Sprintf("line %s: unknown setting %q (in section %s); check its spelling against configs/local.yaml", g[1], g[2], sectionOf(g[3]))
-		} else if g := badValue.FindStringSubmatch(m); g != nil {
-			line, _ := strconv.Atoi(g[1])
-			if key := settingAt(data, line, g[3]); key != "" {
-				m = fmt.Sprintf("line %s: %s is %q, which is not %s", g[1], key, g[3], typeWords(g[4]))
-			}
-		}
-		msgs[i] = m
-	}
-	return errors.New(strings.Join(msgs, "; "))
-}
-
-// typeWords describes a Go type of a setting for a user.
-func typeWords(goType string) string {
-	switch goType {
-	case "int", "int32", "int64", "uint", "uint64":
-		return "a whole number"
-	case "float32", "float64":
-		return "a number"
-	case "bool":
-		return "true or false"
-	case "time.Duration":
-		return "a duration such as 500ms, 60s or 2m"
-	case "string":
-		return "a string"
-	}
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "a list"
-	case strings.HasPrefix(goType, "map["):
-		return "a mapping"
-	}
-	return "a valid value (" + goType + ")"
-}
-
-// settingAt returns the dotted name (such as embedder.timeout) of the
-// setting whose scalar value is value on the given line of data, or "".
-func settingAt(data []byte, line int, value string) string {
-	var root yaml.Node
-	if yaml.Unmarshal(data, &root) != nil {
-		return ""
-	}
-	var find func(n *yaml.Node, path string) string
-	find = func(n *yaml.Node, path string) string {
-		switch n.Kind {
-		case yaml.DocumentNode, yaml.SequenceNode:
-			for _, c := range n.Content {
-				if k := find(c, path); k != "" {
-					return k
-				}
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				key, val := n.Content[i], n.Content[i+1]
-				p := key.Value
-				if path != "" {
-					p = path + "." + p
-				}
-				if val.Kind == yaml.ScalarNode && val.Line == line && val.Value == value {
-					return p
-				}
-				if k := find(val, p); k != "" {
-					return k
-				}
-			}
-		}
-		return ""
-	}
-	return find(&root, "")
-}
-
-func sectionOf(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "reader."):
-		return "source"
-	case strings.HasPrefix(goType, "splitter."):
-		return "splitter"
-	case strings.HasPrefix(goType, "embedder."):
-		return "embedder"
-	case strings.HasPrefix(goType, "local."):
-		return "sink.local"
-	case strings.HasPrefix(goType, "cloudsearch."):
-		return "sink.cloudsearch"
-	case goType == "main.SinkConfig":
-		return "sink"
-	case goType == "main.StateConfig":
-		return "state"
-	case goType == "main.PipelineConfig":
-		return "pipeline"
-	case strings.HasPrefix(goType, "watch."):
-		return "watch"
-	}
-	return "top level"
 }
 
 // Validate checks every section; the first problem names its setting.
@@ -314,8 +194,9 @@ func (c *Config) validateSink() error {
 }
 
 // configForDir loads the configuration of a command that reads a folder:
-// DIR (if given) overrides source.dir, include replaces source.include and
-// exclude adds to source.exclude; the folder must exist.
+// DIR (if given) overrides source.dir, include (--include) replaces
+// source.include and exclude (--exclude) adds to source.exclude; the folder
+// must exist. An invalid pattern given as a flag is named as the flag.
 func (a *app) configForDir(args, include, exclude []string) (Config, error) {
 	cfg, err := a.config()
 	if err != nil {
@@ -324,12 +205,19 @@ func (a *app) configForDir(args, include, exclude []string) (Config, error) {
 	if len(args) == 1 {
 		cfg.Source.Dir = args[0]
 	}
+	flags := flagSettings{}
 	if len(include) > 0 {
 		cfg.Source.Include = include
+		for i, p := range include {
+			flags.add(fmt.Sprintf("source.include[%d]", i), "--include", p, "source.include")
+		}
+	}
+	for i, p := range exclude {
+		flags.add(fmt.Sprintf("source.exclude[%d]", len(cfg.Source.Exclude)+i), "--exclude", p, "source.exclude")
 	}
 	cfg.Source.Exclude = append(cfg.Source.Exclude, exclude...)
 	if err := cfg.Source.Validate(); err != nil {
-		return cfg, &ConfigError{Err: err}
+		return cfg, flags.explain(&ConfigError{Err: err})
 	}
 	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
 		return cfg, usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)

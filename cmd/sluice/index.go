@@ -115,8 +115,8 @@ func (a *app) localCheck(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer s.Close()
-	if d := s.Dimensions(); d != 0 && d != cfg.Embedder.Dimensions {
-		return fmt.Errorf("local store %s holds %d-dimensional vectors but embedder.dimensions is %d: set embedder.dimensions to %d, or use a new sink.local.path and run with --full", path, d, cfg.Embedder.Dimensions, d)
+	if err := a.checkDimensions(ctx, cfg, s); err != nil {
+		return err
 	}
 	fmt.Fprintf(a.stdout, "local store %s is valid (vector dimensions %d)\n", path, s.Dimensions())
 	return nil
@@ -243,7 +243,7 @@ func (a *app) doctorCommand() *cobra.Command {
 				}
 			} else {
 				var out strings.Builder
-				sub := &app{stdout: &out}
+				sub := &app{stdout: &out, configPath: a.configPath, log: a.log}
 				err := sub.localCheck(ctx, cfg)
 				report("local store", err, strings.TrimSpace(out.String()))
 			}

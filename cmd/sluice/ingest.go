@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/splitter"
 )
 
@@ -34,6 +36,8 @@ func (in *ingester) Close() error {
 
 // newIngester opens everything a run over cfg needs. In a dry run the
 // embedder and the store are not opened; the manifest is, read-only in effect.
+// A store that holds vectors of other dimensions than the embedder's is a
+// configuration error found here, before anything is embedded.
 func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
 	setMemoryLimit(cfg.Pipeline.MemoryBudgetMB)
 	split, err := splitter.New(cfg.Splitter)
@@ -73,10 +77,17 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		in.Close()
+		if errors.Is(err, sink.ErrDimensionMismatch) { // an index validated on opening
+			err = &ConfigError{Err: err}
+		}
 		return nil, err
 	}
 	in.closers = append(in.closers, store.Close)
 	in.opts.Store = store
+	if err := a.checkDimensions(ctx, cfg, store); err != nil {
+		in.Close()
+		return nil, err
+	}
 	return in, nil
 }
 

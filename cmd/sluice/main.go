@@ -80,13 +80,14 @@ func exitCodeOf(err error) int {
 	var (
 		uerr *usageError
 		cerr *ConfigError
+		derr *dimensionsError
 	)
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errPartial):
 		return exitPartial
-	case errors.As(err, &uerr), errors.As(err, &cerr), errors.Is(err, state.ErrModelChanged),
+	case errors.As(err, &uerr), errors.As(err, &cerr), errors.As(err, &derr), errors.Is(err, state.ErrModelChanged),
 		errors.Is(err, embedder.ErrConfig), errors.Is(err, embedder.ErrMissingKey), errors.Is(err, cloudsearch.ErrConfig),
 		// a query, filter or mode the configured store cannot take
 		errors.Is(err, sink.ErrUnsupported), errors.Is(err, sink.ErrInvalidQuery), errors.Is(err, sink.ErrInvalidFilter):

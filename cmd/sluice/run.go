@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -45,6 +47,9 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkReportPath(f.report); err != nil {
+		return err // before anything is opened or created
+	}
 	in, err := a.newIngester(ctx, cfg, f.dryRun, f.full)
 	if err != nil {
 		return err
@@ -56,34 +61,70 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 }
 
 // report runs the pipeline with a progress display and prints its report.
+// A --report file that cannot be written is refused before the run (exit
+// 2); if writing it still fails at the end, the summary is printed all the
+// same and the error is fatal (exit 1, not 3: exit 3 promises the failures
+// are in the report).
 func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) error {
+	if err := checkReportPath(f.report); err != nil {
+		return err // run checked already; failed retry has not
+	}
 	prog := startProgress(ctx, a.stderr, opts.Stats, a.log)
 	report, runErr := pipeline.Run(ctx, opts)
 	prog.Stop()
 	if report == nil {
 		return runErr
 	}
+	var reportErr error
 	if f.report != "" {
-		if err := writeReport(f.report, report); err != nil {
-			return err
-		}
+		reportErr = writeReport(f.report, report)
 	}
 	if f.json {
 		enc := json.NewEncoder(a.stdout)
 		if err := enc.Encode(report); err != nil {
-			return err
+			return errors.Join(runErr, reportErr, err)
 		}
 	} else {
 		printSummary(a.stdout, report)
 	}
+	if runErr != nil && ctx.Err() != nil {
+		runErr = fmt.Errorf("interrupted after %d documents; the store is consistent, run again to finish: %w", report.FilesIngested, runErr)
+	}
+	if reportErr != nil {
+		return errors.Join(runErr, reportErr) // never errPartial: exit 1 (or 2 for a run stopped by a configuration error)
+	}
 	if runErr != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d documents; the store is consistent, run again to finish: %w", report.FilesIngested, runErr)
-		}
 		return runErr
 	}
 	if report.FilesFailed > 0 {
 		return errPartial
+	}
+	return nil
+}
+
+// checkReportPath makes sure that the --report file can be written, so
+// that a run does not do all its work only to fail at the end. It opens
+// the file for writing, creating it if need be, and removes it again if
+// it created it: a run that fails leaves no empty report behind.
+func checkReportPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		var perr *fs.PathError
+		if errors.As(err, &perr) {
+			err = perr.Err
+		}
+		return usagef("--report %s cannot be written: %v; name a file in a folder that exists and that you may write to", path, err)
+	}
+	err = f.Close()
+	if errors.Is(statErr, fs.ErrNotExist) {
+		err = errors.Join(err, os.Remove(path))
+	}
+	if err != nil {
+		return fmt.Errorf("checking --report %s: %w", path, err)
 	}
 	return nil
 }
@@ -94,7 +135,7 @@ func writeReport(path string, r *pipeline.Report) error {
 		return err
 	}
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing --report: %w", err)
+		return fmt.Errorf("writing --report: %w; the results are on standard output", err)
 	}
 	return nil
 }

@@ -1,0 +1,538 @@
+package main
+
+import (
+	"bytes"
+	"encoding"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decodeConfig decodes the first YAML document of data into cfg, strictly:
+// unknown keys and values of the wrong kind are errors that name the
+// setting and its line. yaml.v3 alone would silently truncate a decimal in
+// a whole-number setting (chunkSize: 100.9 becomes 100), so every value is
+// first checked against the kind of its setting (checkKinds); what yaml.v3
+// still refuses is reworded by friendlyYAMLError. A file without a
+// document (empty, or only comments) keeps every default.
+func decodeConfig(data []byte, cfg *Config) error {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err // a syntax error, with its line
+	}
+	if err := checkKinds(&doc); err != nil {
+		return err
+	}
+	// Node.Decode has no KnownFields, so the text is decoded again.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return friendlyYAMLError(err, &doc)
+	}
+	return nil
+}
+
+// setting is one value of a configuration file.
+type setting struct {
+	// name is the dotted name Validate uses, such as splitter.chunkSize or
+	// source.include[2]; "" for the whole document.
+	name string
+	// node is the value, aliases resolved.
+	node *yaml.Node
+	// typ is the Go type the value decodes into; nil where it is unknown
+	// (an unknown key, free-form metadata, below a type that decodes
+	// itself).
+	typ reflect.Type
+}
+
+// configType is the type a whole configuration file decodes into.
+var configType = reflect.TypeFor[Config]()
+
+// maxSettingDepth bounds the walk, as a guard against aliases that refer
+// to an enclosing node.
+const maxSettingDepth = 32
+
+// walkSettings calls visit for every value of the document doc, parents
+// before children, with the name and type of its setting. It is the one
+// place that maps a YAML node to the name of its setting.
+func walkSettings(doc *yaml.Node, visit func(setting)) {
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return
+		}
+		root = root.Content[0]
+	}
+	walkSetting(setting{node: root, typ: configType}, 0, visit)
+}
+
+func walkSetting(s setting, depth int, visit func(setting)) {
+	if depth > maxSettingDepth {
+		return
+	}
+	s.node = unalias(s.node)
+	visit(s)
+	t := s.typ
+	if t != nil && decodesItself(t) {
+		t = nil
+	}
+	switch s.node.Kind {
+	case yaml.MappingNode:
+		walkPairs(s.name, s.node, t, depth, visit)
+	case yaml.SequenceNode:
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for i, c := range s.node.Content {
+			walkSetting(setting{name: s.name + "[" + strconv.Itoa(i) + "]", node: c, typ: elem}, depth+1, visit)
+		}
+	}
+}
+
+// walkPairs walks the keys of the mapping m, which holds the settings of
+// type t named under prefix. A merge key (<<: *base) contributes the keys
+// of the mappings it names.
+func walkPairs(prefix string, m *yaml.Node, t reflect.Type, depth int, visit func(setting)) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, val := m.Content[i], m.Content[i+1]
+		if key.ShortTag() == "!!merge" {
+			val = unalias(val)
+			merged := []*yaml.Node{val}
+			if val.Kind == yaml.SequenceNode {
+				merged = val.Content
+			}
+			for _, mm := range merged {
+				if mm = unalias(mm); mm.Kind == yaml.MappingNode && depth < maxSettingDepth {
+					walkPairs(prefix, mm, t, depth+1, visit)
+				}
+			}
+			continue
+		}
+		name := key.Value
+		if prefix != "" {
+			name = prefix + "." + name
+		}
+		walkSetting(setting{name: name, node: val, typ: fieldType(t, key.Value)}, depth+1, visit)
+	}
+}
+
+func unalias(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxSettingDepth; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// fieldType returns the type of the value under key in a mapping decoded
+// into t (a struct, by yaml tag as yaml.v3 matches them, or a map), or nil.
+func fieldType(t reflect.Type, key string) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		return t.Elem()
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("yaml")
+			name, opts, _ := strings.Cut(tag, ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if strings.Contains(","+opts+",", ",inline,") {
+				if ft := fieldType(f.Type, key); ft != nil {
+					return ft
+				}
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			if name == key {
+				return f.Type
+			}
+		}
+	}
+	return nil
+}
+
+var (
+	yamlUnmarshaler = reflect.TypeFor[yaml.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	durationType    = reflect.TypeFor[time.Duration]()
+)
+
+// decodesItself reports whether values of t are decoded by t's own method,
+// which then owns their checks and their errors.
+func decodesItself(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(yamlUnmarshaler) || pt.Implements(yamlUnmarshaler) ||
+		t.Implements(textUnmarshaler) || pt.Implements(textUnmarshaler)
+}
+
+// settingError is a value of the wrong kind for its setting.
+type settingError struct {
+	Line    int
+	Setting string // dotted name; "" for the whole file
+	Value   string // the value as the user wrote it (quoted if a string), or "a list", "a mapping"
+	Problem string // what is wrong, in the user's words: "not a whole number", "too large (at most ...)"
+	Hint    string // how to fix it, if more than Problem says
+}
+
+func (e *settingError) Error() string {
+	name := e.Setting
+	if name == "" {
+		name = "the configuration"
+	}
+	s := fmt.Sprintf("line %d: %s is %s, which is %s", e.Line, name, e.Value, e.Problem)
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// settingErrors lists every value of the wrong kind in a file.
+type settingErrors []*settingError
+
+func (e settingErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, se := range e {
+		msgs[i] = se.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// checkKinds checks every value of the document whose setting is known
+// against the kind of that setting: a mapping for a section, a list for a
+// list, a single value for the others, and for whole-number settings an
+// integer that fits (yaml.v3 would truncate 100.9 to 100, or decode
+// 99999999999999999999 with an error naming a Go type).
+func checkKinds(doc *yaml.Node) error {
+	var errs settingErrors
+	walkSettings(doc, func(s setting) {
+		if err := checkKind(s); err != nil {
+			errs = append(errs, err)
+		}
+	})
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func checkKind(s setting) *settingError {
+	t, n := s.typ, s.node
+	if t == nil || decodesItself(t) || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null") {
+		return nil // unknown, checked by its own type, or null (left to yaml.v3: a single value keeps its default)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	bad := func(hint string) *settingError {
+		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: "not " + kindWords(t), Hint: hint}
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return nil
+	case reflect.Struct, reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			if s.name == "" {
+				return bad("write sections such as source: and splitter: (see configs/local.yaml)")
+			}
+			return bad("")
+		}
+		return nil
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return bad("")
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return bad("")
+	}
+	if isWholeNumber(t) {
+		return checkWholeNumber(s, t)
+	}
+	return nil // yaml.v3 checks the other scalars (a string, true or false, a duration)
+}
+
+func isWholeNumber(t reflect.Type) bool {
+	if t == durationType {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// checkWholeNumber checks that the scalar of s is an integer that fits t.
+func checkWholeNumber(s setting, t reflect.Type) *settingError {
+	n := s.node
+	bad := func(problem string) *settingError {
+		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: problem}
+	}
+	lo, hi := rangeOf(t)
+	var v *big.Int
+	switch n.ShortTag() {
+	case "!!int": // decimal, 0x, 0o, 017, 1_000: as yaml.v3 reads them
+		var i int64
+		var u uint64
+		switch {
+		case n.Decode(&i) == nil:
+			v = big.NewInt(i)
+		case n.Decode(&u) == nil:
+			v = new(big.Int).SetUint64(u)
+		default: // an explicit !!int on something else
+			return bad("not a whole number")
+		}
+	case "!!float":
+		if i, ok := new(big.Int).SetString(strings.ReplaceAll(n.Value, "_", ""), 10); ok {
+			v = i // digits only: an integer beyond 64 bits, such as 99999999999999999999
+			break
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
+			return bad("not a whole number")
+		}
+		if v, _ = big.NewFloat(f).Int(nil); v.Cmp(lo) >= 0 && v.Cmp(hi) <= 0 {
+			// 1e3 or 100.0: a whole number written as a decimal
+			return bad("not a whole number; write it as " + v.String())
+		}
+	default:
+		return bad("not a whole number")
+	}
+	switch {
+	case v.Cmp(hi) > 0:
+		return bad("too large (at most " + hi.String() + ")")
+	case v.Cmp(lo) < 0:
+		return bad("too small (at least " + lo.String() + ")")
+	}
+	return nil
+}
+
+// rangeOf returns the smallest and the largest value of an integer type.
+func rangeOf(t reflect.Type) (lo, hi *big.Int) {
+	bits := uint(t.Bits())
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		hi = new(big.Int).Lsh(big.NewInt(1), bits)
+		return big.NewInt(0), hi.Sub(hi, big.NewInt(1))
+	}
+	hi = new(big.Int).Lsh(big.NewInt(1), bits-1)
+	lo = new(big.Int).Neg(hi)
+	return lo, hi.Sub(hi, big.NewInt(1))
+}
+
+// describeValue shows a value as the user wrote it: a number or a word as
+// is, a string quoted, a list or a mapping by its kind; long values are
+// cut short.
+func describeValue(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	v := n.Value
+	if utf8.RuneCountInString(v) > 40 {
+		v = string([]rune(v)[:37]) + "..."
+	}
+	if n.ShortTag() == "!!str" {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// kindWords describes what a setting of type t takes, in the user's words,
+// never with a Go type name.
+func kindWords(t reflect.Type) string {
+	if t == durationType {
+		return "a duration such as 500ms, 60s or 2m"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return kindWords(t.Elem())
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice, reflect.Array:
+		switch e := t.Elem(); {
+		case e.Kind() == reflect.String:
+			return "a list of strings"
+		case isWholeNumber(e):
+			return "a list of whole numbers"
+		case e.Kind() == reflect.Struct || e.Kind() == reflect.Map:
+			return "a list of mappings"
+		}
+		return "a list"
+	}
+	if isWholeNumber(t) {
+		return "a whole number"
+	}
+	return "a valid value"
+}
+
+var (
+	unknownField = regexp.MustCompile(`line (\d+): field (\S+) not found in type (\S+)`)
+	// yaml.v3 quotes the value only for scalars, and cuts it to seven
+	// characters and "..." when it is longer than ten.
+	badValue = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+)
+
+// friendlyYAMLError turns yaml.v3's Go-type wording into setting names:
+// an unknown key names its section, a value of the wrong type names its
+// setting (found in doc by line, value and type) and what it takes.
+func friendlyYAMLError(err error, doc *yaml.Node) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		if g := unknownField.FindStringSubmatch(m); g != nil {
+			m = fmt.Sprintf("line %s: unknown setting %q (in section %s); check its spelling against configs/local.yaml", g[1], g[2], sectionOf(g[3]))
+		} else if g := badValue.FindStringSubmatch(m); g != nil {
+			line, _ := strconv.Atoi(g[1])
+			if s, ok := settingAt(doc, line, g[2], g[3], g[4]); ok {
+				want := typeWords(g[4])
+				if s.typ != nil {
+					want = kindWords(s.typ)
+				}
+				m = (&settingError{Line: line, Setting: s.name, Value: describeValue(s.node), Problem: "not " + want}).Error()
+			} else {
+				m = fmt.Sprintf("line %s: a value is %s, which is not %s", g[1], tagWords(g[2], g[3]), typeWords(g[4]))
+			}
+		}
+		msgs[i] = m
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// settingAt finds the setting of a value yaml.v3 refused: on the given
+// line, of the given tag (int, seq, map, ...), with the given value as
+// yaml.v3 quotes it (possibly cut short; empty for a list or a mapping),
+// preferring the one whose Go type is goType, then the deepest.
+func settingAt(doc *yaml.Node, line int, tag, value, goType string) (setting, bool) {
+	var found setting
+	score := -1
+	walkSettings(doc, func(s setting) {
+		n := s.node
+		if n.Line != line || !tagMatches(n, tag, value) {
+			return
+		}
+		sc := 0
+		if s.typ != nil && s.typ.String() == goType {
+			sc = 1
+		}
+		if sc >= score { // later in the walk is deeper on the same line
+			found, score = s, sc
+		}
+	})
+	return found, score >= 0
+}
+
+func tagMatches(n *yaml.Node, tag, value string) bool {
+	switch tag {
+	case "seq":
+		return n.Kind == yaml.SequenceNode
+	case "map":
+		return n.Kind == yaml.MappingNode
+	}
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!"+tag {
+		return false
+	}
+	if cut, ok := strings.CutSuffix(value, "..."); ok && len(value) == 10 && len(n.Value) > 10 {
+		return strings.HasPrefix(n.Value, cut)
+	}
+	return n.Value == value
+}
+
+// tagWords describes a value by its YAML tag, for when its setting is not found.
+func tagWords(tag, value string) string {
+	switch tag {
+	case "seq":
+		return "a list"
+	case "map":
+		return "a mapping"
+	case "str":
+		return strconv.Quote(value)
+	}
+	return value
+}
+
+// typeWords describes a Go type named in a yaml.v3 error, for when the
+// setting's type is not known: never the Go name itself.
+func typeWords(goType string) string {
+	switch goType {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "time.Duration":
+		return "a duration such as 500ms, 60s or 2m"
+	case "string":
+		return "a string"
+	case "[]string":
+		return "a list of strings"
+	}
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["), strings.HasSuffix(goType, "Config"):
+		return "a mapping"
+	}
+	return "a valid value for this setting"
+}
+
+func sectionOf(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "reader."):
+		return "source"
+	case strings.HasPrefix(goType, "splitter."):
+		return "splitter"
+	case strings.HasPrefix(goType, "embedder."):
+		return "embedder"
+	case strings.HasPrefix(goType, "local."):
+		return "sink.local"
+	case strings.HasPrefix(goType, "cloudsearch."):
+		return "sink.cloudsearch"
+	case goType == "main.SinkConfig":
+		return "sink"
+	case goType == "main.StateConfig":
+		return "state"
+	case goType == "main.PipelineConfig":
+		return "pipeline"
+	case strings.HasPrefix(goType, "watch."):
+		return "watch"
+	}
+	return "top level"
+}

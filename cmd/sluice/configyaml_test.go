@@ -1,0 +1,212 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// goTypeName matches what must never reach a user: Go type names and
+// yaml.v3's own wording.
+var goTypeName = regexp.MustCompile(`\b(main|reader|splitter|embedder|cloudsearch|local|watch|time)\.[A-Z]|!!|unmarshal|\[\]string|map\[`)
+
+// runWithConfig runs `sluice args... --config FILE` in a temp folder with
+// body as FILE.
+func runWithConfig(t *testing.T, body string, args ...string) (string, string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sluice(t, dir, append(args, "--config", path)...)
+}
+
+// TestWholeNumberSettings checks that a decimal in a whole-number setting
+// is refused, naming the setting, its line and the value as written,
+// instead of being truncated (100.9 read as 100, 1.5 reported as "1 is
+// invalid"), by run and doctor alike.
+func TestWholeNumberSettings(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"every decimal is listed",
+			"splitter:\n  chunkSize: 100.9\n  chunkOverlap: 10.5\nembedder:\n  batchSize: 2.7\npipeline:\n  memoryBudgetMB: 1.99\n",
+			[]string{
+				"line 2: splitter.chunkSize is 100.9, which is not a whole number",
+				"line 3: splitter.chunkOverlap is 10.5, which is not a whole number",
+				"line 5: embedder.batchSize is 2.7, which is not a whole number",
+				"line 7: pipeline.memoryBudgetMB is 1.99, which is not a whole number",
+			}},
+		{"the value is quoted as written", "splitter:\n  chunkSize: 1.5\n", []string{"line 2: splitter.chunkSize is 1.5, which is not a whole number"}},
+		{"a whole number written as a decimal", "splitter: {chunkSize: 1e3}\n", []string{"splitter.chunkSize is 1e3, which is not a whole number; write it as 1000"}},
+		{"a trailing .0", "embedder: {dimensions: 256.0}\n", []string{"embedder.dimensions is 256.0, which is not a whole number; write it as 256"}},
+		{"nested section", "sink:\n  cloudsearch:\n    uploadBatchSize: 10.5\n", []string{"line 3: sink.cloudsearch.uploadBatchSize is 10.5, which is not a whole number"}},
+		{"watch section", "watch: {maxBatch: 2.5}\n", []string{"watch.maxBatch is 2.5, which is not a whole number"}},
+		{"negative decimal", "embedder: {maxRetries: -0.5}\n", []string{"embedder.maxRetries is -0.5, which is not a whole number"}},
+		{"not a number", "splitter: {chunkSize: .nan}\n", []string{"splitter.chunkSize is .nan, which is not a whole number"}},
+		{"through a merge key", "defaults: &d {chunkSize: 2.5}\nsplitter:\n  <<: *d\n", []string{"line 1: splitter.chunkSize is 2.5, which is not a whole number"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, cmd := range [][]string{{"run", ".", "--dry-run"}, {"doctor"}} {
+				stdout, stderr, code := runWithConfig(t, tt.yaml, cmd...)
+				if code != exitUsage {
+					t.Errorf("%s: exit %d, want 2\nstdout %s\nstderr %s", cmd[0], code, stdout, stderr)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("%s: stderr %q lacks %q", cmd[0], stderr, w)
+					}
+				}
+				if strings.Contains(stderr, "is invalid") || strings.Contains(stdout, "valid") {
+					t.Errorf("%s: the truncated value was used: stdout %q, stderr %q", cmd[0], stdout, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestWholeNumberSettingsAccepted checks the integer forms YAML allows and
+// an empty value (the default stays).
+func TestWholeNumberSettingsAccepted(t *testing.T) {
+	tests := []struct {
+		yaml                string
+		chunkSize, overlap  int
+		memoryBudgetMB, dim int
+	}{
+		{"splitter: {chunkSize: 0x200, chunkOverlap: 1_0}\n", 512, 10, 64, 1536},
+		{"splitter: {chunkSize: +300, chunkOverlap: 0o17}\npipeline: {memoryBudgetMB: 128}\n", 300, 15, 128, 1536},
+		{"splitter: {chunkSize: ~}\nembedder:\n  dimensions:\n", 1024, 200, 64, 1536},
+		{"embedder: {dimensions: !!int 256}\n", 1024, 200, 64, 256},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := loadConfig(path)
+		if err != nil {
+			t.Errorf("%q: %v", tt.yaml, err)
+			continue
+		}
+		if cfg.Splitter.ChunkSize != tt.chunkSize || cfg.Splitter.ChunkOverlap != tt.overlap ||
+			cfg.Pipeline.MemoryBudgetMB != tt.memoryBudgetMB || cfg.Embedder.Dimensions != tt.dim {
+			t.Errorf("%q: chunkSize %d, chunkOverlap %d, memoryBudgetMB %d, dimensions %d; want %d, %d, %d, %d", tt.yaml,
+				cfg.Splitter.ChunkSize, cfg.Splitter.ChunkOverlap, cfg.Pipeline.MemoryBudgetMB, cfg.Embedder.Dimensions,
+				tt.chunkSize, tt.overlap, tt.memoryBudgetMB, tt.dim)
+		}
+	}
+}
+
+// TestExampleConfigsLoad checks that the kind checks accept every example
+// configuration.
+func TestExampleConfigsLoad(t *testing.T) {
+	paths, err := filepath.Glob("../../configs/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no example configurations: %v", err)
+	}
+	for _, p := range paths {
+		if filepath.Base(p) == "kubernetes-watch.yaml" {
+			continue // Kubernetes objects; TestServiceExamples loads the ConfigMap's sluice.yaml
+		}
+		if _, _, err := loadConfig(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestWrongKindNamesTheSetting checks values of the wrong kind: each error
+// names the setting and its line and says what the setting takes in the
+// user's words, never with a Go type name, also when the value is a list
+// or a mapping (which yaml.v3 does not quote) or too long to be quoted.
+func TestWrongKindNamesTheSetting(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"list for a string", "source:\n  dir: [a, b]\n", "line 2: source.dir is a list, which is not a string"},
+		{"mapping for a whole number", "splitter: {chunkSize: {a: 1}}\n", "line 1: splitter.chunkSize is a mapping, which is not a whole number"},
+		{"number beyond 64 bits", "splitter: {chunkSize: 99999999999999999999}\n", "line 1: splitter.chunkSize is 99999999999999999999, which is too large (at most 9223372036854775807)"},
+		{"number below 64 bits", "splitter:\n  chunkOverlap: -99999999999999999999\n", "line 2: splitter.chunkOverlap is -99999999999999999999, which is too small (at least -9223372036854775808)"},
+		{"huge decimal", "embedder: {batchSize: 1.5e300}\n", "embedder.batchSize is 1.5e300, which is too large"},
+		{"scalar for a section", "splitter: 5\n", "line 1: splitter is 5, which is not a mapping"},
+		{"scalar for the file", "5\n", "line 1: the configuration is 5, which is not a mapping; write sections such as source: and splitter:"},
+		{"list for the file", "- source\n", "line 1: the configuration is a list, which is not a mapping"},
+		{"list for a list element", "source:\n  include:\n    - [a]\n", "line 3: source.include[0] is a list, which is not a string"},
+		{"mapping for a list", "source: {include: {a: 1}}\n", "line 1: source.include is a mapping, which is not a list of strings"},
+		{"scalar for a list of rules", "source: {metadata: 5}\n", "line 1: source.metadata is 5, which is not a list of mappings"},
+		{"list for a duration", "embedder:\n  timeout: [1]\n", "line 2: embedder.timeout is a list, which is not a duration such as 500ms, 60s or 2m"},
+		{"number for a duration", "embedder:\n  timeout: 5\n", "line 2: embedder.timeout is 5, which is not a duration such as 500ms, 60s or 2m"},
+		{"string for a whole number", "watch: {maxBatch: many}\n", `line 1: watch.maxBatch is "many", which is not a whole number`},
+		{"true for a whole number", "splitter: {chunkSize: true}\n", "line 1: splitter.chunkSize is true, which is not a whole number"},
+		{"mapping for true or false", "embedder: {sendDimensions: {a: 1}}\n", "line 1: embedder.sendDimensions is a mapping, which is not true or false"},
+		{"mapping for a string in a rule", "source:\n  metadata:\n    - match: {a: 1}\n", "line 3: source.metadata[0].match is a mapping, which is not a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runWithConfig(t, tt.yaml, "run", ".", "--dry-run")
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming %q\nstdout %s", code, stderr, tt.want, stdout)
+			}
+			if m := goTypeName.FindString(stderr); m != "" {
+				t.Errorf("stderr %q shows %q, a Go type or yaml.v3 wording", stderr, m)
+			}
+		})
+	}
+}
+
+// TestFriendlyYAMLError checks the rewording of what yaml.v3 itself
+// refuses, for values that reach the decoder (the kind checks catch these
+// first): each case decodes the file with yaml.v3 alone.
+func TestFriendlyYAMLError(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"list into a string, unquoted", "source:\n  dir: [a, b]\n", "line 2: source.dir is a list, which is not a string"},
+		{"mapping on a line of two mappings", "splitter: {chunkSize: {a: 1}}\n", "line 1: splitter.chunkSize is a mapping, which is not a whole number"},
+		{"value cut short", "splitter: {chunkSize: 99999999999999999999}\n", "line 1: splitter.chunkSize is 99999999999999999999, which is not a whole number"},
+		{"scalar into a section", "splitter: 5\n", "line 1: splitter is 5, which is not a mapping"},
+		{"scalar into the file", "5\n", "line 1: the configuration is 5, which is not a mapping"},
+		{"not a duration", "embedder:\n  timeout: abc\n", `line 2: embedder.timeout is "abc", which is not a duration such as 500ms, 60s or 2m`},
+		{"unknown key", "splitter:\n  chunkSise: 10\n", `line 2: unknown setting "chunkSise" (in section splitter)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			dec := yaml.NewDecoder(strings.NewReader(tt.yaml))
+			dec.KnownFields(true)
+			err := dec.Decode(&cfg)
+			if err == nil {
+				t.Fatal("yaml.v3 accepted the file")
+			}
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(tt.yaml), &doc); err != nil {
+				t.Fatal(err)
+			}
+			got := friendlyYAMLError(err, &doc).Error()
+			if got != tt.want && !strings.HasPrefix(got, tt.want) {
+				t.Errorf("yaml.v3 said %q\n got %q\nwant %q", err, got, tt.want)
+			}
+			if m := goTypeName.FindString(got); m != "" {
+				t.Errorf("%q shows %q", got, m)
+			}
+		})
+	}
+	// A value whose setting is not found is described by its kind, still
+	// without a Go type name.
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("source: {}\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	te := &yaml.TypeError{Errors: []string{"line 9: cannot unmarshal !!seq into pkg.Thing", "line 9: cannot unmarshal !!str `x` into []string"}}
+	got := friendlyYAMLError(te, &doc).Error()
+	want := `line 9: a value is a list, which is not a valid value for this setting; line 9: a value is "x", which is not a list of strings`
+	if got != want {
+		t.Errorf("setting not found:\n got %q\nwant %q", got, want)
+	}
+}

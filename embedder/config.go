@@ -56,6 +56,21 @@ const (
 	DefaultAzureKeyEnv         = "AZURE_OPENAI_API_KEY"
 )
 
+// Upper bounds of Config, which Validate enforces for every provider.
+//
+// MaxBatchSize is four times the 2048 inputs OpenAI accepts in one request
+// (the HTTP providers are also held to maxInputsPerRequest). A batch's
+// texts and vectors are held in memory until it is written (8192 vectors of
+// 1536 dimensions take 48 MiB, per request in flight), and beyond a few
+// hundred inputs larger batches gain no throughput (see `sluice bench`).
+//
+// MaxConcurrency bounds the requests in flight; each holds a batch in
+// memory, and no embedding quota rewards more.
+const (
+	MaxBatchSize   = 8192
+	MaxConcurrency = 256
+)
+
 // Config is the embedder section of the Sluice configuration. A zero field
 // means its default; ApplyDefaults fills them in.
 type Config struct {
@@ -67,10 +82,13 @@ type Config struct {
 	// Dimensions is the vector length; default 1536. It must equal the sink's
 	// embeddingDimensionality.
 	Dimensions int `yaml:"dimensions"`
-	// BatchSize is the number of texts per embedding request; default 100.
+	// BatchSize is the number of texts per embedding request; default 100,
+	// at most MaxBatchSize (8192), and for the HTTP providers at most
+	// MaxInputsPerRequest.
 	BatchSize int `yaml:"batchSize"`
-	// Concurrency caps the requests in flight; default 4. After a 429 the
-	// client lowers it and climbs back gradually.
+	// Concurrency caps the requests in flight; default 4, at most
+	// MaxConcurrency (256). After a 429 the client lowers it and climbs
+	// back gradually.
 	Concurrency int `yaml:"concurrency"`
 	// MaxRetries is the number of retries after a failed attempt; default 3
 	// (0 means the default; -1 disables retries).
@@ -193,21 +211,24 @@ func (c Config) Validate() error {
 		return cfgErr("embedder.provider", "%q is not a provider; use hash, openai, azure-openai or instant (benchmarks only)", c.Provider)
 	}
 	for _, f := range []struct {
-		name   string
-		v, min int
-		low    string // what the lowest allowed values mean
+		name         string
+		v, min, most int    // most 0: no upper bound
+		low          string // what the lowest allowed values mean
 	}{
-		{"embedder.dimensions", c.Dimensions, 1, fmt.Sprintf("0 means the default, %d", DefaultDimensions)},
-		{"embedder.batchSize", c.BatchSize, 1, fmt.Sprintf("0 means the default, %d", DefaultBatchSize)},
-		{"embedder.concurrency", c.Concurrency, 1, fmt.Sprintf("0 means the default, %d", DefaultConcurrency)},
-		{"embedder.maxRetries", c.MaxRetries, -1, fmt.Sprintf("0 means the default, %d; -1 disables retries", DefaultMaxRetries)},
-		{"embedder.requestsPerMinute", c.RequestsPerMinute, 0, "0 means unlimited"},
-		{"embedder.tokensPerMinute", c.TokensPerMinute, 0, "0 means unlimited"},
-		{"embedder.maxInputsPerRequest", c.MaxInputsPerRequest, 1, fmt.Sprintf("0 means the default, %d", DefaultMaxInputsPerRequest)},
-		{"embedder.maxTokensPerRequest", c.MaxTokensPerRequest, 1, fmt.Sprintf("0 means the default, %d", DefaultMaxTokensPerRequest)},
-		{"embedder.maxTokensPerInput", c.MaxTokensPerInput, 1, fmt.Sprintf("0 means the default, %d", DefaultMaxTokensPerInput)},
+		{"embedder.dimensions", c.Dimensions, 1, 65536, fmt.Sprintf("0 means the default, %d", DefaultDimensions)},
+		{"embedder.batchSize", c.BatchSize, 1, MaxBatchSize, fmt.Sprintf("0 means the default, %d", DefaultBatchSize)},
+		{"embedder.concurrency", c.Concurrency, 1, MaxConcurrency, fmt.Sprintf("0 means the default, %d", DefaultConcurrency)},
+		{"embedder.maxRetries", c.MaxRetries, -1, 0, fmt.Sprintf("0 means the default, %d; -1 disables retries", DefaultMaxRetries)},
+		{"embedder.requestsPerMinute", c.RequestsPerMinute, 0, 0, "0 means unlimited"},
+		{"embedder.tokensPerMinute", c.TokensPerMinute, 0, 0, "0 means unlimited"},
+		{"embedder.maxInputsPerRequest", c.MaxInputsPerRequest, 1, 0, fmt.Sprintf("0 means the default, %d", DefaultMaxInputsPerRequest)},
+		{"embedder.maxTokensPerRequest", c.MaxTokensPerRequest, 1, 0, fmt.Sprintf("0 means the default, %d", DefaultMaxTokensPerRequest)},
+		{"embedder.maxTokensPerInput", c.MaxTokensPerInput, 1, 0, fmt.Sprintf("0 means the default, %d", DefaultMaxTokensPerInput)},
 	} {
-		if f.v < f.min {
+		switch {
+		case f.most > 0 && (f.v < f.min || f.v > f.most):
+			return cfgErr(f.name, "must be between %d and %d (%s), got %d", f.min, f.most, f.low, f.v)
+		case f.v < f.min:
 			return cfgErr(f.name, "must be at least %d (%s), got %d", f.min, f.low, f.v)
 		}
 	}
@@ -226,9 +247,6 @@ func (c Config) Validate() error {
 	}
 	if c.PricePerMillionTokens < 0 {
 		return cfgErr("embedder.pricePerMillionTokens", "must be 0 (no estimate) or more, got %v", c.PricePerMillionTokens)
-	}
-	if c.Dimensions > 65536 {
-		return cfgErr("embedder.dimensions", "must be at most 65536, got %d", c.Dimensions)
 	}
 	if !c.Local() && c.BatchSize > c.MaxInputsPerRequest {
 		return cfgErr("embedder.batchSize", "%d is above embedder.maxInputsPerRequest (%d); lower it", c.BatchSize, c.MaxInputsPerRequest)

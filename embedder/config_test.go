@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +77,13 @@ func TestValidate(t *testing.T) {
 		{"negative rpm", embedder.Config{RequestsPerMinute: -1}, "embedder.requestsPerMinute", ""},
 		{"negative tpm", embedder.Config{TokensPerMinute: -1}, "embedder.tokensPerMinute", ""},
 		{"batch above cap", openai(func(c *embedder.Config) { c.BatchSize = 5000 }), "embedder.batchSize", ""},
+		{"largest local batch", embedder.Config{BatchSize: embedder.MaxBatchSize}, "", ""},
+		{"local batch above the maximum", embedder.Config{BatchSize: embedder.MaxBatchSize + 1}, "embedder.batchSize", ""},
+		{"local batch of max int", embedder.Config{BatchSize: math.MaxInt}, "embedder.batchSize", ""},
+		{"instant batch of 10^12", embedder.Config{Provider: "instant", BatchSize: 1e12}, "embedder.batchSize", ""},
+		{"batch of 10^8 under a raised input cap", openai(func(c *embedder.Config) { c.BatchSize, c.MaxInputsPerRequest = 1e8, 1e9 }), "embedder.batchSize", ""},
+		{"largest concurrency", embedder.Config{Concurrency: embedder.MaxConcurrency}, "", ""},
+		{"concurrency of 10^12", openai(func(c *embedder.Config) { c.Concurrency = 1e12 }), "embedder.concurrency", ""},
 		{"input cap above request cap", openai(func(c *embedder.Config) { c.MaxTokensPerRequest = 100 }), "embedder.maxTokensPerInput", ""},
 		{"openai without model", embedder.Config{Provider: "openai"}, "embedder.model", ""},
 		{"openai bad url", openai(func(c *embedder.Config) { c.BaseURL = "localhost:11434" }), "embedder.baseURL", ""},
@@ -108,6 +117,22 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %q echoes the secret %q", err, tt.not)
 			}
 		})
+	}
+}
+
+// TestUpperBoundsGiveTheRange: a setting above its maximum names the
+// allowed range, for every provider.
+func TestUpperBoundsGiveTheRange(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  embedder.Config
+		want string
+	}{
+		{embedder.Config{BatchSize: math.MaxInt}, fmt.Sprintf("embedder.batchSize: must be between 1 and %d", embedder.MaxBatchSize)},
+		{embedder.Config{Provider: "instant", Concurrency: 1e12}, fmt.Sprintf("embedder.concurrency: must be between 1 and %d", embedder.MaxConcurrency)},
+	} {
+		if err := tt.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%+v) = %v, want %q", tt.cfg, err, tt.want)
+		}
 	}
 }
 

@@ -27,6 +27,8 @@ type document struct {
 	kept    []state.Node // reused chunks not yet acknowledged to the manifest
 	reused  int          // chunks already in the store as they are
 	matched int          // chunks whose node id is in known or intended
+	clear   bool         // its earlier nodes are to be deleted before its first chunk is emitted
+	cleared bool         // its record was dropped and its earlier nodes deleted (read by commit after sealing)
 
 	mu       sync.Mutex
 	emitted  int

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,28 +33,54 @@ import (
 //   - When every new chunk is acknowledged, the chunks that disappeared are
 //     deleted and only then the manifest records the document, so a run
 //     killed at any moment converges on the next run.
+//   - A document the manifest has no record of may still have nodes in the
+//     store, left by a run whose state file was since lost, emptied or
+//     pointed elsewhere: they are deleted (Writer.Delete by the document id)
+//     before its first new node is written, unless the store was empty when
+//     the run started (EmptyReporter). A Full run does the same for every
+//     document it writes, dropping the document's record first.
 //   - After a complete walk, documents in the manifest that the walk did not
 //     find, and that the include/exclude settings select, are deleted from
-//     the store and the manifest. A folder the walk could not read protects
-//     the documents below it.
+//     the store and the manifest; so are, in a Full run, documents the
+//     store lists (DocLister) that the manifest does not know. A folder the
+//     walk could not read protects the documents below it.
+//   - A document leaves the dead-letter table when it is ingested, found
+//     unchanged, or removed; and, after a complete walk that did not find
+//     it, when its file is gone, the exclude settings now leave it out, or
+//     it names a folder that can be read again. A run over named files (a
+//     retry, a watch round) and a run whose include settings do not select
+//     a document leave its entry alone: they did not look at it.
 
-// prepare loads the manifest and checks the embedder.
+// prepare checks the embedder against the manifest and the store and loads
+// the manifest.
 func (r *run) prepare(ctx context.Context) error {
 	st := r.opts.State
+	if st != nil && !r.opts.Full {
+		if err := st.CheckEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
+			return err
+		}
+	}
+	if !r.opts.DryRun {
+		// Before anything is embedded: a store that cannot take the
+		// vectors would refuse them only after they were paid for.
+		if err := CheckDimensions(ctx, r.opts.Store, r.opts.Embedder.Dimensions()); err != nil {
+			return err
+		}
+	}
 	if st == nil {
 		return nil
 	}
 	r.model = r.opts.EmbedderInfo.Key()
 	r.journal = !isLocal(r.opts.Embedder)
-	if !r.opts.Full {
-		if err := st.CheckEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
-			return err
-		}
-	}
 	var err error
 	if !r.opts.DryRun {
 		if r.manifest, err = st.Begin(ctx); err != nil {
 			return err
+		}
+		if e, ok := r.opts.Store.(EmptyReporter); ok {
+			if r.storeEmpty, err = e.Empty(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if !r.fullWalk {
@@ -83,6 +112,35 @@ func (r *run) prepare(ctx context.Context) error {
 	r.pendingOnly = make(map[string]bool, len(ids))
 	for _, id := range ids {
 		r.pendingOnly[id] = true
+	}
+	fails, err := st.Failures(ctx)
+	if err != nil {
+		return err
+	}
+	r.failed = make(map[string]bool, len(fails))
+	for _, f := range fails {
+		r.failed[f.ID] = true
+	}
+	return r.listStore(ctx)
+}
+
+// listStore loads the document ids of a DocLister store for a Full run, so
+// that conclude can delete those whose files are gone even if the manifest
+// does not know them.
+func (r *run) listStore(ctx context.Context) error {
+	l, ok := r.opts.Store.(DocLister)
+	if !ok || !r.opts.Full || r.storeEmpty {
+		return nil
+	}
+	ids, err := l.RefDocIDs(ctx)
+	if err != nil {
+		return fmt.Errorf("pipeline: listing the documents of the store: %w", err)
+	}
+	r.storeDocs = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if _, ok := r.stamps[id]; !ok && !r.pendingOnly[id] {
+			r.storeDocs[id] = true
+		}
 	}
 	return nil
 }
@@ -174,11 +232,60 @@ func hashFile(f reader.File) (string, int64, error) {
 	return c.Sum(), c.BytesRead(), nil
 }
 
+// mustClear reports whether a document about to be read may have nodes in
+// the store that the manifest does not list: in a Full run any document
+// (its record is about to be replaced whole), otherwise one the manifest
+// knows nothing of, unless the store was empty when the run started.
+func (r *run) mustClear(d *document) bool {
+	if r.opts.State == nil || r.opts.DryRun || r.storeEmpty {
+		return false
+	}
+	return r.opts.Full || (d.known == nil && d.intended == nil)
+}
+
+// stopError carries an error of the store or the manifest out of a
+// document's splitting: it stops the run instead of failing the document.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
+
+// clearEarlier deletes the nodes a document may have in the store, if
+// mustClear said so, before its first chunk is emitted: a document that
+// cannot even be opened keeps them. A document the manifest records loses
+// its record first, so that a run that dies after the delete leaves a
+// document the next run takes for new, never a record of deleted nodes.
+func (r *run) clearEarlier(ctx context.Context, d *document) error {
+	if !d.clear {
+		return nil
+	}
+	d.clear = false
+	if d.known != nil || d.intended != nil {
+		if err := r.opts.State.Reset(ctx, d.file.ID); err != nil {
+			return &stopError{err}
+		}
+		d.cleared = true
+	}
+	if err := r.opts.Store.Delete(ctx, d.file.ID); err != nil {
+		return &stopError{fmt.Errorf("pipeline: deleting the earlier nodes of %s: %w", d.file.ID, err)}
+	}
+	return nil
+}
+
 // unchanged counts a skipped document, refreshing its record's
-// modification time when only that changed.
+// modification time when only that changed. A document found unchanged is
+// in the store as recorded: it leaves the dead-letter table.
 func (r *run) unchanged(ctx context.Context, d *document) error {
-	if d.prev != nil && !r.opts.DryRun && !d.prev.ModTime.Equal(d.file.ModTime) {
+	switch {
+	case r.opts.DryRun:
+	case d.prev != nil && !d.prev.ModTime.Equal(d.file.ModTime):
 		if err := r.opts.State.Touch(ctx, d.file.ID, d.file.ModTime); err != nil {
+			return err
+		}
+	case r.failed[d.file.ID] || (!r.fullWalk && r.opts.State != nil):
+		// A whole-folder run knows the dead letters; a run over named
+		// files does not, and its few files cost one statement each.
+		if err := r.opts.State.ClearFailure(ctx, d.file.ID); err != nil {
 			return err
 		}
 	}
@@ -201,7 +308,7 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		return len(d.known) + len(d.intended) - d.matched, nil
 	}
 	var stale []string
-	if d.known != nil || d.intended != nil {
+	if (d.known != nil || d.intended != nil) && !d.cleared {
 		// Only a document the manifest knew can have stale nodes.
 		var err error
 		if stale, err = r.manifest.Stale(ctx, d.file.ID); err != nil {
@@ -213,12 +320,18 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 			return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(stale), d.file.ID, err)
 		}
 	}
+	n := len(stale)
+	if d.cleared {
+		// Deleted by clearEarlier: the recorded chunks that did not come
+		// back.
+		n = len(d.known) + len(d.intended) - d.matched
+	}
 	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash}
 	model := r.model
 	if !r.journal {
 		model = "" // nothing to release
 	}
-	return len(stale), r.manifest.Commit(ctx, d.file.ID, stamp, model)
+	return n, r.manifest.Commit(ctx, d.file.ID, stamp, model)
 }
 
 // deadLetter records a failed document for `sluice failed`.
@@ -241,6 +354,9 @@ func (r *run) conclude(ctx context.Context) error {
 	for id := range r.pendingOnly {
 		ids = append(ids, id)
 	}
+	for id := range r.storeDocs {
+		ids = append(ids, id)
+	}
 	for _, id := range ids {
 		if r.seen[id] || !r.opts.Reader.Match(id) || r.protected(id) {
 			continue
@@ -252,7 +368,70 @@ func (r *run) conclude(ctx context.Context) error {
 	if r.opts.DryRun {
 		return nil
 	}
+	for _, id := range slices.Sorted(maps.Keys(r.failed)) {
+		if r.seen[id] || r.protected(id) || !r.settled(id) {
+			continue
+		}
+		if err := st.ClearFailure(ctx, id); err != nil {
+			return err
+		}
+		r.opts.Logger.Debug("dead letter cleared", "doc", id)
+	}
 	return st.SetEmbedder(ctx, r.opts.EmbedderInfo)
+}
+
+// settled reports whether a dead-lettered document that a complete walk did
+// not find needs no retry any more: the settings select it, so its file is
+// gone; or its file is gone anyway; or the exclude settings leave it out;
+// or it names a folder that can be read again. A file that only the include
+// settings leave out stays listed: the run did not look at it (a run with
+// a narrower --include is partial).
+func (r *run) settled(id string) bool {
+	cfg := r.opts.Reader.WithDefaults()
+	if cfg.Match(id) || excluded(cfg, id) {
+		return true
+	}
+	p := filepath.Join(cfg.Dir, filepath.FromSlash(id))
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true
+	case err != nil:
+		return false
+	case fi.IsDir():
+		return readableDir(p)
+	}
+	return false
+}
+
+// excluded reports whether cfg's exclude patterns leave out id (a file or
+// a folder), whatever its include patterns say.
+func excluded(cfg reader.Config, id string) bool {
+	only := reader.Config{Dir: cfg.Dir, Include: []string{"/" + escapeGlob(id)}, Exclude: cfg.Exclude}
+	return !only.Match(id)
+}
+
+// escapeGlob quotes the glob metacharacters of a path.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]{}\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// readableDir reports whether the folder at p can be listed.
+func readableDir(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return err == nil || errors.Is(err, io.EOF)
 }
 
 // removeDocument deletes every node of a document whose source is gone.

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,34 @@ const (
 	DefaultMaxWait          = 50 * time.Millisecond
 	DefaultMemoryBudget     = 64 << 20
 )
+
+// Upper bounds of Options, which Run refuses to exceed with a *ConfigError:
+// each worker, and each chunk of a batch, holds memory, and larger values
+// gain no throughput.
+const (
+	// MaxBatchSize is embedder.MaxBatchSize, the largest embedding request.
+	MaxBatchSize = embedder.MaxBatchSize
+	// MaxEmbedConcurrency is embedder.MaxConcurrency.
+	MaxEmbedConcurrency = embedder.MaxConcurrency
+	// MaxSplitConcurrency bounds the documents read and split at once; the
+	// default, GOMAXPROCS, is capped at it.
+	MaxSplitConcurrency = 1024
+)
+
+// Queue lengths between the stages. They do not grow with the batch size:
+// a queue only decouples its two stages, and the batcher, not the queue,
+// gathers a batch.
+const (
+	fileQueue  = 64  // at most this many files walked ahead of the splitters
+	chunkQueue = 256 // chunks split ahead of the batcher
+)
+
+// queues returns the lengths of the queues of files, chunks and batches.
+// The batch queue holds one batch per embedding worker, whose count
+// validate bounds.
+func (o *Options) queues() (files, chunks, batches int) {
+	return min(2*o.SplitConcurrency, fileQueue), chunkQueue, o.EmbedConcurrency
+}
 
 // Options configure a run.
 type Options struct {
@@ -101,7 +130,12 @@ type Options struct {
 	// Embedder identifies the embedder for State, which refuses a run whose
 	// embedder differs from the one the index was built with (unless Full).
 	EmbedderInfo state.Embedder
-	// Full re-embeds every document, even unchanged ones.
+	// Full re-embeds every document, even unchanged ones. With State, each
+	// document's earlier nodes are deleted (Writer.Delete by its id) before
+	// its new ones are written, so that nodes the manifest does not know of
+	// (left by a lost or emptied state file) go too; and if the store is a
+	// DocLister, the nodes of documents whose files are gone are deleted
+	// even when the manifest does not know them.
 	Full bool
 	// PricePerMillionTokens, if set, gives the report's estimated cost.
 	PricePerMillionTokens float64
@@ -142,7 +176,7 @@ func (o *Options) applyDefaults() {
 		o.EmbedConcurrency = min(o.EmbedConcurrency, runtime.GOMAXPROCS(0))
 	}
 	if o.SplitConcurrency <= 0 {
-		o.SplitConcurrency = runtime.GOMAXPROCS(0)
+		o.SplitConcurrency = min(runtime.GOMAXPROCS(0), MaxSplitConcurrency)
 	}
 	if o.MemoryBudget <= 0 {
 		o.MemoryBudget = DefaultMemoryBudget
@@ -164,7 +198,22 @@ func (o *Options) applyDefaults() {
 	}
 }
 
+// validate checks the options, defaults applied; an option out of range is
+// a *ConfigError naming it and the allowed range.
 func (o *Options) validate() error {
+	for _, c := range []struct {
+		setting string
+		v, most int
+		def     string
+	}{
+		{"Options.BatchSize (embedder.batchSize)", o.BatchSize, MaxBatchSize, strconv.Itoa(DefaultBatchSize)},
+		{"Options.EmbedConcurrency (embedder.concurrency)", o.EmbedConcurrency, MaxEmbedConcurrency, strconv.Itoa(DefaultEmbedConcurrency)},
+		{"Options.SplitConcurrency (pipeline.splitConcurrency)", o.SplitConcurrency, MaxSplitConcurrency, "one per core"},
+	} {
+		if err := checkRange(c.setting, c.v, c.most, c.def); err != nil {
+			return err
+		}
+	}
 	switch {
 	case o.Splitter == nil:
 		return errors.New("pipeline: Options.Splitter is required")
@@ -222,6 +271,10 @@ type run struct {
 	budget  *semaphore.Weighted
 	updater sink.MetadataUpdater // nil if the store cannot update metadata alone
 	stamps  map[string]state.Stamp
+	// Loaded with stamps for a whole-folder run.
+	failed     map[string]bool // documents in the dead-letter table
+	storeDocs  map[string]bool // reference document ids in the store, for a Full run (DocLister)
+	storeEmpty bool            // the store held no node when the run started (EmptyReporter)
 
 	mu          sync.Mutex
 	report      *Report
@@ -248,9 +301,10 @@ func isLocal(e embedder.Embedder) bool {
 }
 
 func (r *run) run(ctx context.Context) error {
-	files := make(chan reader.File, 2*r.opts.SplitConcurrency)
-	chunks := make(chan *chunk, 4*r.opts.BatchSize)
-	batches := make(chan []*chunk, r.opts.EmbedConcurrency)
+	nf, nc, nb := r.opts.queues()
+	files := make(chan reader.File, nf)
+	chunks := make(chan *chunk, nc)
+	batches := make(chan []*chunk, nb)
 
 	p := pool.New().WithContext(ctx).WithCancelOnError().WithFirstError()
 	if r.opts.Prescan {
@@ -354,7 +408,7 @@ func (r *run) prescan(ctx context.Context) error {
 // per-file set.
 func (r *run) recorded(id string) bool {
 	_, ok := r.stamps[id]
-	return ok || r.pendingOnly[id]
+	return ok || r.pendingOnly[id] || r.failed[id] || r.storeDocs[id]
 }
 
 func (r *run) walk(ctx context.Context, out chan<- reader.File) error {
@@ -392,10 +446,15 @@ func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error)
 		}
 		return r.unchanged(ctx, d)
 	}
+	d.clear = r.mustClear(d)
 	hash, err := r.readAndSplit(ctx, d, emit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var stop *stopError
+		if errors.As(err, &stop) {
+			return stop.err
 		}
 		d.fail(err)
 	}
@@ -415,6 +474,9 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 
 	n := 0
 	each := func(c splitter.Chunk) error {
+		if err := r.clearEarlier(ctx, d); err != nil {
+			return err
+		}
 		n++
 		r.opts.Stats.Chunks.Add(1)
 		ord := d.nextOrdinal(c.Text)
@@ -480,6 +542,9 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 				return "", err
 			}
 		}
+	}
+	if err := r.clearEarlier(ctx, d); err != nil { // a document without chunks
+		return "", err
 	}
 	if err := r.flushKept(ctx, d); err != nil {
 		return "", err

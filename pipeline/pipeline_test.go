@@ -73,13 +73,14 @@ func (e *fakeEmbedder) Embed(ctx context.Context, in []embedder.Input) ([][]floa
 // memStore is an in-memory Writer. Nodes whose text contains reject are
 // refused with a *sink.WriteError.
 type memStore struct {
-	mu      sync.Mutex
-	nodes   map[string]sink.Node
-	adds    int
-	deletes int
-	updates int
-	reject  string
-	down    error // when set, Add rejects every node and joins down, as a store that cannot be written does
+	mu         sync.Mutex
+	nodes      map[string]sink.Node
+	adds       int
+	deletes    int // calls of Delete and DeleteNodes
+	docDeletes int // calls of Delete
+	updates    int
+	reject     string
+	down       error // when set, Add rejects every node and joins down, as a store that cannot be written does
 }
 
 func newMemStore() *memStore { return &memStore{nodes: map[string]sink.Node{}} }
@@ -124,6 +125,7 @@ func (s *memStore) Delete(_ context.Context, refDocID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.deletes++
+	s.docDeletes++
 	for id, n := range s.nodes {
 		if n.RefDocID == refDocID {
 			delete(s.nodes, id)

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -90,9 +93,14 @@ func (a *app) failedCommand() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no failed documents to retry")
 				return nil
 			}
-			ids := make([]string, len(fails))
-			for i, f := range fails {
-				ids[i] = f.ID
+			ids, skipped := retryable(cfg.Source, fails)
+			if len(skipped) > 0 {
+				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a full `sluice run` retries or clears them\n",
+					plural(len(skipped), "entry", "entries"), strings.Join(skipped, ", "))
+			}
+			if len(ids) == 0 {
+				fmt.Fprintln(a.stdout, "no failed documents to retry")
+				return nil
 			}
 			opts := in.opts
 			opts.Source = filesByID(cfg.Source, ids)
@@ -104,6 +112,24 @@ func (a *app) failedCommand() *cobra.Command {
 	retry.Flags().BoolVar(&rf.dryRun, "dry-run", false, "show the plan without embedding or writing")
 	cmd.AddCommand(list, retry)
 	return cmd
+}
+
+// retryable splits the dead letters into the ids a retry replays and those
+// it skips: documents the source settings do not select (the configuration
+// no longer asks for them; a full run forgets those the exclude settings
+// leave out) and folders the walk could not read (only a walk reads a
+// folder: a full run retries them, and forgets them once they can be read).
+func retryable(cfg reader.Config, fails []state.Failure) (ids, skipped []string) {
+	cfg = cfg.WithDefaults()
+	for _, f := range fails {
+		fi, err := os.Stat(filepath.Join(cfg.Dir, filepath.FromSlash(f.ID)))
+		if !cfg.Match(f.ID) || (err == nil && fi.IsDir()) {
+			skipped = append(skipped, f.ID)
+			continue
+		}
+		ids = append(ids, f.ID)
+	}
+	return ids, skipped
 }
 
 // filesByID is a pipeline source of named documents under the source folder.

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -80,10 +81,20 @@ type ModelChangedError struct {
 	Built, Want Embedder
 }
 
-// Error returns the message of the ModelChangedError.
+// Error returns the message of the ModelChangedError. Its remedy depends on
+// what changed: another model with the same dimensions is re-embedded into
+// the same index by --full; other dimensions need a new index, because an
+// index's vector length is fixed once it holds vectors (the local store's
+// as much as a Cloud AI Search index's vector field).
 func (e *ModelChangedError) Error() string {
-	return fmt.Sprintf("state: the index %s was built with %s, but the configuration asks for %s; vectors of two models cannot be mixed in one index: run again with --full to re-embed everything, or point the sink at a new index",
-		e.Scope, e.Built, e.Want)
+	msg := fmt.Sprintf("state: the index %s was built with %s, but the configuration asks for %s; ", e.Scope, e.Built, e.Want)
+	if e.Built.Dimensions != e.Want.Dimensions {
+		return msg + fmt.Sprintf("an index holds vectors of one length, so --full alone cannot change its dimensions: "+
+			"delete the index (`sluice index delete`) and run again with --full, or point the sink at a new index "+
+			"(a new sink.local.path, or a new sink.cloudsearch.indexName with embeddingDimensionality %d) and run again; "+
+			"or set embedder.dimensions back to %d", e.Want.Dimensions, e.Built.Dimensions)
+	}
+	return msg + "vectors of two models cannot be mixed in one index: run again with --full to re-embed everything into it, or point the sink at a new index"
 }
 
 // Unwrap returns ErrModelChanged.
@@ -92,6 +103,7 @@ func (e *ModelChangedError) Unwrap() error { return ErrModelChanged }
 // Store is an open manifest bound to one scope. It is safe for concurrent use.
 type Store struct {
 	db    *sql.DB
+	path  string // absolute, for messages
 	scope string
 
 	mu     sync.Mutex // serialises writers
@@ -162,7 +174,9 @@ ALTER TABLE pending ADD COLUMN run INTEGER NOT NULL DEFAULT 0;
 // schemaVersion is stored in the database's user_version.
 const schemaVersion = 3
 
-// Open opens (creating if needed) the manifest at path for scope.
+// Open opens (creating if needed) the manifest at path for scope. Errors of
+// the database file name it and the state.path setting and say what to do:
+// check its permissions, or replace a damaged file (see FileError).
 func Open(ctx context.Context, path, scope string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
@@ -170,24 +184,51 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("state: creating the folder of state.path %s: %w", path, err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-1024)"
-	db, err := sql.Open("sqlite", dsn)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state: state.path %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
 		return nil, fmt.Errorf("state: opening %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(2)
+	s := &Store{db: db, path: abs, scope: scope}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn builds the driver's data source name for the file at the absolute
+// path: a file: URI, so that any byte of the path (a '#' or a '?' among
+// them) is escaped instead of starting the URI's query or fragment, and the
+// connection settings every pooled connection applies. sink/local builds its
+// own the same way.
+func dsn(path string) string {
+	u := url.URL{Path: filepath.ToSlash(path)}
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "cache_size(-1024)"} {
+		q.Add("_pragma", p)
+	}
+	return "file:" + u.EscapedPath() + "?" + q.Encode()
+}
+
+// init checks the schema version of the file, upgrading a schema 2 file,
+// and creates the tables.
+func (s *Store) init(ctx context.Context) error {
+	db, path := s.db, s.path
 	var version int
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("state: reading %s (is it a Sluice state file? check state.path): %w", path, err)
+		return s.fileError("reading", err, "is it a Sluice state file? check state.path")
 	}
 	if version == 0 {
 		// A file written before schema versions were recorded has tables
 		// but no version.
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'docs'`).Scan(&n); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("state: reading %s (is it a Sluice state file? check state.path): %w", path, err)
+			return s.fileError("reading", err, "is it a Sluice state file? check state.path")
 		}
 		if n > 0 {
 			version = 1
@@ -195,20 +236,17 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 	}
 	if version == 2 {
 		if err := upgrade(ctx, db, migrate2); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("state: upgrading %s from schema 2: %w", path, err)
+			return s.fileError("upgrading", fmt.Errorf("from schema 2: %w", err), "")
 		}
 		version = schemaVersion
 	}
 	if version != 0 && version != schemaVersion {
-		db.Close()
-		return nil, fmt.Errorf("state: %s was written by another version of Sluice (schema %d, want %d): delete it and run with --full, or set state.path to a new file", path, version, schemaVersion)
+		return fmt.Errorf("state: %s was written by another version of Sluice (schema %d, want %d): delete it and run with --full, or set state.path to a new file", path, version, schemaVersion)
 	}
 	if _, err := db.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("state: preparing %s (is it a Sluice state file? check state.path): %w", path, err)
+		return s.fileError("preparing", err, "is it a Sluice state file? check state.path")
 	}
-	return &Store{db: db, scope: scope}, nil
+	return nil
 }
 
 // upgrade creates the tables schema adds, runs a migration and records the
@@ -248,7 +286,7 @@ func (s *Store) Doc(ctx context.Context, id string) (Doc, bool, error) {
 	case errors.Is(err, sql.ErrNoRows):
 		return Doc{}, false, nil
 	case err != nil:
-		return Doc{}, false, fmt.Errorf("state: reading %s: %w", id, err)
+		return Doc{}, false, s.fail(fmt.Errorf("reading %s: %w", id, err))
 	}
 	d.ModTime = time.Unix(0, mtime)
 	ids, err := s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ? AND doc = ? ORDER BY node_id`, s.scope, id)
@@ -278,14 +316,14 @@ func (s *Store) Uncommitted(ctx context.Context) ([]string, error) {
 func (s *Store) Pending(ctx context.Context, id string) (acked, intended []string, err error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("state: %w", err)
+		return nil, nil, s.fail(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var n string
 		var ok bool
 		if err := rows.Scan(&n, &ok); err != nil {
-			return nil, nil, fmt.Errorf("state: %w", err)
+			return nil, nil, s.fail(err)
 		}
 		if ok {
 			acked = append(acked, n)
@@ -293,24 +331,30 @@ func (s *Store) Pending(ctx context.Context, id string) (acked, intended []strin
 			intended = append(intended, n)
 		}
 	}
-	return acked, intended, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, s.fail(err)
+	}
+	return acked, intended, nil
 }
 
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("state: %w", err)
+			return nil, s.fail(err)
 		}
 		out = append(out, id)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	return out, nil
 }
 
 // Run is one ingestion run's view of the manifest. The node ids it records
@@ -325,7 +369,7 @@ type Run struct {
 func (s *Store) Begin(ctx context.Context) (*Run, error) {
 	var last int64
 	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(run), 0) FROM pending WHERE scope = ?`, s.scope).Scan(&last); err != nil {
-		return nil, fmt.Errorf("state: %w", err)
+		return nil, s.fail(err)
 	}
 	return &Run{s: s, id: max(time.Now().UnixNano(), last+1)}, nil
 }
@@ -406,11 +450,37 @@ func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) err
 }
 
 // Touch records a new modification time for a document whose content did
-// not change.
+// not change, and clears its dead-letter entry: the document is in the store
+// as its record says, so whatever failed in between (say the file was
+// briefly binary) is over.
 func (s *Store) Touch(ctx context.Context, id string, mtime time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE docs SET mtime_ns = ? WHERE scope = ? AND id = ?`, mtime.UnixNano(), s.scope, id)
-		return err
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET mtime_ns = ? WHERE scope = ? AND id = ?`, mtime.UnixNano(), s.scope, id); err != nil {
+			return err
+		}
+		return s.clear(ctx, tx, id, "failures")
+	})
+}
+
+// ClearFailure removes a document's dead-letter entry, if any: its file is
+// fine again, gone, or no longer selected.
+func (s *Store) ClearFailure(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return s.clear(ctx, tx, id, "failures")
+	})
+}
+
+// Reset drops a document's record and pending node ids but keeps its
+// dead-letter entry. A run calls it before deleting all of the document's
+// nodes from the sink to write them again (a --full run): should the run
+// die in between, the next run finds no record, takes the document for new
+// and writes it whole, instead of trusting a record of nodes that are gone.
+func (s *Store) Reset(ctx context.Context, id string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, s.scope, id); err != nil {
+			return err
+		}
+		return s.clear(ctx, tx, id, "docs", "pending")
 	})
 }
 
@@ -448,7 +518,7 @@ func (s *Store) Fail(ctx context.Context, id, reason string, at time.Time) error
 func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, reason, attempts, last_ns FROM failures WHERE scope = ? ORDER BY id`, s.scope)
 	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	var out []Failure
@@ -456,12 +526,15 @@ func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
 		var f Failure
 		var last int64
 		if err := rows.Scan(&f.ID, &f.Reason, &f.Attempts, &last); err != nil {
-			return nil, fmt.Errorf("state: %w", err)
+			return nil, s.fail(err)
 		}
 		f.LastTry = time.Unix(0, last).UTC()
 		out = append(out, f)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	return out, nil
 }
 
 // CheckEmbedder compares the embedder the scope's index was built with to
@@ -474,7 +547,7 @@ func (s *Store) CheckEmbedder(ctx context.Context, want Embedder) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("state: %w", err)
+		return s.fail(err)
 	}
 	var built Embedder
 	if err := json.Unmarshal([]byte(info), &built); err != nil {
@@ -507,14 +580,14 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	defer s.mu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("state: %w", err)
+		return s.fail(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		return fmt.Errorf("state: %w", err)
+		return s.fail(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("state: %w", err)
+		return s.fail(err)
 	}
 	return nil
 }
@@ -532,7 +605,7 @@ type Stamp struct {
 func (s *Store) Stamps(ctx context.Context) (map[string]Stamp, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ?`, s.scope)
 	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	out := make(map[string]Stamp)
@@ -541,12 +614,15 @@ func (s *Store) Stamps(ctx context.Context) (map[string]Stamp, error) {
 		var st Stamp
 		var mtime int64
 		if err := rows.Scan(&id, &st.Hash, &st.Size, &mtime, &st.MetaHash); err != nil {
-			return nil, fmt.Errorf("state: %w", err)
+			return nil, s.fail(err)
 		}
 		st.ModTime = time.Unix(0, mtime)
 		out[id] = st
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	return out, nil
 }
 
 // SaveVectors journals embeddings that are not yet in the sink, keyed by
@@ -582,7 +658,7 @@ func (s *Store) LoadVectors(ctx context.Context, model string, keys []string) (m
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT key, vec FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
 	if err != nil {
-		return nil, fmt.Errorf("state: %w", err)
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	out := make(map[string][]float32)
@@ -590,11 +666,14 @@ func (s *Store) LoadVectors(ctx context.Context, model string, keys []string) (m
 		var k string
 		var b []byte
 		if err := rows.Scan(&k, &b); err != nil {
-			return nil, fmt.Errorf("state: %w", err)
+			return nil, s.fail(err)
 		}
 		out[k] = sink.DecodeVector(b)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(err)
+	}
+	return out, nil
 }
 
 // ClearVectors drops the journal of every model but keep (of this scope).

@@ -63,4 +63,29 @@
 //
 // Writers are serialised inside the process by a mutex and across processes
 // by SQLite's lock with a busy timeout; readers run concurrently with them.
+//
+// # Dimensions
+//
+// The first Add into an empty store records the length of its vectors;
+// every later vector must have it, until the store is emptied. A change of
+// embedder.dimensions therefore needs a new store (`sluice index delete`, or
+// a new sink.local.path); a run with --full alone cannot change it.
+// CheckDimensions tells before a run embeds anything; Add and Query return a
+// *DimensionsError that says so.
+//
+// # Errors of the database file
+//
+// When the file itself is at fault, errors are a *FileError naming it and
+// sink.local.path: ErrAccess (it cannot be opened or written: check its
+// permissions and its folder's) or ErrDamaged (it is not a sound SQLite
+// database: delete it with `sluice index delete` and run with --full, or
+// use a new sink.local.path).
+//
+// # Pipeline capabilities
+//
+// Store implements the pipeline's optional interfaces: Empty
+// (pipeline.EmptyReporter: a first load into an empty store deletes
+// nothing by document), RefDocIDs (pipeline.DocLister: a --full run
+// removes the documents whose files are gone even when the manifest was
+// lost) and CheckDimensions (pipeline.DimensionChecker).
 package local

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -73,3 +75,95 @@ func (e *txError) Unwrap() []error {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// Sentinel errors of the database file itself; *FileError wraps them.
+var (
+	// ErrAccess marks a database file that cannot be opened or written: its
+	// permissions, its folder's, or a read-only file system.
+	ErrAccess = errors.New("local: database file not accessible")
+	// ErrDamaged marks a database file that is not a sound SQLite database:
+	// overwritten, truncated, or another kind of file.
+	ErrDamaged = errors.New("local: database file damaged")
+)
+
+// FileError reports a problem of the store's database file rather than of
+// a node or a query: it names the file and the sink.local.path setting and
+// says what to do. It unwraps to Kind (ErrAccess or ErrDamaged) and to the
+// driver's error.
+type FileError struct {
+	Path string // the database file
+	Op   string // what failed, such as "open" or "add nodes"
+	Err  error  // the driver's error
+	Kind error  // ErrAccess or ErrDamaged
+}
+
+// Error returns the message of the FileError.
+func (e *FileError) Error() string {
+	where := e.Op + " in " + e.Path
+	if e.Op == "open" {
+		where = "open " + e.Path
+	}
+	head := "local: " + where + ": " + e.Err.Error() + "; "
+	switch {
+	case e.Kind == ErrDamaged && sqliteCode(e.Err) == sqlite3.SQLITE_NOTADB:
+		// Maybe another file named by mistake: not to be deleted blindly.
+		return head + e.Path + " (sink.local.path) is damaged or not a SQLite database: " +
+			"if it is the store, delete it (`sluice index delete`) and run with --full; otherwise set sink.local.path to a new file"
+	case e.Kind == ErrDamaged:
+		return head + e.Path + " (sink.local.path) is damaged: " +
+			"delete it (`sluice index delete`) and run with --full, or set sink.local.path to a new file"
+	}
+	return head + "check the permissions of " + e.Path + " (sink.local.path) and of its folder"
+}
+
+// Unwrap returns Kind and Err.
+func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// fileFault classifies a database error: ErrAccess for permissions,
+// ErrDamaged for a damaged file, nil for anything else.
+func fileFault(err error) error {
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+		return ErrAccess
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return ErrDamaged
+	}
+	return nil
+}
+
+// asFileError returns a *FileError for an error of the database file
+// itself, and nil for any other error.
+func asFileError(path, op string, err error) error {
+	if kind := fileFault(err); kind != nil {
+		return &FileError{Path: path, Op: op, Err: err, Kind: kind}
+	}
+	return nil
+}
+
+// DimensionsError reports vectors (to store or to query with) whose length
+// is not that of the vectors the store holds, with the local store's
+// remedy: a store's dimensions are fixed while it holds vectors, so a run
+// with --full cannot change them; a new store can. It unwraps to the
+// *sink.DimensionError, hence to sink.ErrDimensionMismatch.
+type DimensionsError struct {
+	Path string // the database file
+	Dims int    // the dimensions of the stored vectors
+	Err  error  // a *sink.DimensionError
+}
+
+// Error returns the message of the DimensionsError. It does not repeat
+// Err's message, which names Cloud AI Search's setting.
+func (e *DimensionsError) Error() string {
+	got := "other"
+	var de *sink.DimensionError
+	if errors.As(e.Err, &de) {
+		got = strconv.Itoa(de.Got)
+	}
+	d := strconv.Itoa(e.Dims)
+	return "local: " + e.Path + " (sink.local.path) holds " + d + "-dimension vectors, not " + got +
+		": set embedder.dimensions to " + d + "; to use " + got + " dimensions, delete the store (`sluice index delete`) and run with --full, " +
+		"or set sink.local.path to a new file (--full alone cannot change the dimensions of a store that holds vectors)"
+}
+
+// Unwrap returns Err.
+func (e *DimensionsError) Unwrap() error { return e.Err }

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -172,8 +171,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{db: db, path: path}
 	if err := s.init(ctx); err != nil {
 		db.Close()
-		if sqliteCode(err) == sqlite3.SQLITE_NOTADB {
-			return nil, fmt.Errorf("local: open %s: %w; the file is not a SQLite database: set sink.local.path to another file", path, err)
+		if ferr := asFileError(path, "open", err); ferr != nil {
+			return nil, ferr
 		}
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
@@ -258,9 +257,14 @@ func (s *Store) init(ctx context.Context) error {
 	return nil
 }
 
+// sqliteCoder is implemented by the driver's errors (*sqlite.Error).
+type sqliteCoder interface{ Code() int }
+
+var _ sqliteCoder = (*sqlite.Error)(nil)
+
 // sqliteCode returns the primary SQLite result code of err, or 0.
 func sqliteCode(err error) int {
-	var se *sqlite.Error
+	var se sqliteCoder
 	if errors.As(err, &se) {
 		return se.Code() & 0xff
 	}
@@ -296,6 +300,67 @@ func (s *Store) Path() string { return s.path }
 // must match it; a store emptied by Delete or DeleteNodes forgets it, so it
 // can be refilled with another embedding model.
 func (s *Store) Dimensions() int { return int(s.dims.Load()) }
+
+// CheckDimensions returns a *DimensionsError, wrapping a
+// *sink.DimensionError, when the store holds vectors of another length than
+// dims: Add would refuse every node. An empty store takes any length. It
+// reads the dimensions from the file, which another process may have
+// written since Open. It makes Store a pipeline.DimensionChecker, so that a
+// run stops before it embeds anything.
+func (s *Store) CheckDimensions(ctx context.Context, dims int) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	d, err := readDims(ctx, s.db)
+	if err != nil {
+		return s.wrap("read dimensions", err)
+	}
+	if d != 0 && d != dims {
+		return s.dimsErr(d, &sink.DimensionError{Want: d, Got: dims})
+	}
+	return nil
+}
+
+// Empty reports whether the store holds no node. It makes Store a
+// pipeline.EmptyReporter: a run into an empty store need not delete the
+// earlier nodes of documents its manifest does not know.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	if s.closed.Load() {
+		return false, ErrClosed
+	}
+	var found bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM nodes)`).Scan(&found); err != nil {
+		return false, s.wrap("look for nodes", err)
+	}
+	return !found, nil
+}
+
+// RefDocIDs returns the distinct reference document ids of the stored
+// nodes, sorted. It reads the doc_id index only. It makes Store a
+// pipeline.DocLister: a --full run deletes the nodes of documents whose
+// files are gone even when its manifest does not know them.
+func (s *Store) RefDocIDs(ctx context.Context) ([]string, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT doc_id FROM nodes ORDER BY doc_id`)
+	if err != nil {
+		return nil, s.wrap("list documents", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, s.wrap("list documents", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list documents", err)
+	}
+	return ids, nil
+}
 
 // Count returns the number of stored nodes.
 func (s *Store) Count(ctx context.Context) (int, error) {
@@ -360,10 +425,14 @@ func (s *Store) writeTx(ctx context.Context, wrap func(error) error, fn func(*sq
 	return nil
 }
 
-// wrap names the operation and the database in err.
+// wrap names the operation and the database in err; an error of the
+// database file itself becomes a *FileError that says what to do.
 func (s *Store) wrap(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("local: %s: %w", op, ErrClosed)
+	}
+	if ferr := asFileError(s.path, op, err); ferr != nil {
+		return ferr
 	}
 	return fmt.Errorf("local: %s in %s: %w", op, s.path, err)
 }

@@ -77,7 +77,7 @@ func TestOpenErrors(t *testing.T) {
 		path string
 		hint string
 	}{
-		{"not a database", notDB, "not a SQLite database: set sink.local.path"},
+		{"not a database", notDB, "(sink.local.path) is damaged or not a SQLite database"},
 		{"parent is a file", filepath.Join(fileAsDir, "index.db"), "sink.local.path"},
 	}
 	for _, tt := range tests {

@@ -142,7 +142,12 @@ func encodeNodes(nodes []sink.Node) ([]row, error) {
 
 // addTx writes the encoded nodes in one transaction.
 func (s *Store) addTx(ctx context.Context, nodes []sink.Node, rows []row) error {
-	wrap := func(err error) error { return newTxError(s.path, nodes, err) }
+	wrap := func(err error) error {
+		if ferr := asFileError(s.path, "add nodes", err); ferr != nil {
+			err = ferr
+		}
+		return newTxError(s.path, nodes, err)
+	}
 	var dims int
 	err := s.writeTx(ctx, wrap, func(tx *sql.Tx) error {
 		// Read the dimensions inside the transaction: another process may
@@ -245,6 +250,5 @@ func (s *Store) exec(ctx context.Context, op, query string, args ...any) error {
 
 // dimsErr explains a *sink.DimensionError against the recorded dimensions.
 func (s *Store) dimsErr(dims int, err error) error {
-	return fmt.Errorf("local: %s holds %d-dimension vectors (set embedder.dimensions to %d, or point sink.local.path at a new file to index with another model): %w",
-		s.path, dims, dims, err)
+	return &DimensionsError{Path: s.path, Dims: dims, Err: err}
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
+)
+
+// deadLetters lists the dead-letter table of the default configuration in
+// the current directory.
+func deadLetters(t *testing.T) []string {
+	t.Helper()
+	st, err := state.Open(context.Background(), DefaultConfig().State.Path, sinkScope(DefaultConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fails, err := st.Failures(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, f := range fails {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+// TestFailedRetryObeysSourceSettings: `failed retry` replays only the
+// dead letters the source settings select and that are files; it leaves
+// the others listed for a full run, which clears what is excluded, gone or
+// readable again.
+func TestFailedRetryObeysSourceSettings(t *testing.T) {
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	writeFiles(t, docs, map[string]string{"a.md": "ok.", "bin.md": "x\x00y", "notes.txt": "Plain text.", "sub/c.md": "See."})
+	if _, _, code := sluice(t, work, "run", "docs"); code != exitPartial {
+		t.Fatalf("first run: exit %d, want 3", code)
+	}
+	// Entries a run over other settings, or over an unreadable folder,
+	// left behind.
+	st, err := state.Open(context.Background(), DefaultConfig().State.Path, sinkScope(DefaultConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"notes.txt", "sub"} {
+		if err := st.Fail(context.Background(), id, "earlier failure", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	out, errOut, code := sluice(t, work, "failed", "retry", "docs", "--json")
+	if code != exitPartial {
+		t.Fatalf("retry: exit %d, want 3 (bin.md is still binary); stderr %s", code, errOut)
+	}
+	rep := jsonLines(t, out)
+	if len(rep) != 1 || rep[0]["files_seen"] != float64(1) || rep[0]["files_ingested"] != float64(0) {
+		t.Errorf("retry report %v, want bin.md alone retried", rep)
+	}
+	if !strings.Contains(errOut, "not retrying 2 entries") || !strings.Contains(errOut, "notes.txt, sub") {
+		t.Errorf("retry does not say what it skipped: %q", errOut)
+	}
+	if got, want := deadLetters(t), []string{"bin.md", "notes.txt", "sub"}; !slices.Equal(got, want) {
+		t.Errorf("after retry, dead letters = %v, want %v", got, want)
+	}
+
+	if err := os.WriteFile(filepath.Join(work, "sluice.yaml"), []byte("source: {exclude: [\"bin.md\"]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := sluice(t, work, "failed", "retry", "docs"); code != exitOK || !strings.Contains(out, "no failed documents to retry") {
+		t.Errorf("retry with bin.md excluded: exit %d, %q %q; want nothing retried", code, out, errOut)
+	}
+	if _, errOut, code := sluice(t, work, "run", "docs"); code != exitOK {
+		t.Fatalf("run with bin.md excluded: exit %d: %s", code, errOut)
+	}
+	// notes.txt is outside source.include: the run did not look at it.
+	if got, want := deadLetters(t), []string{"notes.txt"}; !slices.Equal(got, want) {
+		t.Errorf("after a full run, dead letters = %v, want %v", got, want)
+	}
+}

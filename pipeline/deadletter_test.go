@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/reader"
+)
+
+// failureIDs lists the dead-letter table.
+func (in *incr) failureIDs() []string {
+	in.t.Helper()
+	fails, err := in.state.Failures(context.Background())
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	ids := []string{}
+	for _, f := range fails {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+// namedFiles is a source of the named documents of root, as `sluice failed
+// retry` and watch rounds use.
+func namedFiles(cfg reader.Config, ids ...string) FileSource {
+	return func(ctx context.Context, fn func(reader.File, error) error) error {
+		for _, id := range ids {
+			f, err := reader.Stat(cfg, id)
+			if err := fn(f, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// TestDeadLettersLeave checks when a document leaves the dead-letter table:
+// once it is excluded, deleted, gone before it could be read, ingested or
+// unchanged again, or names a folder that can be read again; and that runs
+// that did not look at it (over named files, or with a narrower include)
+// leave it listed.
+func TestDeadLettersLeave(t *testing.T) {
+	const binary = "x\x00y"
+	tests := []struct {
+		name string
+		// change is applied after a first run in which bin.md failed; it
+		// returns the options of the next run.
+		change func(t *testing.T, in *incr) func(*Options)
+		want   []string // dead letters after the next run
+	}{
+		{"excluded", func(t *testing.T, in *incr) func(*Options) {
+			return func(o *Options) { o.Reader.Exclude = []string{"bin.md"} }
+		}, []string{}},
+		{"excluded folder", func(t *testing.T, in *incr) func(*Options) {
+			in.write("sub/bad.md", binary)
+			in.run(nil)
+			return func(o *Options) { o.Reader.Exclude = []string{"sub", "bin.md"} }
+		}, []string{}},
+		{"deleted", func(t *testing.T, in *incr) func(*Options) {
+			remove(t, in, "bin.md")
+			return nil
+		}, []string{}},
+		{"fixed", func(t *testing.T, in *incr) func(*Options) {
+			in.write("bin.md", "Text again.")
+			return nil
+		}, []string{}},
+		{"not included by a narrower include", func(t *testing.T, in *incr) func(*Options) {
+			return func(o *Options) { o.Reader.Include = []string{"a.md"} }
+		}, []string{"bin.md"}},
+		{"run over named files", func(t *testing.T, in *incr) func(*Options) {
+			remove(t, in, "bin.md")
+			return func(o *Options) { o.Source = namedFiles(o.Reader, "a.md") }
+		}, []string{"bin.md"}},
+		{"still binary", func(t *testing.T, in *incr) func(*Options) { return nil }, []string{"bin.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": "Alpha text.", "bin.md": binary})
+			if rep := in.run(nil); rep.FilesFailed != 1 {
+				t.Fatalf("first run: %+v, want bin.md failed", rep)
+			}
+			mod := tt.change(t, in)
+			in.run(mod)
+			if got := in.failureIDs(); !slices.Equal(got, tt.want) {
+				t.Errorf("dead letters = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func remove(t *testing.T, in *incr, name string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(in.root, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeadLetterOfVanishedFileLeaves: a file deleted between the walk and
+// its read fails ("it will be picked up by the next run"); the next run,
+// which does not find it, forgets it.
+func TestDeadLetterOfVanishedFileLeaves(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Alpha text."})
+	ctx := context.Background()
+	if err := in.state.Fail(ctx, "gone.md", "reader: gone.md: vanished", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.state.Fail(ctx, "dry.md", "reader: dry.md: vanished", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	in.run(func(o *Options) { o.DryRun = true })
+	if got := in.failureIDs(); len(got) != 2 {
+		t.Fatalf("a dry run changed the dead letters: %v", got)
+	}
+	in.run(nil)
+	if got := in.failureIDs(); len(got) != 0 {
+		t.Errorf("dead letters of files that are gone = %v, want none", got)
+	}
+}
+
+// TestDeadLetterOfRestoredFileLeaves: a file that turned binary and was then
+// restored to the content it was ingested with is unchanged (by its size
+// and modification time, or by its hash) and leaves the dead-letter table,
+// in a whole-folder run and in a run over named files.
+func TestDeadLetterOfRestoredFileLeaves(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		sameMtime bool // restored with its old modification time (cp -p, git stash pop)
+		named     bool // the next run is over named files (failed retry)
+	}{
+		{"same mtime", true, false},
+		{"new mtime", false, false},
+		{"same mtime, named", true, true},
+		{"new mtime, named", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": "Alpha text, the good version."})
+			in.run(nil)
+			p := filepath.Join(in.root, "a.md")
+			good, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.write("a.md", "x\x00y")
+			if rep := in.run(nil); rep.FilesFailed != 1 {
+				t.Fatalf("binary a.md: %+v", rep)
+			}
+			if err := os.WriteFile(p, []byte("Alpha text, the good version."), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mtime := good.ModTime()
+			if !tt.sameMtime {
+				mtime = mtime.Add(time.Hour)
+			}
+			if err := os.Chtimes(p, mtime, mtime); err != nil {
+				t.Fatal(err)
+			}
+			in.emb.requests = 0
+			rep := in.run(func(o *Options) {
+				if tt.named {
+					o.Source = namedFiles(o.Reader, "a.md")
+				}
+			})
+			if rep.FilesUnchanged != 1 || in.emb.requests != 0 {
+				t.Errorf("restored file: %+v, %d embedding requests; want it unchanged", rep, in.emb.requests)
+			}
+			if got := in.failureIDs(); len(got) != 0 {
+				t.Errorf("dead letters = %v, want none", got)
+			}
+		})
+	}
+}
+
+// TestDeadLetterOfFolder: a folder the walk could not read stays listed
+// while it cannot be read, and leaves once it can.
+func TestDeadLetterOfFolder(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Alpha text.", "locked/b.md": "Beta text."})
+	ctx := context.Background()
+	locked := filepath.Join(in.root, "locked")
+	if os.Geteuid() != 0 { // root reads any folder
+		if err := os.Chmod(locked, 0); err != nil {
+			t.Fatal(err)
+		}
+		if rep := in.run(nil); rep.FilesFailed != 1 {
+			t.Fatalf("unreadable folder: %+v", rep)
+		}
+		if got := in.failureIDs(); !slices.Equal(got, []string{"locked"}) {
+			t.Fatalf("dead letters = %v, want [locked]", got)
+		}
+		if err := os.Chmod(locked, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := in.state.Fail(ctx, "locked", "reader: locked: cannot read (directory)", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	rep := in.run(nil)
+	if got := in.failureIDs(); len(got) != 0 {
+		t.Errorf("dead letters = %v after the folder became readable, want none", got)
+	}
+	if rep.FilesFailed != 0 || len(in.store.byDoc()["locked/b.md"]) == 0 {
+		t.Errorf("the folder's document was not ingested: %+v", rep)
+	}
+}

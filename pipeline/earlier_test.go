@@ -1,0 +1,220 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// reportingStore is a memStore that tells whether it is empty
+// (EmptyReporter).
+type reportingStore struct{ *memStore }
+
+func (s reportingStore) Empty(context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.nodes) == 0, nil
+}
+
+// listingStore is a memStore that lists its documents (DocLister).
+type listingStore struct{ *memStore }
+
+func (s listingStore) RefDocIDs(context.Context) ([]string, error) {
+	return slices.Sorted(maps.Keys(s.byDoc())), nil
+}
+
+// storeKinds are the capabilities a store may have, by name.
+var storeKinds = []struct {
+	name string
+	wrap func(*memStore) Writer
+}{
+	{"plain", func(s *memStore) Writer { return s }},
+	{"empty reporter", func(s *memStore) Writer { return reportingStore{s} }},
+	{"doc lister", func(s *memStore) Writer { return listingStore{s} }},
+}
+
+// loseManifest points the setup at a new, empty state file, as when the
+// state file is lost, emptied or state.path changes.
+func (in *incr) loseManifest() {
+	in.t.Helper()
+	st, err := state.Open(context.Background(), filepath.Join(in.t.TempDir(), "state.db"), "test")
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	in.t.Cleanup(func() { st.Close() })
+	in.state = st
+}
+
+// texts returns the texts of a document's nodes.
+func (in *incr) texts(doc string) []string {
+	var out []string
+	for _, n := range in.store.byDoc()[doc] {
+		out = append(out, n.Text)
+	}
+	return out
+}
+
+// TestLostManifestLeavesNoStaleNodes edits a document after the manifest
+// was lost: its earlier nodes, which the new manifest does not know, must
+// not stay in the store next to the new ones, whatever the store can tell.
+func TestLostManifestLeavesNoStaleNodes(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": "Version one. Alpha.", "b.md": "Another document."})
+			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+			in.run(wrap)
+			in.loseManifest()
+			in.write("a.md", "Version two. Beta.")
+			rep := in.run(wrap)
+			if rep.FilesAdded != 2 || rep.FilesFailed != 0 {
+				t.Errorf("run after the manifest was lost: %+v", rep)
+			}
+			if got := in.texts("a.md"); !slices.Equal(got, []string{"Version two. Beta."}) {
+				t.Errorf("nodes of a.md = %q, want only the second version", got)
+			}
+			in.assertEqualsCleanRun()
+		})
+	}
+}
+
+// TestFullRemovesNodesTheManifestDoesNotList: --full rewrites a document
+// whole, so nodes of it that no manifest lists (left by an earlier lost
+// state file) go too.
+func TestFullRemovesNodesTheManifestDoesNotList(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Version two. Beta.", "b.md": "Another document."})
+	in.run(nil)
+	orphan := sink.Node{ID: "orphan", RefDocID: "a.md", Text: "Version one. Alpha.", Embedding: make([]float32, 8)}
+	if _, err := in.store.Add(context.Background(), []sink.Node{orphan}); err != nil {
+		t.Fatal(err)
+	}
+	rep := in.run(func(o *Options) { o.Full = true })
+	if rep.FilesUpdated != 2 || rep.FilesFailed != 0 {
+		t.Errorf("--full run: %+v", rep)
+	}
+	if got := in.texts("a.md"); !slices.Equal(got, []string{"Version two. Beta."}) {
+		t.Errorf("nodes of a.md after --full = %q, want only the current version", got)
+	}
+	in.assertEqualsCleanRun()
+}
+
+// TestFullRemovesGoneDocumentsTheStoreLists: after the manifest was lost, a
+// --full run deletes the nodes of documents whose files are gone if the
+// store can list its documents; a store that cannot keeps them (the
+// documented limitation), and no store loses documents the include
+// settings do not select.
+func TestFullRemovesGoneDocumentsTheStoreLists(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": "Alpha text.", "gone.md": "Gone soon.", "keep.json": "{}"})
+			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+			in.run(wrap)
+			notes := sink.Node{ID: "notes", RefDocID: "keep.json", Text: "Not selected.", Embedding: make([]float32, 8)}
+			if _, err := in.store.Add(context.Background(), []sink.Node{notes}); err != nil {
+				t.Fatal(err)
+			}
+			remove(t, in, "gone.md")
+			in.loseManifest()
+			rep := in.run(func(o *Options) { wrap(o); o.Full = true })
+			_, lister := kind.wrap(in.store).(DocLister)
+			docs := in.store.byDoc()
+			if _, kept := docs["gone.md"]; kept == lister {
+				t.Errorf("gone.md kept: %v, want kept only by a store that cannot list its documents (report %+v)", kept, rep)
+			}
+			if lister && rep.FilesDeleted != 1 {
+				t.Errorf("FilesDeleted = %d, want 1", rep.FilesDeleted)
+			}
+			if len(docs["keep.json"]) != 1 || len(docs["a.md"]) == 0 {
+				t.Errorf("documents left: %v; want a.md and the unselected keep.json", slices.Sorted(maps.Keys(docs)))
+			}
+		})
+	}
+}
+
+// TestFirstLoadIntoEmptyStoreDeletesNothing: a store that can tell it is
+// empty spares a first bulk load the delete per document; other stores get
+// it (correct, slower), and so does a store that holds nodes.
+func TestFirstLoadIntoEmptyStoreDeletesNothing(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, corpus(6))
+			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+			in.run(wrap)
+			_, reporter := kind.wrap(in.store).(EmptyReporter)
+			want := 6
+			if reporter {
+				want = 0
+			}
+			if in.store.docDeletes != want {
+				t.Errorf("first load: %d deletes by document, want %d", in.store.docDeletes, want)
+			}
+			in.loseManifest()
+			in.store.docDeletes = 0
+			in.run(wrap)
+			if in.store.docDeletes != 6 {
+				t.Errorf("load into a store that holds nodes: %d deletes by document, want 6", in.store.docDeletes)
+			}
+			in.assertEqualsCleanRun()
+		})
+	}
+}
+
+// TestInterruptedFullRunsConverge cancels --full runs at many points, each
+// after some documents had their nodes deleted and were being written
+// again, then runs without --full: the result must equal a clean run. A
+// document whose nodes were deleted must not keep a record that says they
+// are there.
+func TestInterruptedFullRunsConverge(t *testing.T) {
+	files := corpus(12)
+	in := newIncr(t, files)
+	in.run(nil)
+	for i := range 8 {
+		ctx, cancel := context.WithCancel(context.Background())
+		o := in.options()
+		o.Full = true
+		o.BatchSize, o.EmbedConcurrency = 3, 1
+		limit := int64(i + 1)
+		o.Stats = new(Stats)
+		o.OnDocument = func(context.Context, DocumentResult) error {
+			if o.Stats.Batches.Load() >= limit {
+				cancel()
+			}
+			return nil
+		}
+		_, err := Run(ctx, o)
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted run %d: %v", i, err)
+		}
+	}
+	in.run(nil)
+	in.assertEqualsCleanRun()
+}
+
+// TestDeleteOfEarlierNodesStopsTheRun: a store that cannot delete stops the
+// run, as for every other store error, instead of failing documents one by
+// one.
+func TestDeleteOfEarlierNodesStopsTheRun(t *testing.T) {
+	in := newIncr(t, corpus(3))
+	in.run(nil)
+	in.loseManifest()
+	_, err := Run(context.Background(), func() Options {
+		o := in.options()
+		o.Store = failingDelete{in.store}
+		return o
+	}())
+	if err == nil || !strings.Contains(err.Error(), "deleting the earlier nodes") {
+		t.Fatalf("Run = %v, want the store's delete error", err)
+	}
+}
+
+// failingDelete is a memStore whose Delete fails.
+type failingDelete struct{ *memStore }
+
+func (failingDelete) Delete(context.Context, string) error { return sink.ErrUnavailable }

@@ -1,0 +1,88 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Sentinel errors of the state file itself; *FileError wraps them.
+var (
+	// ErrAccess marks a state file that cannot be opened or written: its
+	// permissions, its folder's, or a read-only file system.
+	ErrAccess = errors.New("state: state file not accessible")
+	// ErrDamaged marks a state file that is not a sound SQLite database:
+	// overwritten, truncated, or another kind of file.
+	ErrDamaged = errors.New("state: state file damaged")
+)
+
+// FileError reports a problem of the state file rather than of a document:
+// it names the file and the state.path setting and says what to do. It
+// unwraps to Kind (ErrAccess or ErrDamaged) and to the driver's error.
+type FileError struct {
+	Path string // the state file (absolute)
+	Op   string // what failed, such as "reading" ("" when it is not known)
+	Err  error  // the driver's error
+	Kind error  // ErrAccess or ErrDamaged
+}
+
+// Error returns the message of the FileError.
+func (e *FileError) Error() string {
+	what := e.Path
+	if e.Op != "" {
+		what = e.Op + " " + what
+	}
+	var ce sqliteCoder
+	switch {
+	case e.Kind == ErrDamaged && errors.As(e.Err, &ce) && ce.Code()&0xff == sqlite3.SQLITE_NOTADB:
+		// Maybe another file named by mistake: not to be deleted blindly.
+		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged or not a SQLite database: if it is the state file, delete it and run with --full; otherwise set state.path to a new file", what, e.Err, e.Path)
+	case e.Kind == ErrDamaged:
+		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged: delete it and run with --full, or set state.path to a new file", what, e.Err, e.Path)
+	}
+	return fmt.Sprintf("state: %s: %v; check the permissions of %s (state.path) and of its folder", what, e.Err, e.Path)
+}
+
+// Unwrap returns Kind and Err.
+func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// sqliteCoder is implemented by the driver's errors (*sqlite.Error).
+type sqliteCoder interface{ Code() int }
+
+// fileFault classifies a database error: ErrAccess for permissions,
+// ErrDamaged for a damaged file, nil for anything else.
+func fileFault(err error) error {
+	var ce sqliteCoder
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	switch ce.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+		return ErrAccess
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return ErrDamaged
+	}
+	return nil
+}
+
+// fail wraps an error of the database: a *FileError when the file itself is
+// at fault, else the error with the package prefix.
+func (s *Store) fail(err error) error {
+	if kind := fileFault(err); kind != nil {
+		return &FileError{Path: s.path, Err: err, Kind: kind}
+	}
+	return fmt.Errorf("state: %w", err)
+}
+
+// fileError wraps an error of opening the file: what was being done, the
+// file, and hint for errors that are not the file's fault.
+func (s *Store) fileError(op string, err error, hint string) error {
+	if kind := fileFault(err); kind != nil {
+		return &FileError{Path: s.path, Op: op, Err: err, Kind: kind}
+	}
+	if hint != "" {
+		return fmt.Errorf("state: %s %s (%s): %w", op, s.path, hint, err)
+	}
+	return fmt.Errorf("state: %s %s: %w", op, s.path, err)
+}

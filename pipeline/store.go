@@ -1,0 +1,60 @@
+package pipeline
+
+import "context"
+
+// The interfaces below are optional capabilities of a Writer. Run looks for
+// them with a type assertion on Options.Store; a store without one still
+// works, as described on each.
+
+// EmptyReporter is implemented by stores that can tell cheaply whether they
+// hold any node (sink/local.Store does). An incremental run asks once, at
+// its start: a document the manifest has no record of may still have nodes
+// in the store (left there before the state file was lost, emptied or
+// pointed elsewhere), so such a document's earlier nodes are deleted
+// (Writer.Delete by its id) before its new ones are written — unless the
+// store was empty when the run started, which spares a first bulk load one
+// delete per document. Stores that do not implement it (the Cloud AI Search
+// store does not yet; it may, with a count of the index's documents) get
+// the delete for every new document: correct, only slower.
+type EmptyReporter interface {
+	// Empty reports whether the store holds no node at all.
+	Empty(ctx context.Context) (bool, error)
+}
+
+// DocLister is implemented by stores that can list the reference document
+// ids they hold cheaply (sink/local.Store does). A Full run over a whole
+// folder with a manifest lists them at its start and, after the walk,
+// deletes the nodes of every listed document whose file the walk did not
+// find and that the include/exclude settings select, as it does for the
+// documents the manifest records. Without it, a Full run cannot know of
+// documents that are in the store but neither in the folder nor in the
+// manifest (after the state file was lost): their nodes stay until they are
+// deleted by id (`sluice delete --doc-id`) or the index is rebuilt (`sluice
+// index delete`, then a run).
+type DocLister interface {
+	// RefDocIDs returns the distinct reference document ids of the
+	// stored nodes.
+	RefDocIDs(ctx context.Context) ([]string, error)
+}
+
+// DimensionChecker is implemented by stores whose vectors must all have
+// the length of those they already hold (sink/local.Store). Run calls it
+// with the embedder's dimensions before anything is embedded, so that a run
+// the store would refuse stops at once, with the store's remedy, instead of
+// after paying for embeddings.
+type DimensionChecker interface {
+	// CheckDimensions returns an error, wrapping a *sink.DimensionError,
+	// when the store cannot take vectors of dims dimensions.
+	CheckDimensions(ctx context.Context, dims int) error
+}
+
+// CheckDimensions returns the error of store's CheckDimensions if store is
+// a DimensionChecker, else nil. Run calls it itself; a command can call it
+// right after opening the store and the embedder, to refuse a dimension
+// change before starting anything.
+func CheckDimensions(ctx context.Context, store any, dims int) error {
+	if c, ok := store.(DimensionChecker); ok {
+		return c.CheckDimensions(ctx, dims)
+	}
+	return nil
+}

@@ -3,9 +3,11 @@ package reader
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +28,36 @@ var ErrWatcherClosed = errors.New("reader: watcher closed or already running; cr
 // Rescan event.
 var ErrWatchLimit = errors.New("reader: watch limit reached")
 
+// ErrRootGone marks a watch that ended because its root folder was removed
+// or renamed away; Run returns it wrapped in a *RootError.
+var ErrRootGone = errors.New("reader: watched folder is gone")
+
+// RootError is returned by Watcher.Run when the root folder itself was
+// removed or renamed away. A Watcher cannot follow it: a folder created
+// later at the same path is another folder, which nothing watches. The
+// documents already reported stay as they are (an unmounted or moved folder
+// must not empty an index); start a new watch once the folder is back, and
+// its initial reconciliation catches up.
+type RootError struct {
+	// Dir is the root folder, as given in Config.Dir.
+	Dir string
+	// Renamed is true if the folder was renamed or moved away, false if it
+	// was deleted.
+	Renamed bool
+}
+
+// Error names the folder and says what to do.
+func (e *RootError) Error() string {
+	how := "was deleted"
+	if e.Renamed {
+		how = "was renamed or moved away"
+	}
+	return "reader: watched folder " + e.Dir + " " + how + "; changes can no longer be followed: restore it (source.dir) and start the watch again"
+}
+
+// Unwrap returns ErrRootGone.
+func (e *RootError) Unwrap() error { return ErrRootGone }
+
 // EventOp says what happened to a document.
 type EventOp uint8
 
@@ -37,12 +69,18 @@ const (
 	// Removed means the document no longer exists.
 	Removed
 	// Rescan means events may have been lost (the kernel's event queue
-	// overflowed, or a folder could not be watched): reconcile the whole
-	// folder with a Walk. Its Event has an empty ID.
+	// overflowed, or the watch limit kept a folder from being watched):
+	// reconcile the whole folder with a Walk. Its Event has an empty ID.
 	Rescan
+	// Failed means the folder ID could not be watched (its permissions do
+	// not allow it, say), so changes below it are not seen: report it as
+	// Walk reports an unreadable folder. Err is a *FileError wrapping
+	// ErrUnreadable. A Removed event for ID follows once the folder is
+	// watched after all (a change of its permissions) or is gone.
+	Failed
 )
 
-// String returns "changed", "removed" or "rescan".
+// String returns "changed", "removed", "rescan" or "failed".
 func (op EventOp) String() string {
 	switch op {
 	case Changed:
@@ -51,6 +89,8 @@ func (op EventOp) String() string {
 		return "removed"
 	case Rescan:
 		return "rescan"
+	case Failed:
+		return "failed"
 	}
 	return "EventOp(" + strconv.Itoa(int(op)) + ")"
 }
@@ -62,7 +102,8 @@ type Event struct {
 	ID string
 	// Op is what happened.
 	Op EventOp
-	// Err says why a Rescan was needed; it is nil for other ops.
+	// Err says why a Rescan was needed or why a folder Failed; it is nil
+	// for Changed and Removed.
 	Err error
 }
 
@@ -109,24 +150,42 @@ func (o WatchOptions) Validate() error {
 // per document id. It watches every selected folder under the root,
 // including folders created or moved in later (whose existing files are
 // reported at once), and ignores editor temporary files (*~, .*.swp, .*.swx,
-// *.tmp, .#*) and paths that Config does not select. Symbolic links to
-// folders are not followed.
+// *.tmp, .#*) and paths that Config does not select. Folders are watched
+// whatever their name, like Walk enters them.
+//
+// Symbolic links are followed as Walk follows them: a link to a file or
+// folder inside the root is a document (or folder of documents) of its own,
+// reported whenever its target changes; the target's folders are watched
+// even if Config does not select them. Links to targets outside the root,
+// broken links and links that loop are not followed (Walk reports them as
+// failures). A link is resolved when it is seen: if its target is later
+// replaced by a link elsewhere, only the next Rescan notices.
+//
+// A folder that cannot be watched (its permissions, say) is reported with a
+// Failed event and retried when its permissions change. If the root itself
+// is removed or renamed away, Run ends with a *RootError.
 //
 // Create a Watcher before the initial Walk so no change falls in between.
 type Watcher struct {
-	root    string
-	m       *matcher
-	opts    WatchOptions
-	fsw     *fsnotify.Watcher
-	events  <-chan fsnotify.Event
-	errs    <-chan error
-	started atomic.Bool
-	closed  atomic.Bool
-	close   sync.Once
+	root     string
+	realRoot string // root with symbolic links resolved
+	m        *matcher
+	opts     WatchOptions
+	fsw      *fsnotify.Watcher
+	events   <-chan fsnotify.Event
+	errs     <-chan error
+	addWatch func(string) error // fsw.Add; tests inject failures
+	started  atomic.Bool
+	closed   atomic.Bool
+	close    sync.Once
 
 	// Owned by the goroutine that calls Run.
 	dirs     map[string]bool     // watched folders by root-relative path ("" is the root)
+	failed   map[string]bool     // folders reported Failed, not since watched or gone
 	known    map[string]bool     // ids of documents believed to exist
+	links    map[string]link     // followed symbolic links by id
+	targets  map[string]*target  // their resolved targets by root-relative path
+	fresh    []string            // links registered since the last settle
 	pending  map[string]*pending // ids waiting for their quiet period
 	seq      uint64
 	nextDue  time.Time // no pending id is due before this; zero if none pending
@@ -135,6 +194,7 @@ type Watcher struct {
 	head     int
 	readyIdx map[string]int // index in ready of the queued event for an id
 	limitErr error          // a watch could not be added
+	rootErr  error          // the root went away: Run returns it
 }
 
 // pending is one id inside its quiet period.
@@ -142,6 +202,21 @@ type pending struct {
 	first, due time.Time
 	seq        uint64
 }
+
+// link is a symbolic link that Walk follows.
+type link struct {
+	target string // root-relative path of the resolved target
+	dir    bool   // the target is a folder
+}
+
+// target is the resolved target of one or more links.
+type target struct {
+	dir   bool
+	links []string // ids of the links to it
+}
+
+// maxAliases bounds the ids one path is reachable under through links.
+const maxAliases = 256
 
 // NewWatcher starts watching cfg.Dir (with cfg's defaults applied) and every
 // selected folder below it. It returns a *ConfigError for an invalid setting
@@ -155,7 +230,8 @@ func NewWatcher(cfg Config, opts WatchOptions) (*Watcher, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := resolveRoot(cfg.Dir); err != nil {
+	real, err := resolveRoot(cfg.Dir)
+	if err != nil {
 		return nil, err
 	}
 	fsw, err := fsnotify.NewWatcher()
@@ -163,8 +239,9 @@ func NewWatcher(cfg Config, opts WatchOptions) (*Watcher, error) {
 		return nil, watchErr(cfg.Dir, err)
 	}
 	w := &Watcher{
-		root: cfg.Dir, m: compile(cfg), opts: opts, fsw: fsw, events: fsw.Events, errs: fsw.Errors,
-		dirs: map[string]bool{}, known: map[string]bool{}, pending: map[string]*pending{}, readyIdx: map[string]int{},
+		root: cfg.Dir, realRoot: real, m: compile(cfg), opts: opts, fsw: fsw, events: fsw.Events, errs: fsw.Errors, addWatch: fsw.Add,
+		dirs: map[string]bool{}, failed: map[string]bool{}, known: map[string]bool{}, links: map[string]link{}, targets: map[string]*target{},
+		pending: map[string]*pending{}, readyIdx: map[string]int{},
 	}
 	if err := fsw.Add(cfg.Dir); err != nil {
 		fsw.Close()
@@ -172,6 +249,7 @@ func NewWatcher(cfg Config, opts WatchOptions) (*Watcher, error) {
 	}
 	w.dirs[""] = true
 	w.scan("", false, time.Time{})
+	w.settle(false, time.Time{})
 	return w, nil
 }
 
@@ -201,8 +279,10 @@ func (w *Watcher) Close() error {
 // watcher and out and returns nil. If the Watcher was closed or Run was
 // called before, it returns ErrWatcherClosed at once and leaves out open
 // (out may be the channel of the Run that owns it). It returns an error,
-// after closing out, if the underlying watcher fails. Run starts no goroutines of its own; the watch
-// itself (fsnotify's reader) is stopped before Run returns.
+// after closing out, if the underlying watcher fails, or a *RootError
+// (wrapping ErrRootGone) if the root folder is removed or renamed away;
+// events not yet sent are dropped then. Run starts no goroutines of its
+// own; the watch itself (fsnotify's reader) is stopped before Run returns.
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	if w.closed.Load() || !w.started.CompareAndSwap(false, true) {
 		return ErrWatcherClosed
@@ -240,6 +320,9 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 			w.armed = time.Time{}
 			w.flush(time.Now())
 		}
+		if w.rootErr != nil {
+			return w.rootErr
+		}
 		if w.limitErr != nil {
 			w.rescan(w.limitErr)
 		}
@@ -261,33 +344,79 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 	if !ok {
 		return
 	}
-	if rel == "" { // the root itself went away
+	if rel == "" { // the root itself
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-			w.dropDir("", now)
+			w.rootErr = &RootError{Dir: w.root, Renamed: !ev.Has(fsnotify.Remove)}
 		}
-		return
-	}
-	if isEditorTemp(path.Base(rel)) {
 		return
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-		w.dropDir(rel, now)
-		w.touchFile(rel, now)
+		w.gone(rel, now)
+		// Something may stand at the path again already: a folder renamed
+		// over this one (the replaced folder reports its removal late) or a
+		// file created anew.
+		w.appeared(rel, now)
 	}
 	if ev.Has(fsnotify.Create) {
-		fi, err := os.Lstat(ev.Name)
-		if err == nil && fi.IsDir() {
-			if !w.dirs[rel] && w.m.descend(rel) {
-				w.addDir(rel)
-				w.scan(rel, true, now)
-			}
-			return
-		}
-		w.touchFile(rel, now)
+		w.appeared(rel, now)
 	}
 	if ev.Has(fsnotify.Write) {
-		w.touchFile(rel, now)
+		w.mark(rel, now)
 	}
+	if ev.Has(fsnotify.Chmod) {
+		w.chmod(rel, now)
+	}
+	w.settle(true, now)
+}
+
+// gone forgets what stood at rel: a watched folder and everything below it,
+// a link, a folder that could not be watched; the documents there are
+// touched, so that flush reports those that are gone.
+func (w *Watcher) gone(rel string, now time.Time) {
+	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || linked {
+		w.dropDir(rel, now)
+	}
+	w.mark(rel, now)
+}
+
+// appeared handles whatever stands at rel now (after a Create, or after a
+// Remove in case it came back): a folder is watched afresh and its files
+// are reported, even if a folder of that name was watched before (it may
+// be another folder renamed over it); a link is followed; a file is touched.
+func (w *Watcher) appeared(rel string, now time.Time) {
+	fi, err := os.Lstat(w.abs(rel))
+	if err != nil {
+		w.mark(rel, now) // gone again: flush decides
+		return
+	}
+	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || linked {
+		w.dropDir(rel, now)
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		w.link(rel, true, now)
+	case fi.IsDir():
+		if w.wanted(rel) && w.addDir(rel) {
+			w.scan(rel, true, now)
+		}
+	default:
+		w.mark(rel, now)
+	}
+}
+
+// chmod handles a change of permissions or other attributes: a folder that
+// could not be watched is tried again, and a document is touched so a
+// failed read is retried (the pipeline's size and modification time check
+// keeps unchanged documents cheap).
+func (w *Watcher) chmod(rel string, now time.Time) {
+	fi, err := os.Lstat(w.abs(rel))
+	if err == nil && fi.IsDir() {
+		if !w.dirs[rel] && w.wanted(rel) && w.addDir(rel) {
+			w.scan(rel, true, now)
+		}
+		return
+	}
+	w.mark(rel, now)
 }
 
 func (w *Watcher) rel(name string) (string, bool) {
@@ -301,38 +430,250 @@ func (w *Watcher) rel(name string) (string, bool) {
 	return filepath.ToSlash(r), true
 }
 
+// abs returns the path on disk of the root-relative path rel.
+func (w *Watcher) abs(rel string) string {
+	return filepath.Join(w.root, filepath.FromSlash(rel))
+}
+
 // isEditorTemp reports whether name is an editor's temporary or backup file.
 func isEditorTemp(name string) bool {
 	return strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".#") ||
 		(strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx")))
 }
 
-func (w *Watcher) addDir(rel string) {
-	if err := w.fsw.Add(filepath.Join(w.root, filepath.FromSlash(rel))); err != nil {
-		if isLimit(err) && w.limitErr == nil {
-			w.limitErr = &FileError{Path: rel, Err: ErrWatchLimit, Detail: "folder not watched; raise fs.inotify.max_user_watches", Cause: err}
-		}
-		return // a folder removed meanwhile needs no watch
+// wanted reports whether the folder rel is to be watched: Walk enters it,
+// or it holds (or leads to) the target of a followed link.
+func (w *Watcher) wanted(rel string) bool {
+	if w.m.descend(rel) {
+		return true
 	}
-	w.dirs[rel] = true
+	for t, tg := range w.targets {
+		dir := t
+		if !tg.dir {
+			dir = parentRel(t)
+		}
+		if inside(dir, rel) || (tg.dir && inside(rel, t)) {
+			return true
+		}
+	}
+	return false
 }
 
-// scan watches the folders below rel and records their selected files: as
-// known (touch false) or as changed (touch true).
+// addDir watches the folder rel and reports whether it is watched. A
+// folder that cannot be watched for a reason other than the watch limit or
+// its removal is reported with a Failed event, once.
+func (w *Watcher) addDir(rel string) bool {
+	err := w.addWatch(w.abs(rel))
+	switch {
+	case err == nil:
+		w.dirs[rel] = true
+		if w.failed[rel] {
+			delete(w.failed, rel)
+			w.enqueue(Event{ID: rel, Op: Removed}) // the failure is over
+		}
+		return true
+	case isLimit(err):
+		if w.limitErr == nil {
+			w.limitErr = &FileError{Path: rel, Err: ErrWatchLimit, Detail: "folder not watched; raise fs.inotify.max_user_watches", Cause: err}
+		}
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// removed meanwhile: nothing to watch
+	case !w.failed[rel] && w.m.descend(rel): // a folder Walk lists, not one watched for a link's sake
+		w.failed[rel] = true
+		w.enqueue(Event{ID: rel, Op: Failed, Err: &FileError{Path: rel, Err: ErrUnreadable, Detail: "folder cannot be watched; changes in it are missed until its permissions allow it", Cause: err}})
+	}
+	return false
+}
+
+// scan watches the folders below rel, follows the links there, and records
+// their selected files: as known (touch false) or as changed (touch true).
 func (w *Watcher) scan(rel string, touch bool, now time.Time) {
-	entries, err := os.ReadDir(filepath.Join(w.root, filepath.FromSlash(rel)))
+	entries, err := os.ReadDir(w.abs(rel))
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		id := joinRel(rel, e.Name())
 		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			w.link(id, touch, now)
 		case e.IsDir():
-			if !w.dirs[id] && w.m.descend(id) {
+			if !w.dirs[id] && w.wanted(id) {
 				w.addDir(id)
 			}
 			if w.dirs[id] {
 				w.scan(id, touch, now)
+			}
+		case isEditorTemp(e.Name()) || !w.m.match(id):
+		case touch:
+			w.mark(id, now)
+		default:
+			w.known[id] = true
+		}
+	}
+}
+
+// link records the symbolic link id. A link Walk follows is registered for
+// settle; a link to a file is a document like a file.
+func (w *Watcher) link(id string, touch bool, now time.Time) {
+	w.unlink(id)
+	fi, err := os.Stat(w.abs(id))
+	t, inRoot := "", false
+	if err == nil {
+		t, inRoot = w.resolve(id)
+	}
+	switch {
+	case err == nil && inRoot && fi.IsDir():
+		if !w.m.descend(id) || inside(id, t) {
+			return // not entered, or a loop Walk does not follow
+		}
+		w.register(id, link{target: t, dir: true})
+		return
+	case err == nil && inRoot:
+		w.register(id, link{target: t})
+	case err == nil && fi.IsDir():
+		return // a folder outside the root: not followed
+	}
+	// A file, or a broken or outside link, which Walk reports as failed.
+	switch {
+	case isEditorTemp(path.Base(id)) || !w.m.match(id):
+	case touch:
+		w.mark(id, now)
+	default:
+		w.known[id] = true
+	}
+}
+
+// resolve returns the root-relative path of the target of the link id, and
+// whether the target lies inside the root.
+func (w *Watcher) resolve(id string) (string, bool) {
+	real, err := filepath.EvalSymlinks(w.abs(id))
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil || !within(w.realRoot, real) {
+		return "", false
+	}
+	r, err := filepath.Rel(w.realRoot, real)
+	if err != nil {
+		return "", false
+	}
+	if r == "." {
+		return "", true
+	}
+	return filepath.ToSlash(r), true
+}
+
+func (w *Watcher) register(id string, l link) {
+	w.links[id] = l
+	tg := w.targets[l.target]
+	if tg == nil {
+		tg = &target{dir: l.dir}
+		w.targets[l.target] = tg
+	}
+	tg.links = append(tg.links, id)
+	w.fresh = append(w.fresh, id)
+}
+
+func (w *Watcher) unlink(id string) {
+	l, ok := w.links[id]
+	if !ok {
+		return
+	}
+	delete(w.links, id)
+	if tg := w.targets[l.target]; tg != nil {
+		tg.links = slices.DeleteFunc(tg.links, func(s string) bool { return s == id })
+		if len(tg.links) == 0 {
+			delete(w.targets, l.target)
+		}
+	}
+}
+
+// settle finishes the links registered since the last call: it watches
+// their targets' folders (scanning a folder target newly watched, which may
+// register more links), then records or touches the documents reached
+// through links to folders.
+func (w *Watcher) settle(touch bool, now time.Time) {
+	var dirLinks []string
+	for len(w.fresh) > 0 {
+		id := w.fresh[0]
+		w.fresh = w.fresh[1:]
+		l, ok := w.links[id]
+		if !ok {
+			continue
+		}
+		w.watchTarget(l, touch, now)
+		if l.dir {
+			dirLinks = append(dirLinks, id)
+		}
+	}
+	w.fresh = nil
+	for _, id := range dirLinks {
+		if _, ok := w.links[id]; ok {
+			w.scanThrough(id, touch, now)
+		}
+	}
+}
+
+// watchTarget watches the folders from the root down to l's target folder
+// (or the folder holding its target file), so that changes to the target,
+// its removal and its return are seen even where Config selects nothing.
+func (w *Watcher) watchTarget(l link, touch bool, now time.Time) {
+	dir := l.target
+	if !l.dir {
+		dir = parentRel(dir)
+	}
+	for i := 0; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		p := dir[:i]
+		if p == "" || w.dirs[p] {
+			continue
+		}
+		if !w.addDir(p) {
+			return
+		}
+		if p == dir && l.dir {
+			w.scan(p, touch, now)
+		}
+	}
+}
+
+// scanThrough records (or touches) the selected files that Walk reaches
+// through the link to a folder id, entering each resolved folder at most
+// once on any path from the root, as Walk does.
+func (w *Watcher) scanThrough(id string, touch bool, now time.Time) {
+	if active, ok := w.chain(id); ok {
+		w.through(id, active, touch, now)
+	}
+}
+
+func (w *Watcher) through(dir string, active map[string]bool, touch bool, now time.Time) {
+	real, err := filepath.EvalSymlinks(w.abs(dir))
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil || active[real] || !within(w.realRoot, real) {
+		return
+	}
+	entries, err := os.ReadDir(w.abs(dir))
+	if err != nil {
+		return
+	}
+	active[real] = true
+	defer delete(active, real)
+	for _, e := range entries {
+		id := joinRel(dir, e.Name())
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(w.abs(id))
+			isDir = err == nil && fi.IsDir()
+		}
+		switch {
+		case isDir:
+			if w.m.descend(id) {
+				w.through(id, active, touch, now)
 			}
 		case isEditorTemp(e.Name()) || !w.m.match(id):
 		case touch:
@@ -343,30 +684,135 @@ func (w *Watcher) scan(rel string, touch bool, now time.Time) {
 	}
 }
 
-// dropDir forgets the watched folder rel and everything below it, and
-// touches the known documents under it so they are reported removed.
-func (w *Watcher) dropDir(rel string, now time.Time) {
-	prefix := rel + "/"
-	if rel == "" {
-		prefix = ""
+// chain returns the resolved folders from the root down to the parent of
+// id, and false if one repeats (Walk stops at such a loop) or cannot be
+// resolved.
+func (w *Watcher) chain(id string) (map[string]bool, bool) {
+	active := map[string]bool{w.realRoot: true}
+	for i := 0; i < len(id); i++ {
+		if id[i] != '/' {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(w.abs(id[:i]))
+		if err == nil {
+			real, err = filepath.Abs(real)
+		}
+		if err != nil || active[real] || !within(w.realRoot, real) {
+			return nil, false
+		}
+		active[real] = true
 	}
-	for d := range w.dirs {
-		if d == rel || strings.HasPrefix(d, prefix) {
-			delete(w.dirs, d)
-			_ = w.fsw.Remove(filepath.Join(w.root, filepath.FromSlash(d))) // fsnotify may have dropped it already
+	return active, true
+}
+
+// aliases returns the other ids under which Walk may reach the path id:
+// through each followed link to id or to a folder above it, and through
+// links to those, recursively. An alias is kept, and looked through, only
+// if keep accepts it.
+func (w *Watcher) aliases(id string, keep func(string) bool) []string {
+	if len(w.targets) == 0 {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{id: true}
+	for queue := []string{id}; len(queue) > 0 && len(out) < maxAliases; queue = queue[1:] {
+		x := queue[0]
+		for t := x; t != ""; t = parentRel(t) {
+			tg := w.targets[t]
+			if tg == nil {
+				continue
+			}
+			for _, l := range tg.links {
+				a := l + x[len(t):]
+				if !seen[a] && keep(a) {
+					seen[a] = true
+					out = append(out, a)
+					queue = append(queue, a)
+				}
+			}
 		}
 	}
-	for id := range w.known {
-		if strings.HasPrefix(id, prefix) {
-			w.touch(id, now)
+	return out
+}
+
+// selected reports whether id is a document to report: known, or selected
+// by Config and not an editor's temporary file.
+func (w *Watcher) selected(id string) bool {
+	return w.known[id] || (w.m.match(id) && !isEditorTemp(path.Base(id)))
+}
+
+// mark touches id, and the ids Walk reaches it under through links, that
+// are documents to report.
+func (w *Watcher) mark(id string, now time.Time) {
+	if w.selected(id) {
+		w.touch(id, now)
+	}
+	reachable := func(a string) bool {
+		if w.known[a] {
+			return true
+		}
+		_, ok := w.chain(a)
+		return ok
+	}
+	for _, a := range w.aliases(id, reachable) {
+		if w.selected(a) {
+			w.touch(a, now)
 		}
 	}
 }
 
-func (w *Watcher) touchFile(rel string, now time.Time) {
-	if w.m.match(rel) || w.known[rel] {
-		w.touch(rel, now)
+// dropDir forgets the watched folder rel and everything below it (watches,
+// links, folders that could not be watched) and touches the known
+// documents under it, or under the ids it is reached by through links, so
+// they are reported removed.
+func (w *Watcher) dropDir(rel string, now time.Time) {
+	knownUnder := func(a string) bool {
+		for id := range w.known {
+			if inside(id, a) {
+				return true
+			}
+		}
+		return false
 	}
+	prefixes := append([]string{rel}, w.aliases(rel, knownUnder)...)
+	for d := range w.dirs {
+		if inside(d, rel) {
+			delete(w.dirs, d)
+			_ = w.fsw.Remove(w.abs(d)) // fsnotify may have dropped it already
+		}
+	}
+	for id := range w.links {
+		if inside(id, rel) {
+			w.unlink(id)
+		}
+	}
+	for id := range w.failed {
+		if inside(id, rel) {
+			delete(w.failed, id)
+			w.enqueue(Event{ID: id, Op: Removed}) // the failure is over
+		}
+	}
+	for id := range w.known {
+		for _, p := range prefixes {
+			if inside(id, p) {
+				w.touch(id, now)
+				break
+			}
+		}
+	}
+}
+
+// inside reports whether the root-relative path id is dir or below it.
+func inside(id, dir string) bool {
+	return dir == "" || id == dir || (strings.HasPrefix(id, dir) && id[len(dir)] == '/')
+}
+
+// parentRel returns the root-relative folder holding id ("" for the root).
+func parentRel(id string) string {
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		return id[:i]
+	}
+	return ""
 }
 
 // touch starts or extends id's quiet period.
@@ -398,7 +844,10 @@ func (w *Watcher) arm(t *time.Timer) {
 }
 
 // flush turns the ids whose quiet period is over into events, in the order
-// of their last change, deciding each from the file's current state.
+// of their last change, deciding each from the file's current state: a
+// selected path that is not a folder is Changed (a regular file is read;
+// anything else, a FIFO say, fails as in Walk), and a known id with nothing
+// but a folder, or nothing at all, at its path is Removed.
 func (w *Watcher) flush(now time.Time) {
 	type due struct {
 		id string
@@ -417,9 +866,9 @@ func (w *Watcher) flush(now time.Time) {
 	sort.Slice(list, func(i, j int) bool { return list[i].p.seq < list[j].p.seq })
 	for _, d := range list {
 		delete(w.pending, d.id)
-		fi, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(d.id)))
+		fi, err := os.Stat(w.abs(d.id))
 		switch {
-		case err == nil && fi.Mode().IsRegular() && w.m.match(d.id):
+		case err == nil && !fi.IsDir() && w.m.match(d.id):
 			w.known[d.id] = true
 			w.enqueue(Event{ID: d.id, Op: Changed})
 		case w.known[d.id]:
@@ -452,15 +901,19 @@ func (w *Watcher) pop() {
 
 // rescan recovers from lost events (cause is fsnotify.ErrEventOverflow, a
 // watch-limit *FileError or another watcher error): it drops what is queued,
-// watches any folder not yet watched, re-reads the set of documents and
-// queues one Rescan event carrying cause.
+// watches any folder not yet watched, re-reads the set of documents and of
+// links and queues one Rescan event carrying cause.
 func (w *Watcher) rescan(cause error) {
 	clear(w.pending)
 	w.nextDue = time.Time{}
 	clear(w.readyIdx)
 	w.ready, w.head = w.ready[:0], 0
 	clear(w.known)
+	clear(w.links)
+	clear(w.targets)
+	w.fresh = nil
 	w.scan("", false, time.Time{})
+	w.settle(false, time.Time{})
 	w.limitErr = nil // reported by this Rescan
 	w.enqueue(Event{Op: Rescan, Err: cause})
 }

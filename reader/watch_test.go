@@ -408,7 +408,7 @@ func TestEditorTempNames(t *testing.T) {
 }
 
 func TestEventOpString(t *testing.T) {
-	for op, want := range map[EventOp]string{Changed: "changed", Removed: "removed", Rescan: "rescan", 9: "EventOp(9)"} {
+	for op, want := range map[EventOp]string{Changed: "changed", Removed: "removed", Rescan: "rescan", Failed: "failed", 9: "EventOp(9)"} {
 		if got := op.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", op, got, want)
 		}

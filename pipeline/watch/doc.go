@@ -14,6 +14,21 @@
 // set stays bounded however large a burst is (the watcher and the manifest
 // still hold one entry per file).
 //
+// The watcher follows the folder as a batch run walks it: folders are
+// watched whatever their name, documents reached through symbolic links are
+// updated when their targets change, a path that turns from file into
+// folder (or back) loses its old document, a change of permissions retries
+// a document, and a folder that cannot be watched is recorded as a failed
+// document (`sluice failed list`) until its permissions allow it.
+//
+// If the folder itself is removed or renamed away (even if a folder appears
+// again at its path), the watcher cannot follow it: Run returns an error
+// wrapping reader.ErrRootGone that names the folder, and the index is left
+// as it is, so an unmounted volume does not empty it. Start again once the
+// folder is back; the initial reconciliation catches up. A round that
+// cannot list the folder (reader.ErrConfig) also stops the Loop instead of
+// retrying forever.
+//
 // Cancelling the context given to Run stops the Loop gracefully: it stops
 // taking events, lets the round in flight finish for up to
 // Config.GracePeriod, then abandons it. Abort abandons it at once. Either way
@@ -21,5 +36,7 @@
 // all its chunks are in the store, so the next start converges.
 //
 // Metrics serves Prometheus metrics of a Loop and its pipeline, with
-// /healthz and /readyz probes.
+// /healthz and /readyz probes. /healthz fails (503, with the reason) as soon
+// as the Loop stops following the folder (Loop.Healthy): its watcher
+// stopped, a round failed for good, or Run returned.
 package watch

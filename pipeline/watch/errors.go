@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -35,11 +36,11 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 
 // permanent reports whether a round's error will recur however often the
 // round is retried: a configuration, credential or model problem that needs
-// a person. Other errors (a store or network hiccup) are retried with
-// backoff.
+// a person, or a source folder that is gone or cannot be listed. Other
+// errors (a store or network hiccup) are retried with backoff.
 func permanent(err error) bool {
 	for _, target := range []error{
-		state.ErrModelChanged,
+		state.ErrModelChanged, reader.ErrConfig,
 		embedder.ErrConfig, embedder.ErrMissingKey, embedder.ErrUnauthorized, embedder.ErrQuotaExhausted, embedder.ErrNotFound, embedder.ErrDimensions,
 		sink.ErrDimensionMismatch, sink.ErrUnsupported,
 	} {

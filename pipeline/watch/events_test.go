@@ -3,7 +3,11 @@ package watch
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,4 +120,92 @@ func TestLostEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFailedFolder plays a folder that cannot be watched: it is recorded
+// as a failed document, as a full reconciliation records an unreadable
+// folder, and counted; once the watcher reports it over (Removed), the
+// failure is cleared and the folder's files are indexed.
+func TestFailedFolder(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Mkdir(e.path("nd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := e.startFake(nil)
+	e.waitReady()
+	from := e.log.len()
+	out <- reader.Event{ID: "nd", Op: reader.Failed, Err: &reader.FileError{
+		Path: "nd", Err: reader.ErrUnreadable, Detail: "folder cannot be watched", Cause: &fs.PathError{Op: "inotify_add_watch", Path: e.path("nd"), Err: syscall.EACCES}}}
+	e.log.await(t, from, "recording the folder", func(r Round) bool { return r.Err == nil && slices.Contains(r.Changed, "nd") })
+	fails, err := e.state.Failures(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fails) != 1 || fails[0].ID != "nd" || !strings.Contains(fails[0].Reason, "permission denied") {
+		t.Fatalf("dead-letter table %+v, want nd failing with permission denied", fails)
+	}
+	if got := e.loop.Stats().FilesFailed.Load(); got != 1 {
+		t.Errorf("FilesFailed = %d, want 1", got)
+	}
+
+	e.writeFile("nd/x.md", "Inside.")
+	from = e.log.len()
+	out <- reader.Event{ID: "nd", Op: reader.Removed}
+	out <- reader.Event{ID: "nd/x.md", Op: reader.Changed}
+	e.log.await(t, from, "clearing the folder", func(r Round) bool { return r.Err == nil && slices.Contains(r.Removed, "nd") })
+	e.log.await(t, from, "indexing its file", func(r Round) bool { return r.Err == nil && slices.Contains(r.Changed, "nd/x.md") })
+	if fails, err := e.state.Failures(context.Background()); err != nil || len(fails) != 0 {
+		t.Errorf("dead-letter table %+v (%v), want it empty", fails, err)
+	}
+	e.checkClean()
+}
+
+// TestUnreadable changes real permissions, as in the QA report: a document
+// that failed to be read and a folder that could not be watched are picked
+// up once their permissions allow it. Root ignores permissions, so the
+// test runs only for other users (TestFailedFolder and the chmod scenario
+// cover the same paths as root).
+func TestUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root is not stopped by permissions")
+	}
+	t.Run("file", func(t *testing.T) {
+		e := newEnv(t)
+		e.writeFile("p.md", "Version one.")
+		e.start(nil)
+		e.waitReady()
+		// Replace p.md by an unreadable version two in one step.
+		if err := os.WriteFile(e.path("p.new"), []byte("Version two."), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(e.path("p.new"), e.path("p.md")); err != nil {
+			t.Fatal(err)
+		}
+		e.wait()
+		e.step("unreadable", []string{"expect-failed", "p.md"}, "")
+		if err := os.Chmod(e.path("p.md"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.wait()
+		e.step("readable again", []string{"expect-failed"}, "")
+		e.step("readable again", []string{"expect-text", "p.md", "Version", "two."}, "expect-text p.md Version two.")
+	})
+	t.Run("folder", func(t *testing.T) {
+		e := newEnv(t)
+		e.start(nil)
+		e.waitReady()
+		if err := os.Mkdir(e.path("nd"), 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(e.path("nd"), 0o755) })
+		e.wait()
+		e.step("unreadable", []string{"expect-failed", "nd"}, "")
+		if err := os.Chmod(e.path("nd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e.writeFile("nd/x.md", "Inside.")
+		e.wait()
+		e.step("readable again", []string{"expect-failed"}, "")
+		e.step("readable again", []string{"expect-docs", "nd/x.md"}, "")
+	})
 }

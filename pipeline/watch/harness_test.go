@@ -43,6 +43,8 @@ type env struct {
 	exclude []string
 	tweak   func(*Loop) // applied by start before Run
 
+	attempts map[string]int // failure counts remembered by a scenario
+
 	store *local.Store
 	state *state.Store
 	loop  *Loop

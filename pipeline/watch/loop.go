@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,12 @@ type Loop struct {
 	rounds   atomic.Int64
 	rescans  atomic.Int64
 	removed  atomic.Int64
+	settled  atomic.Int64          // Stats.FilesSeen - Stats.FilesDone left by finished rounds
+	health   atomic.Pointer[error] // why the Loop stopped following the folder; nil while it does
 }
+
+// errStopped is Healthy's answer once Run has returned without error.
+var errStopped = errors.New("watch: stopped")
 
 // New validates opts and starts watching the folder, so that no change made
 // from now on is missed. Call Run to reconcile and process events, or Close
@@ -121,16 +127,44 @@ func (l *Loop) LastSync() time.Time {
 // Stats returns the pipeline counters the Loop's rounds accumulate.
 func (l *Loop) Stats() *pipeline.Stats { return l.opts.Pipeline.Stats }
 
+// Healthy returns nil while the Loop can follow its folder: from New until
+// Run returns, as long as its file watcher runs. Once the watcher has
+// stopped (the folder was removed or renamed away, say), a round failed for
+// good, or Run has returned, it returns why.
+func (l *Loop) Healthy() error {
+	if p := l.health.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// down records the first reason the Loop stopped following its folder.
+func (l *Loop) down(err error) { l.health.CompareAndSwap(nil, &err) }
+
+// inflight returns the documents taken by the round in flight and not yet
+// finished, from a snapshot of Stats: documents a failed or abandoned
+// round left unfinished do not count.
+func (l *Loop) inflight(s pipeline.Snapshot) int64 {
+	return max(s.FilesSeen-s.FilesDone-l.settled.Load(), 0)
+}
+
 // Run reconciles the folder with the store, then processes file-system
 // events until ctx is done. It then stops taking events, waits up to
 // Config.GracePeriod for the round in flight, and returns nil. It returns
 // ErrAborted after Abort, a permanent error of a round (a changed embedding
-// model, rejected credentials), or an error of the file watcher. Rounds that
-// fail otherwise are retried with backoff as full reconciliations.
-func (l *Loop) Run(ctx context.Context) error {
+// model, rejected credentials, a source folder that cannot be listed:
+// reader.ErrConfig), or an error of the file watcher, which wraps a
+// *reader.RootError (reader.ErrRootGone) if the folder itself was removed
+// or renamed away. Rounds that fail otherwise are retried with backoff as
+// full reconciliations.
+//
+// Healthy reports an error from the moment the watcher stops or a round
+// fails for good, so /healthz fails while the round in flight winds down.
+func (l *Loop) Run(ctx context.Context) (err error) {
 	if !l.started.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
+	defer func() { l.down(cmp.Or(err, errStopped)) }()
 	s := l.newRunState(ctx)
 	defer s.close()
 	return s.loop(ctx)
@@ -152,6 +186,7 @@ type runState struct {
 
 	queue  []string                  // pending ids in arrival order
 	ops    map[string]reader.EventOp // latest op of each pending id
+	errs   map[string]error          // why each pending Failed folder failed
 	rescan bool                      // a full reconciliation is due
 	ready  bool                      // the initial reconciliation succeeded
 
@@ -171,7 +206,7 @@ func (l *Loop) newRunState(ctx context.Context) *runState {
 	s := &runState{
 		l: l, events: make(chan reader.Event, 64), watchDone: make(chan error, 1), stopWatch: stopWatch,
 		work: work, cancelWork: cancelWork, roundDone: make(chan Round, 1),
-		ops: make(map[string]reader.EventOp), rescan: true,
+		ops: make(map[string]reader.EventOp), errs: make(map[string]error), rescan: true,
 		retry: backoff.NewExponentialBackOff(
 			backoff.WithInitialInterval(l.retryIn), backoff.WithMaxInterval(time.Minute), backoff.WithMaxElapsedTime(0)),
 	}
@@ -228,6 +263,8 @@ func (s *runState) loop(ctx context.Context) error {
 				// that is a graceful stop, whichever case select picks.
 				if ctx.Err() == nil {
 					s.fatal = s.watcherErr(err)
+					s.l.down(s.fatal)
+					s.l.log.Error("watch: file watching stopped; stopping", "err", err)
 				}
 				s.stop()
 				continue
@@ -299,8 +336,11 @@ func (s *runState) result() error {
 }
 
 func (s *runState) watcherErr(err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		err = errors.New("the watcher closed")
+	case errors.Is(err, reader.ErrRootGone):
+		return fmt.Errorf("watch: file watching stopped: %w", err) // it says what to do
 	}
 	return fmt.Errorf("watch: file watching stopped: %w (restart `sluice watch`)", err)
 }
@@ -324,6 +364,11 @@ func (s *runState) add(ev reader.Event) {
 		s.queue = append(s.queue, ev.ID)
 	}
 	s.ops[ev.ID] = ev.Op
+	if ev.Op == reader.Failed {
+		s.errs[ev.ID] = ev.Err
+	} else {
+		delete(s.errs, ev.ID)
+	}
 	s.l.pending.Store(int64(len(s.queue)))
 }
 
@@ -349,6 +394,7 @@ func (s *runState) requestRescan() {
 	s.rescan = true
 	s.queue = nil // release the backing array: a burst must not pin it
 	clear(s.ops)
+	clear(s.errs)
 	s.l.pending.Store(0)
 }
 
@@ -378,13 +424,18 @@ func (s *runState) next() (plan, bool) {
 		s.rescan = false
 		s.queue = nil
 		clear(s.ops)
+		clear(s.errs)
 	case len(s.queue) > 0:
 		p.kind = Update
 		n := min(len(s.queue), s.l.cfg.MaxBatch)
 		for _, id := range s.queue[:n] {
-			if s.ops[id] == reader.Removed {
+			switch s.ops[id] {
+			case reader.Removed:
 				p.removed = append(p.removed, id)
-			} else {
+			case reader.Failed:
+				p.failed = append(p.failed, reader.Event{ID: id, Op: reader.Failed, Err: s.errs[id]})
+				delete(s.errs, id)
+			default:
 				p.changed = append(p.changed, id)
 			}
 			delete(s.ops, id)
@@ -407,6 +458,10 @@ func (s *runState) finish(r Round) {
 		s.grace.Stop()
 	}
 	l := s.l
+	if st := l.Stats(); st != nil {
+		snap := st.Snapshot() // the round's documents are all finished or abandoned now
+		l.settled.Store(snap.FilesSeen - snap.FilesDone)
+	}
 	l.rounds.Add(1)
 	if r.Kind != Update {
 		l.rescans.Add(1)
@@ -429,6 +484,8 @@ func (s *runState) finish(r Round) {
 		l.log.Info("watch: round abandoned; the next start resumes it", "round", r.Kind.String())
 	case permanent(r.Err):
 		s.fatal = fmt.Errorf("watch: %s round: %w", r.Kind, r.Err)
+		l.down(s.fatal)
+		l.log.Error("watch: round failed for good; stopping", "round", r.Kind.String(), "err", r.Err)
 	default:
 		wait := s.retry.NextBackOff()
 		l.log.Warn("watch: round failed; retrying with a full rescan", "round", r.Kind.String(), "err", r.Err, "retryIn", wait)
@@ -480,11 +537,14 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 	}
 	removed, back := stillGone(opts.Reader, p.removed)
 	changed := append(p.changed, back...)
-	if len(changed) > 0 {
+	if len(changed)+len(p.failed) > 0 {
 		var gone []string
-		opts.Source = changedFiles(opts.Reader, changed, &gone)
+		opts.Source = changedFiles(opts.Reader, p.failed, changed, &gone)
 		r.Report, r.Err = pipeline.Run(ctx, opts)
-		r.Changed = slices.DeleteFunc(changed, func(id string) bool { return slices.Contains(gone, id) })
+		for _, ev := range p.failed {
+			r.Changed = append(r.Changed, ev.ID)
+		}
+		r.Changed = append(r.Changed, slices.DeleteFunc(changed, func(id string) bool { return slices.Contains(gone, id) })...)
 		removed = append(removed, gone...)
 	}
 	if r.Err == nil && len(removed) > 0 {

@@ -64,7 +64,7 @@ func TestDefaultConfig(t *testing.T) {
 
 // TestCoalesce checks how events become rounds, without goroutines.
 func TestCoalesce(t *testing.T) {
-	ch, rm, rs := reader.Changed, reader.Removed, reader.Rescan
+	ch, rm, rs, fl := reader.Changed, reader.Removed, reader.Rescan, reader.Failed
 	type ev struct {
 		id string
 		op reader.EventOp
@@ -72,19 +72,21 @@ func TestCoalesce(t *testing.T) {
 	tests := []struct {
 		name   string
 		events []ev
-		want   []string // rounds, as "kind changed... -removed..."
+		want   []string // rounds, as "kind changed... -removed... !failed..."
 	}{
 		{"dedupe keeps the latest op", []ev{{"a", ch}, {"b", ch}, {"a", rm}}, []string{"update b -a"}},
 		{"back again", []ev{{"a", rm}, {"a", ch}}, []string{"update a"}},
 		{"batches in arrival order", []ev{{"a", ch}, {"b", ch}, {"c", ch}, {"d", rm}}, []string{"update a b c", "update -d"}},
 		{"rescan drops the pending ids", []ev{{"a", ch}, {"", rs}, {"b", ch}}, []string{"rescan"}},
 		{"overflow becomes a rescan", []ev{{"a", ch}, {"b", ch}, {"c", ch}, {"d", ch}, {"e", ch}, {"f", ch}, {"g", ch}}, []string{"rescan"}},
+		{"failed folders", []ev{{"nd", fl}, {"a", ch}, {"b", rm}}, []string{"update a -b !nd"}},
+		{"a failed folder back", []ev{{"nd", fl}, {"nd", rm}}, []string{"update -nd"}},
 		{"nothing to do", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &Loop{cfg: Config{MaxBatch: 3, MaxPending: 6}.WithDefaults(), log: discard()}
-			s := &runState{l: l, ops: map[string]reader.EventOp{}, ready: true}
+			s := &runState{l: l, ops: map[string]reader.EventOp{}, errs: map[string]error{}, ready: true}
 			for _, e := range tt.events {
 				s.add(reader.Event{ID: e.id, Op: e.op})
 			}
@@ -100,6 +102,9 @@ func TestCoalesce(t *testing.T) {
 				}
 				for _, id := range p.removed {
 					r += " -" + id
+				}
+				for _, ev := range p.failed {
+					r += " !" + ev.ID
 				}
 				got = append(got, r)
 			}

@@ -39,13 +39,19 @@ func NewMetrics(l *Loop) *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler serves /metrics (Prometheus text format), /healthz (200 while the
-// process runs) and /readyz (200 once the initial reconciliation has
-// completed, 503 before).
+// Loop follows its folder, 503 with the reason once its file watcher has
+// stopped, a round failed for good or Run returned: see Loop.Healthy) and
+// /readyz (200 once the initial reconciliation has completed, 503 before).
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := m.l.Healthy(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("unhealthy: " + err.Error() + "\n"))
+			return
+		}
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -107,7 +113,7 @@ var metricList = []metric{
 	newMetric("sluice_watch_pending_documents", "Changed or removed documents waiting for a round.", prometheus.GaugeValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.Pending()) }),
 	newMetric("sluice_pipeline_inflight_documents", "Documents taken by the pipeline and not yet finished.", prometheus.GaugeValue,
-		func(_ *collector, s sample) float64 { return float64(max(s.FilesSeen-s.FilesDone, 0)) }),
+		func(c *collector, s sample) float64 { return float64(c.l.inflight(s.Snapshot)) }),
 	newMetric("sluice_watch_rounds_total", "Rounds completed, successful or not.", prometheus.CounterValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.rounds.Load()) }),
 	newMetric("sluice_watch_rescans_total", "Full reconciliations, the initial one included.", prometheus.CounterValue,

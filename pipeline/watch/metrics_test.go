@@ -2,6 +2,7 @@ package watch
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
 )
@@ -150,4 +152,59 @@ func checkGolden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Errorf("%s differs (run go test -update if the change is intended):\n got:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// TestInflightSettles checks that sluice_pipeline_inflight_documents counts
+// the round in flight only: a failed or abandoned round leaves it at 0.
+func TestInflightSettles(t *testing.T) {
+	inflight := func(t *testing.T, srv *httptest.Server) float64 {
+		t.Helper()
+		_, text := get(t, srv, "/metrics")
+		return samples(t, text)["sluice_pipeline_inflight_documents"]
+	}
+	t.Run("failed round", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.writeFile("a.md", "Alpha.")
+		e.writeFile("b.md", "Bravo.")
+		e.tweak = func(l *Loop) { l.retryIn = time.Hour } // no retry while the test looks
+		e.start(func(o *Options) {
+			f := &failing{Writer: o.Pipeline.Store, err: errors.New("disk hiccup")}
+			f.n.Store(1)
+			o.Pipeline.Store = f
+		})
+		srv := httptest.NewServer(NewMetrics(e.loop).Handler())
+		defer srv.Close()
+		e.log.await(t, 0, "failing", func(r Round) bool { return r.Err != nil })
+		if got := inflight(t, srv); got != 0 {
+			t.Errorf("in flight after a failed round = %v, want 0", got)
+		}
+	})
+	t.Run("abandoned round", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.cfg.GracePeriod = time.Millisecond
+		e.writeFile("a.md", "Alpha.")
+		var g *gate
+		e.start(func(o *Options) {
+			g = newGate(o.Pipeline.Store, 0)
+			o.Pipeline.Store = g
+		})
+		srv := httptest.NewServer(NewMetrics(e.loop).Handler())
+		defer srv.Close()
+		select {
+		case <-g.blocked:
+		case <-time.After(waitLimit):
+			t.Fatal("the round never reached the store")
+		}
+		if got := inflight(t, srv); got != 1 {
+			t.Errorf("in flight while a round is stuck = %v, want 1", got)
+		}
+		if err := e.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if got := inflight(t, srv); got != 0 {
+			t.Errorf("in flight after the round was abandoned = %v, want 0", got)
+		}
+	})
 }

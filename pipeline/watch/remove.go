@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -32,17 +35,32 @@ func Remove(ctx context.Context, store Deleter, st *state.Store, ids []string) (
 	return len(ids), nil
 }
 
-// changedFiles is a pipeline source of the documents ids under cfg.Dir.
-// Documents whose file is gone are not sent to the pipeline but appended to
-// *gone, for Remove; other per-file problems are reported as failures.
-func changedFiles(cfg reader.Config, ids []string, gone *[]string) pipeline.FileSource {
+// changedFiles is a pipeline source of the folders that could not be
+// watched (failed, reported as failures as Walk reports unreadable folders)
+// and of the documents ids under cfg.Dir. Documents whose file is gone are
+// not sent to the pipeline but appended to *gone, for Remove; other
+// per-file problems are reported as failures.
+func changedFiles(cfg reader.Config, failed []reader.Event, ids []string, gone *[]string) pipeline.FileSource {
+	cfg = cfg.WithDefaults()
 	return func(ctx context.Context, fn func(reader.File, error) error) error {
+		for _, ev := range failed {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ferr := ev.Err
+			if ferr == nil {
+				ferr = &reader.FileError{Path: ev.ID, Err: reader.ErrUnreadable, Detail: "folder cannot be watched"}
+			}
+			if err := fn(reader.File{ID: ev.ID, Path: filepath.Join(cfg.Dir, filepath.FromSlash(ev.ID))}, ferr); err != nil {
+				return err
+			}
+		}
 		for _, id := range ids {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			f, err := reader.Stat(cfg, id)
-			if errors.Is(err, reader.ErrVanished) {
+			if isGone(cfg, id, err) {
 				*gone = append(*gone, id)
 				continue
 			}
@@ -64,12 +82,31 @@ func changedFiles(cfg reader.Config, ids []string, gone *[]string) pipeline.File
 // stillGone keeps the ids whose file is really gone and returns the others,
 // which came back (a delete followed by a create within one round).
 func stillGone(cfg reader.Config, ids []string) (gone, back []string) {
+	cfg = cfg.WithDefaults()
 	for _, id := range ids {
-		if _, err := reader.Stat(cfg, id); errors.Is(err, reader.ErrVanished) {
+		if _, err := reader.Stat(cfg, id); isGone(cfg, id, err) {
 			gone = append(gone, id)
 		} else {
 			back = append(back, id)
 		}
 	}
 	return gone, back
+}
+
+// isGone reports whether err, from reader.Stat of id, means that no
+// document is at id any more, as a Walk would find: the file was removed, a
+// folder stands at its path now (Walk enters it instead: its files are
+// documents of their own), or a folder above it was replaced by a file
+// (ENOTDIR).
+func isGone(cfg reader.Config, id string, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, reader.ErrVanished), errors.Is(err, syscall.ENOTDIR):
+		return true
+	case errors.Is(err, reader.ErrUnreadable):
+		fi, serr := os.Stat(filepath.Join(cfg.Dir, filepath.FromSlash(id)))
+		return serr == nil && fi.IsDir()
+	}
+	return false
 }

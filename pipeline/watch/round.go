@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
 )
 
 // RoundKind says what a round did.
@@ -38,7 +39,9 @@ type Round struct {
 	// Kind says whether the round reconciled the whole folder or processed
 	// the documents named by events.
 	Kind RoundKind
-	// Changed lists the ids sent to the pipeline (Update rounds only).
+	// Changed lists the ids sent to the pipeline (Update rounds only),
+	// folders that could not be watched included: they are recorded as
+	// failed documents, as a full reconciliation records unreadable folders.
 	Changed []string
 	// Removed lists the ids deleted from the store and the manifest
 	// (Update rounds only; a full reconciliation counts its deletions in
@@ -58,4 +61,5 @@ type plan struct {
 	kind    RoundKind
 	changed []string
 	removed []string
+	failed  []reader.Event // folders that could not be watched
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -25,13 +26,19 @@ import (
 //	atomic-save PATH TEXT    write PATH.tmp, then rename it over PATH
 //	words PATH N             write N distinct words (a multi-chunk document)
 //	binary PATH              write a file with a NUL byte (a failing document)
-//	mv FROM TO               rename a file or folder; @out/... is outside the root
+//	mv FROM TO               rename a file or folder, as rename(2) does (it
+//	                         replaces an empty folder); @out/... is outside the root
 //	mkdir -p PATH            create a folder and its parents
 //	rm [-r] PATH             remove a file, or a folder with -r
+//	ln TARGET PATH           create a symbolic link to TARGET (as written)
+//	chmod MODE PATH          change permissions (octal MODE)
+//	mkfifo PATH              create a named pipe (not a regular file)
 //	expect-docs [ID...]      the store's documents are exactly these
 //	expect-chunks ID N       the store holds N chunks of ID
 //	expect-text ID TEXT      a chunk of ID contains TEXT
 //	expect-failed [ID...]    the dead-letter table lists exactly these
+//	attempts ID              remember how often ID has failed
+//	expect-attempts ID +N    ID failed N more times since attempts ID
 //	expect-clean             the store equals a clean run of the folder and
 //	                         the manifest records exactly its documents
 //
@@ -58,6 +65,7 @@ func runScript(t *testing.T, file string) {
 	}
 	defer f.Close()
 	e := newEnv(t)
+	e.attempts = map[string]int{}
 	sc := bufio.NewScanner(f)
 	line := 0
 	for sc.Scan() {
@@ -176,7 +184,21 @@ func (e *env) step(pos string, args []string, line string) {
 	case "mv":
 		if need(3) {
 			must(os.MkdirAll(filepath.Dir(e.path(args[2])), 0o755))
-			must(os.Rename(e.path(args[1]), e.path(args[2])))
+			must(syscall.Rename(e.path(args[1]), e.path(args[2]))) // os.Rename refuses to replace a folder
+		}
+	case "ln":
+		if need(3) {
+			must(os.Symlink(filepath.FromSlash(args[1]), e.path(args[2])))
+		}
+	case "chmod":
+		if need(3) {
+			mode, err := strconv.ParseUint(args[1], 8, 32)
+			must(err)
+			must(os.Chmod(e.path(args[2]), os.FileMode(mode)))
+		}
+	case "mkfifo":
+		if need(2) {
+			must(syscall.Mkfifo(e.path(args[1]), 0o644))
 		}
 	case "mkdir":
 		if need(3) && args[1] == "-p" {
@@ -228,9 +250,36 @@ func (e *env) step(pos string, args []string, line string) {
 		if !slices.Equal(got, args[1:]) {
 			fail("failed documents: %q, want %q", got, args[1:])
 		}
+	case "attempts":
+		if need(2) {
+			e.attempts[args[1]] = e.failedAttempts(args[1])
+		}
+	case "expect-attempts":
+		if need(3) {
+			n, err := strconv.Atoi(strings.TrimPrefix(args[2], "+"))
+			must(err)
+			if got := e.failedAttempts(args[1]) - e.attempts[args[1]]; got != n {
+				fail("%s failed %d more times, want %d", args[1], got, n)
+			}
+		}
 	case "expect-clean":
 		e.checkClean()
 	default:
 		fail("unknown command %q", args[0])
 	}
+}
+
+// failedAttempts returns how often the dead-letter table says id failed.
+func (e *env) failedAttempts(id string) int {
+	e.t.Helper()
+	fails, err := e.state.Failures(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range fails {
+		if f.ID == id {
+			return f.Attempts
+		}
+	}
+	return 0
 }

@@ -26,6 +26,24 @@ const (
 // bom is the UTF-8 byte-order mark.
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
+// wideMarks are the byte-order marks of UTF-32 and UTF-16, in the order
+// they are tested: FF FE 00 00 starts UTF-32, not UTF-16 text beginning
+// with a NUL character.
+var wideMarks = []struct {
+	mark   []byte
+	err    error
+	endian string
+}{
+	{[]byte{0xFF, 0xFE, 0x00, 0x00}, ErrUTF32, "little-endian"},
+	{[]byte{0x00, 0x00, 0xFE, 0xFF}, ErrUTF32, "big-endian"},
+	{[]byte{0xFF, 0xFE}, ErrUTF16, "little-endian"},
+	{[]byte{0xFE, 0xFF}, ErrUTF16, "big-endian"},
+}
+
+// openFile opens the file for Open; tests replace it to swap the file
+// between Open's stat and its open.
+var openFile = os.OpenFile
+
 // Content streams one file's text while hashing it and checking that it is
 // text. It holds at most a fixed 64 KiB buffer, however large the file.
 //
@@ -42,38 +60,50 @@ type Content struct {
 
 	h     hash.Hash
 	raw   int64 // raw bytes read from the file
+	skip  int64 // bytes of a UTF-8 byte-order mark before the text
 	buf   []byte
 	r, w  int // buf[r:w] is validated text not yet returned
 	carry int // bytes of an incomplete character kept at buf[w:w+carry]
 	first bool
+	text  bool // a character other than white space has been seen
 	eof   bool
 	err   error // sticky
 }
 
 // Open opens f for streaming. A file that no longer exists gives a
-// *FileError wrapping ErrVanished; one that cannot be opened, is a directory
-// or is not a regular file gives ErrUnreadable.
+// *FileError wrapping ErrVanished; one that is not a regular file (a named
+// pipe, a socket, a device, a directory) gives ErrNotRegular, and one that
+// cannot be opened gives ErrUnreadable.
+//
+// Open never blocks on a named pipe: it refuses anything but a regular file
+// before opening it, and opens without blocking and checks the opened file
+// again, in case the path was replaced in between.
 func Open(f File) (*Content, error) {
 	id := f.ID
 	if id == "" {
 		id = f.Path
 	}
-	fh, err := os.Open(f.Path)
+	fi, err := os.Stat(f.Path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &FileError{Path: id, Err: ErrVanished, Detail: "removed before it could be read", Cause: err}
-		}
-		return nil, &FileError{Path: id, Err: ErrUnreadable, Cause: err}
+		return nil, statFault(id, err)
 	}
-	fi, err := fh.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		what := "not a regular file"
-		if fi.IsDir() {
-			what = "is a directory"
-		}
-		err = &FileError{Path: id, Err: ErrUnreadable, Detail: what}
-	} else if err != nil {
+	if err := CheckRegular(id, fi); err != nil {
+		return nil, err
+	}
+	fh, err := openFile(f.Path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, statFault(id, err)
+	}
+	fi, err = fh.Stat()
+	if err == nil {
+		err = CheckRegular(id, fi)
+	} else {
 		err = &FileError{Path: id, Err: ErrUnreadable, Cause: err}
+	}
+	if err == nil {
+		if berr := setBlocking(fh); berr != nil {
+			err = &FileError{Path: id, Err: ErrUnreadable, Cause: berr}
+		}
 	}
 	if err != nil {
 		fh.Close()
@@ -83,9 +113,12 @@ func Open(f File) (*Content, error) {
 }
 
 // Read reads text into p. It returns a *FileError wrapping ErrBinary,
-// ErrInvalidUTF8, ErrEmpty, ErrVanished or ErrUnreadable as soon as the
-// bytes read so far prove the file unusable, before returning any byte of
-// the offending chunk; every later call returns the same error.
+// ErrInvalidUTF8, ErrUTF16, ErrUTF32, ErrEmpty, ErrVanished or
+// ErrUnreadable as soon as the bytes read so far prove the file unusable,
+// before returning any byte of the offending chunk; every later call
+// returns the same error. A file that holds only white space gives ErrEmpty
+// in place of io.EOF, which only its end can prove: the white space before
+// its last block may have been returned by then (it gives no chunk).
 func (c *Content) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, c.err
@@ -135,14 +168,17 @@ func (c *Content) fill() error {
 	start := 0
 	if c.first {
 		c.first = false
+		for _, m := range wideMarks {
+			if bytes.HasPrefix(data, m.mark) {
+				return &FileError{Path: c.id, Err: m.err, Detail: fmt.Sprintf("%s byte-order mark % X", m.endian, m.mark)}
+			}
+		}
 		if i := bytes.IndexByte(data, 0); i >= 0 {
 			return &FileError{Path: c.id, Err: ErrBinary, Offset: off + int64(i)}
 		}
 		if bytes.HasPrefix(data, bom) {
 			start = len(bom)
-		}
-		if c.eof && len(data) == start {
-			return &FileError{Path: c.id, Err: ErrEmpty}
+			c.skip = int64(len(bom))
 		}
 	}
 	end := len(data)
@@ -152,8 +188,54 @@ func (c *Content) fill() error {
 	if err := c.check(data[start:end], off+int64(start)); err != nil {
 		return err
 	}
+	if !c.text {
+		c.text = hasText(data[start:end])
+		if !c.text && c.eof {
+			return c.empty()
+		}
+	}
 	c.r, c.w, c.carry = start, end, len(data)-end
 	return nil
+}
+
+// empty reports a file without text: no bytes, or only white space.
+func (c *Content) empty() error {
+	fe := &FileError{Path: c.id, Err: ErrEmpty}
+	if n := c.raw - c.skip; n > 0 {
+		fe.Detail = fmt.Sprintf("only white space, %d bytes", n)
+	}
+	return fe
+}
+
+// hasText reports whether the valid UTF-8 text b holds a character other
+// than white space. White space is JavaScript's \s, which the splitter trims
+// (U+FEFF included, U+0085 not), so a file without text gives no chunk.
+func hasText(b []byte) bool {
+	for i := 0; i < len(b); {
+		if c := b[i]; c < utf8.RuneSelf {
+			if c != ' ' && (c < '\t' || c > '\r') {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if !isSpace(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// isSpace reports whether r is white space in JavaScript's \s (as the
+// splitter's isJSSpace).
+func isSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
 }
 
 // check returns a *FileError if text holds a NUL byte or invalid UTF-8; off
@@ -237,6 +319,12 @@ func (c *Content) Sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 // BytesRead returns the number of raw bytes read from the file so far,
 // byte-order mark included.
 func (c *Content) BytesRead() int64 { return c.raw }
+
+// TextStart returns the offset in the file of the first byte of the text:
+// 3 when the file starts with a UTF-8 byte-order mark, which Read removes,
+// and 0 otherwise. An offset into the text plus TextStart is an offset into
+// the file. It is known once Read has returned anything.
+func (c *Content) TextStart() int64 { return c.skip }
 
 // ReadAll reads the whole file f, for small files: its text (without a
 // byte-order mark) and the hex SHA-256 of its raw bytes. Errors are as for

@@ -47,7 +47,19 @@ func TestReadAll(t *testing.T) {
 		{"bom stripped", []byte("\xEF\xBB\xBFtitle\n"), "title\n", nil, 0},
 		{"bom only is empty", []byte("\xEF\xBB\xBF"), "", ErrEmpty, 0},
 		{"empty", nil, "", ErrEmpty, 0},
-		{"whitespace is text", []byte("  \n"), "  \n", nil, 0},
+		{"whitespace is empty", []byte("  \n"), "", ErrEmpty, 0},
+		{"unicode whitespace is empty", []byte("\t\v\f\r\n\u00a0\u2003\u3000\u2028\ufeff"), "", ErrEmpty, 0},
+		{"bom then whitespace is empty", []byte("\xEF\xBB\xBF \r\n"), "", ErrEmpty, 0},
+		{"long whitespace is empty", bytes.Repeat([]byte(" \n\t"), bufSize), "", ErrEmpty, 0},
+		{"text after long whitespace", append(bytes.Repeat([]byte("\n"), 3*bufSize), 'x'), strings.Repeat("\n", 3*bufSize) + "x", nil, 0},
+		{"next line is text", []byte("\u0085"), "\u0085", nil, 0}, // not white space to the splitter
+		{"zero width space is text", []byte(" \u200b "), " \u200b ", nil, 0},
+		{"utf-16le", []byte("\xFF\xFEh\x00i\x00"), "", ErrUTF16, 0},
+		{"utf-16be", []byte("\xFE\xFF\x00h\x00i"), "", ErrUTF16, 0},
+		{"utf-16 mark only", []byte("\xFF\xFE"), "", ErrUTF16, 0},
+		{"utf-32le", []byte("\xFF\xFE\x00\x00h\x00\x00\x00"), "", ErrUTF32, 0},
+		{"utf-32be", []byte("\x00\x00\xFE\xFF\x00\x00\x00h"), "", ErrUTF32, 0},
+		{"invalid then whitespace", []byte("\xff  "), "", ErrInvalidUTF8, 0},
 		{"large", big, string(big), nil, 0},
 		{"nul at start", []byte("\x00abc"), "", ErrBinary, 0},
 		{"png header", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), "", ErrBinary, 8},
@@ -89,10 +101,46 @@ func TestReadAll(t *testing.T) {
 	}
 }
 
+// TestEmptyFileMessage checks that an empty file and a file of white space
+// are the same failure, with the same remedy.
 func TestEmptyFileMessage(t *testing.T) {
-	_, _, err := ReadAll(fileAt(t, "e.md", nil))
-	if err == nil || !strings.Contains(err.Error(), "empty file: nothing to index") {
-		t.Fatalf("error = %v, want the empty-file reason", err)
+	const hint = "; write text into it, or delete or exclude it (source.exclude); its earlier chunks stay in the index until then"
+	tests := []struct {
+		body string
+		want string
+	}{
+		{"", "reader: e.md: empty file: nothing to index" + hint},
+		{"\xEF\xBB\xBF", "reader: e.md: empty file: nothing to index" + hint},
+		{" \n\n", "reader: e.md: empty file: nothing to index (only white space, 3 bytes)" + hint},
+	}
+	for _, tt := range tests {
+		_, _, err := ReadAll(fileAt(t, "e.md", []byte(tt.body)))
+		if !errors.Is(err, ErrEmpty) || err.Error() != tt.want {
+			t.Errorf("%q: error = %v, want %s", tt.body, err, tt.want)
+		}
+	}
+}
+
+func TestTextStart(t *testing.T) {
+	tests := []struct {
+		body string
+		want int64
+	}{
+		{"abc", 0}, {"\xEF\xBB\xBFabc", 3}, {"abc\xEF\xBB\xBF", 0},
+	}
+	for _, tt := range tests {
+		c, err := Open(fileAt(t, "t.md", []byte(tt.body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.TextStart(); got != tt.want || tt.body[got:] != string(text) {
+			t.Errorf("%q: TextStart = %d, want %d (text %q)", tt.body, got, tt.want, text)
+		}
 	}
 }
 
@@ -207,6 +255,33 @@ func TestLargeFileStreamsWithBoundedMemory(t *testing.T) {
 	}
 }
 
+// TestLargeWhitespaceFileStreams checks that a huge file of white space is
+// found empty at its end while streaming, with bounded memory.
+func TestLargeWhitespaceFileStreams(t *testing.T) {
+	const size = 16 << 20
+	f := fileAt(t, "blank.txt", bytes.Repeat([]byte(" \n\u3000\t"), size/6))
+	c, err := Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 4096)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = io.CopyBuffer(io.Discard, struct{ io.Reader }{c}, buf)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), "only white space") {
+		t.Fatalf("error = %v, want ErrEmpty for white space", err)
+	}
+	if c.BytesRead() != f.Size {
+		t.Errorf("BytesRead = %d, want the whole file, %d", c.BytesRead(), f.Size)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("streaming %d MiB allocated %d bytes, want under 1 MiB", size>>20, alloc)
+	}
+}
+
 func TestOpenFailures(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -216,7 +291,9 @@ func TestOpenFailures(t *testing.T) {
 		mention string
 	}{
 		{"vanished before open", File{ID: "gone.md", Path: filepath.Join(dir, "gone.md")}, ErrVanished, "gone.md"},
-		{"directory named like a file", File{ID: "dir.md", Path: dir}, ErrUnreadable, "directory"},
+		{"directory named like a file", File{ID: "dir.md", Path: dir}, ErrNotRegular, "directory"},
+		{"directory is unreadable too", File{ID: "dir.md", Path: dir}, ErrUnreadable, "not a regular file"},
+		{"path too long", File{ID: "long.md", Path: filepath.Join(dir, strings.Repeat("n", 300)+".md")}, ErrUnreadable, "path too long"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package reader
 import (
 	"errors"
 	"strconv"
+	"syscall"
 )
 
 // Sentinel errors. A per-file problem is reported as a *FileError that wraps
@@ -12,11 +13,25 @@ var (
 	ErrBinary = errors.New("reader: binary file")
 	// ErrInvalidUTF8 marks a file that is not valid UTF-8.
 	ErrInvalidUTF8 = errors.New("reader: invalid UTF-8")
-	// ErrEmpty marks a file with no content (a lone byte-order mark counts as none).
+	// ErrUTF16 marks a file that starts with a UTF-16 byte-order mark (FF FE
+	// or FE FF): text, but not in UTF-8. It is not transcoded.
+	ErrUTF16 = errors.New("reader: UTF-16 text")
+	// ErrUTF32 marks a file that starts with a UTF-32 byte-order mark
+	// (FF FE 00 00 or 00 00 FE FF). It is not transcoded.
+	ErrUTF32 = errors.New("reader: UTF-32 text")
+	// ErrEmpty marks a file with nothing to index: no bytes, or only white
+	// space (a lone byte-order mark counts as none). White space is what
+	// the splitter trims (JavaScript's \s), so such a file would give no
+	// chunk.
 	ErrEmpty = errors.New("reader: empty file")
 	// ErrUnreadable marks a file or directory that cannot be read: permission
-	// denied, an I/O error, or an entry that is not a regular file.
+	// denied, an I/O error, a path too long for the system, or an entry that
+	// is not a regular file (see ErrNotRegular).
 	ErrUnreadable = errors.New("reader: unreadable")
+	// ErrNotRegular marks an entry that is not a regular file: a named pipe,
+	// a socket, a device, or a directory where a file was expected. It is a
+	// kind of ErrUnreadable: errors.Is(err, ErrUnreadable) holds for it too.
+	ErrNotRegular error = &refinedError{msg: "reader: not a regular file", kind: ErrUnreadable}
 	// ErrVanished marks a file removed between the walk and the read, or
 	// removed or truncated while it was being read.
 	ErrVanished = errors.New("reader: file vanished")
@@ -30,6 +45,15 @@ var (
 	// ErrConfig marks an invalid source setting; see ConfigError.
 	ErrConfig = errors.New("reader: invalid configuration")
 )
+
+// refinedError is a sentinel that is a more precise kind of another one.
+type refinedError struct {
+	msg  string
+	kind error
+}
+
+func (e *refinedError) Error() string { return e.msg }
+func (e *refinedError) Unwrap() error { return e.kind }
 
 // FileError reports why one file or directory could not be read. It never
 // stops a walk on its own: the caller records it and goes on.
@@ -48,19 +72,57 @@ type FileError struct {
 	Cause error
 }
 
-// Error names the file and the reason, and says how to fix it where that helps.
+// Error names the file and the reason, and says how to fix it where that
+// helps; the remedy may name a source setting (source.exclude).
 func (e *FileError) Error() string {
-	s := "reader: " + e.Path + ": " + e.reason()
+	s := "reader: " + e.Path + ": " + e.Problem()
+	if h := e.hint(); h != "" {
+		s += "; " + h
+	}
+	return s
+}
+
+// Problem says what is wrong with the file, without naming it and without
+// a remedy: the reason, the detail and the underlying cause, such as
+// "binary file: NUL byte at offset 3" or "not a regular file (a named pipe)".
+// Together with Fix it lets a caller that does not read a configured source
+// folder (such as `sluice split`) word its own message: Error's remedies
+// name source settings.
+func (e *FileError) Problem() string {
+	s := e.reason()
 	if e.Detail != "" {
 		s += " (" + e.Detail + ")"
 	}
 	if e.Cause != nil && !errors.Is(e.Err, ErrVanished) {
 		s += ": " + e.Cause.Error()
 	}
-	if h := e.hint(); h != "" {
-		s += "; " + h
-	}
 	return s
+}
+
+// Fix says how to fix the file itself, without naming any setting, such as
+// "re-save it as UTF-8"; it is empty when the only remedy is to leave the
+// file out (a binary file, a named pipe) or to try again later.
+func (e *FileError) Fix() string {
+	switch {
+	case errors.Is(e.Err, ErrInvalidUTF8), errors.Is(e.Err, ErrUTF16), errors.Is(e.Err, ErrUTF32):
+		return "re-save it as UTF-8"
+	case errors.Is(e.Err, ErrEmpty):
+		return "write text into it"
+	case errors.Is(e.Err, ErrNotRegular):
+		return ""
+	case errors.Is(e.Err, ErrUnreadable) && e.pathTooLong():
+		return "shorten the folder names"
+	case errors.Is(e.Err, ErrUnreadable):
+		return "check its permissions"
+	case errors.Is(e.Err, ErrSymlinkLoop), errors.Is(e.Err, ErrBrokenSymlink):
+		return "fix or remove the link"
+	}
+	return ""
+}
+
+// pathTooLong reports a path the system refused as too long (ENAMETOOLONG).
+func (e *FileError) pathTooLong() bool {
+	return errors.Is(e.Cause, syscall.ENAMETOOLONG)
 }
 
 func (e *FileError) reason() string {
@@ -70,8 +132,16 @@ func (e *FileError) reason() string {
 		return "binary file: NUL byte at offset " + off
 	case errors.Is(e.Err, ErrInvalidUTF8):
 		return "not valid UTF-8: bad byte at offset " + off
+	case errors.Is(e.Err, ErrUTF16):
+		return "UTF-16 text, not UTF-8"
+	case errors.Is(e.Err, ErrUTF32):
+		return "UTF-32 text, not UTF-8"
 	case errors.Is(e.Err, ErrEmpty):
 		return "empty file: nothing to index"
+	case errors.Is(e.Err, ErrNotRegular):
+		return "not a regular file"
+	case errors.Is(e.Err, ErrUnreadable) && e.pathTooLong():
+		return "path too long"
 	case errors.Is(e.Err, ErrUnreadable):
 		return "cannot read"
 	case errors.Is(e.Err, ErrVanished):
@@ -88,20 +158,23 @@ func (e *FileError) reason() string {
 	return "failed"
 }
 
+// hint is Error's remedy: Fix, or leaving the file out with source.exclude.
 func (e *FileError) hint() string {
 	switch {
-	case errors.Is(e.Err, ErrBinary):
+	case errors.Is(e.Err, ErrBinary), errors.Is(e.Err, ErrNotRegular):
 		return "exclude it with source.exclude"
-	case errors.Is(e.Err, ErrInvalidUTF8):
-		return "re-save it as UTF-8 or exclude it with source.exclude"
-	case errors.Is(e.Err, ErrUnreadable):
-		return "check its permissions or exclude it with source.exclude"
+	case errors.Is(e.Err, ErrEmpty):
+		// The document fails; it is not deleted from the index.
+		return "write text into it, or delete or exclude it (source.exclude); its earlier chunks stay in the index until then"
 	case errors.Is(e.Err, ErrVanished):
 		return "it will be picked up by the next run"
 	case errors.Is(e.Err, ErrOutsideRoot):
 		return "move the target inside source.dir or exclude the link with source.exclude"
 	case errors.Is(e.Err, ErrSymlinkLoop), errors.Is(e.Err, ErrBrokenSymlink):
 		return "fix or remove the link, or exclude it with source.exclude"
+	}
+	if fix := e.Fix(); fix != "" {
+		return fix + " or exclude it with source.exclude"
 	}
 	return ""
 }

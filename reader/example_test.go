@@ -23,6 +23,7 @@ func Example() {
 		"guide.md":       "# Guide\n",
 		"notes/todo.txt": "buy milk\n",
 		"notes/empty.md": "",
+		"notes/blank.md": " \n\n", // only white space: as empty
 		"logo.png":       "\x89PNG",
 		".git/HEAD.md":   "hidden",
 	} {
@@ -60,7 +61,8 @@ func Example() {
 	}
 	// Output:
 	// guide.md (text/markdown): "# Guide\n" sha256 bc553ffe57e5…
-	// skip: reader: notes/empty.md: empty file: nothing to index
+	// skip: reader: notes/blank.md: empty file: nothing to index (only white space, 3 bytes); write text into it, or delete or exclude it (source.exclude); its earlier chunks stay in the index until then
+	// skip: reader: notes/empty.md: empty file: nothing to index; write text into it, or delete or exclude it (source.exclude); its earlier chunks stay in the index until then
 	// notes/todo.txt (text/plain): "buy milk\n" sha256 409baa381eae…
 }
 

@@ -87,3 +87,35 @@ func MIMEType(name string) string {
 	}
 	return "text/plain"
 }
+
+// CheckRegular returns nil if fi describes a regular file, and otherwise a
+// *FileError for the file id wrapping ErrNotRegular that says what it is
+// (a directory, a named pipe, a socket, a device). Reading anything but a
+// regular file could block forever (a named pipe without a writer) or never
+// end (a device), so Walk, Stat and Open refuse them.
+func CheckRegular(id string, fi fs.FileInfo) error {
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	return &FileError{Path: id, Err: ErrNotRegular, Detail: fileKind(fi.Mode())}
+}
+
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	default:
+		return "type " + t.String()
+	}
+}

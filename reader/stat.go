@@ -12,10 +12,10 @@ import (
 // Stat describes the document id under cfg.Dir as Walk would, for callers
 // that learn ids from elsewhere (watch events, a retry list). It returns a
 // *FileError wrapping ErrVanished if the file is gone, ErrOutsideRoot if it
-// is reached through a symlink leaving the root, ErrUnreadable if it is not a
-// regular file, or a *ConfigError for a bad root or an id that is not a
-// clean root-relative path. Stat does not apply include/exclude; use
-// Config.Match for that.
+// is reached through a symlink leaving the root, ErrNotRegular (a kind of
+// ErrUnreadable) if it is not a regular file, or a *ConfigError for a bad
+// root or an id that is not a clean root-relative path. Stat does not apply
+// include/exclude; use Config.Match for that.
 func Stat(cfg Config, id string) (File, error) {
 	cfg = cfg.WithDefaults()
 	if id == "" || path.IsAbs(id) || path.Clean(id) != id || id == ".." || strings.HasPrefix(id, "../") {
@@ -41,8 +41,9 @@ func Stat(cfg Config, id string) (File, error) {
 		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot resolve path", Cause: err}
 	case !within(realRoot, real):
 		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrOutsideRoot, Detail: "target " + real}
-	case !fi.Mode().IsRegular():
-		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "not a regular file: " + fi.Mode().Type().String()}
+	}
+	if err := CheckRegular(id, fi); err != nil {
+		return File{ID: id, Path: p}, err
 	}
 	f := newFile(id, p, fi)
 	compile(cfg).applyMetadata(&f)

@@ -149,8 +149,8 @@ func (w *walker) visit(ctx context.Context, rel, dir string, e entry) error {
 	if e.fault != nil {
 		return w.fn(File{ID: id, Path: p}, e.fault)
 	}
-	if !e.info.Mode().IsRegular() {
-		return w.fn(File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "not a regular file: " + e.info.Mode().Type().String()})
+	if err := CheckRegular(id, e.info); err != nil {
+		return w.fn(File{ID: id, Path: p}, err)
 	}
 	f := newFile(id, p, e.info)
 	w.m.applyMetadata(&f)

@@ -261,8 +261,12 @@ func TestWalkSpecialFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := walkAll(t, Config{Dir: root})
-	if !errors.Is(res.failures["pipe.md"], ErrUnreadable) {
-		t.Errorf("fifo: got %v, want ErrUnreadable", res.failures["pipe.md"])
+	err := res.failures["pipe.md"]
+	if !errors.Is(err, ErrNotRegular) || !errors.Is(err, ErrUnreadable) {
+		t.Fatalf("fifo: got %v, want ErrNotRegular, a kind of ErrUnreadable", err)
+	}
+	if want := "reader: pipe.md: not a regular file (a named pipe); exclude it with source.exclude"; err.Error() != want {
+		t.Errorf("fifo: message %q, want %q", err, want)
 	}
 }
 

@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/sourcegraph/conc/stream"
 	"github.com/spf13/cobra"
@@ -86,15 +88,18 @@ func (a *app) splitOne(cmd *cobra.Command, sp *splitter.Splitter, path string, a
 	fail := func(err error) stream.Callback {
 		return func() {
 			*failed++
-			fmt.Fprintf(a.stderr, "sluice: %s: %v\n", path, err)
+			fmt.Fprintf(a.stderr, "sluice: %s: %s\n", path, splitError(err))
 		}
 	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return fail(err)
 	}
+	// Reading a named pipe would wait for a writer, a device might never end.
+	if err := reader.CheckRegular(path, st); err != nil {
+		return fail(err)
+	}
 	f := reader.File{ID: path, Path: path, Size: st.Size()}
-	print := func(i int, c splitter.Chunk) error { return printChunk(out, asJSON, path, i, c) }
 	if st.Size() > streamSplitAbove {
 		return func() {
 			content, err := reader.Open(f)
@@ -106,21 +111,22 @@ func (a *app) splitOne(cmd *cobra.Command, sp *splitter.Splitter, path string, a
 			i := 0
 			err = sp.SplitReader(cmd.Context(), content, func(c splitter.Chunk) error {
 				i++
-				return print(i-1, c)
+				// Chunks come after the first read, which found any byte-order mark.
+				return printChunk(out, asJSON, path, i-1, c, int(content.TextStart()))
 			})
 			if err != nil {
 				fail(err)()
 			}
 		}
 	}
-	text, _, err := reader.ReadAll(f)
+	text, start, err := readText(f)
 	if err != nil {
 		return fail(err)
 	}
 	chunks := sp.Split(text)
 	return func() {
 		for i, c := range chunks {
-			if err := print(i, c); err != nil {
+			if err := printChunk(out, asJSON, path, i, c, start); err != nil {
 				fail(err)()
 				return
 			}
@@ -128,10 +134,44 @@ func (a *app) splitOne(cmd *cobra.Command, sp *splitter.Splitter, path string, a
 	}
 }
 
-func printChunk(w io.Writer, asJSON bool, file string, i int, c splitter.Chunk) error {
-	if asJSON {
-		return json.NewEncoder(w).Encode(splitLine{File: file, Index: i, Text: c.Text, Start: c.Start, End: c.End, Tokens: c.Tokens})
+// readText reads a whole file: its text, and the offset in the file of the
+// text's first byte (3 after a UTF-8 byte-order mark, which the text lacks).
+func readText(f reader.File) (string, int, error) {
+	c, err := reader.Open(f)
+	if err != nil {
+		return "", 0, err
 	}
-	_, err := fmt.Fprintf(w, "── %s #%d  bytes %d–%d  %d tokens\n%s\n", file, i, c.Start, c.End, c.Tokens, c.Text)
+	defer c.Close()
+	var sb strings.Builder
+	sb.Grow(int(f.Size))
+	if _, err := io.Copy(&sb, c); err != nil {
+		return "", 0, err
+	}
+	return sb.String(), int(c.TextStart()), nil
+}
+
+// splitError words a failure of one file for `split`: what is wrong and how
+// to fix the file itself, without the remedies of reader.FileError.Error
+// that name source settings (source.exclude), which split does not read.
+func splitError(err error) string {
+	var fe *reader.FileError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	s := fe.Problem()
+	if fix := fe.Fix(); fix != "" {
+		s += "; " + fix
+	}
+	return s
+}
+
+// printChunk prints chunk i of file; start is the offset in the file of the
+// text the chunk's offsets count from, so that the printed offsets are byte
+// offsets into the file.
+func printChunk(w io.Writer, asJSON bool, file string, i int, c splitter.Chunk, start int) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(splitLine{File: file, Index: i, Text: c.Text, Start: start + c.Start, End: start + c.End, Tokens: c.Tokens})
+	}
+	_, err := fmt.Fprintf(w, "── %s #%d  bytes %d–%d  %d tokens\n%s\n", file, i, start+c.Start, start+c.End, c.Tokens, c.Text)
 	return err
 }

@@ -25,7 +25,10 @@ type Node struct {
 	// Metadata holds the document's metadata. Values are strings, float64 or
 	// int numbers, bools, or []string (a COLLECTION field).
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// StartChar and EndChar are the chunk's byte offsets in the source text.
+	// StartChar and EndChar are the chunk's byte offsets in the source text:
+	// the document's text as the reader returns it, which is the file without
+	// a leading UTF-8 byte-order mark (`sluice split --json` reports offsets
+	// into the file itself).
 	StartChar int `json:"start_char_idx"`
 	EndChar   int `json:"end_char_idx"`
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
@@ -89,6 +90,7 @@ func exitCodeOf(err error) int {
 		return exitPartial
 	case errors.As(err, &uerr), errors.As(err, &cerr), errors.As(err, &derr), errors.Is(err, state.ErrModelChanged),
 		errors.Is(err, embedder.ErrConfig), errors.Is(err, embedder.ErrMissingKey), errors.Is(err, cloudsearch.ErrConfig),
+		errors.Is(err, pipeline.ErrConfig),
 		// a query, filter or mode the configured store cannot take
 		errors.Is(err, sink.ErrUnsupported), errors.Is(err, sink.ErrInvalidQuery), errors.Is(err, sink.ErrInvalidFilter):
 		return exitUsage

@@ -79,6 +79,8 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"list not a list", "source:\n  dir: .\n  include: 5\n", `line 3: source.include is 5, which is not a list of strings`},
 		{"empty state path", "state:\n  path: \"\"\n", "state.path is empty"},
 		{"rate limit below zero", "embedder:\n  requestsPerMinute: -1\n", "0 means unlimited"},
+		{"split concurrency too large", "pipeline:\n  splitConcurrency: 1000000000000\n", "pipeline.splitConcurrency"},
+		{"batch size too large", "embedder:\n  batchSize: 9223372036854775807\n", "embedder.batchSize"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

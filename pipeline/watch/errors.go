@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
@@ -36,11 +37,12 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 
 // permanent reports whether a round's error will recur however often the
 // round is retried: a configuration, credential or model problem that needs
-// a person, or a source folder that is gone or cannot be listed. Other
-// errors (a store or network hiccup) are retried with backoff.
+// a person, a state file that cannot be opened or is damaged, or a source
+// folder that is gone or cannot be listed. Other errors (a store or network
+// hiccup) are retried with backoff.
 func permanent(err error) bool {
 	for _, target := range []error{
-		state.ErrModelChanged, reader.ErrConfig,
+		state.ErrModelChanged, state.ErrAccess, state.ErrDamaged, reader.ErrConfig, pipeline.ErrConfig,
 		embedder.ErrConfig, embedder.ErrMissingKey, embedder.ErrUnauthorized, embedder.ErrQuotaExhausted, embedder.ErrNotFound, embedder.ErrDimensions,
 		sink.ErrDimensionMismatch, sink.ErrUnsupported,
 	} {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -21,6 +22,9 @@ func TestPermanent(t *testing.T) {
 		want bool
 	}{
 		{"model changed", wrap(state.ErrModelChanged), true},
+		{"state file damaged", wrap(&state.FileError{Path: "/s.db", Kind: state.ErrDamaged, Err: errors.New("malformed")}), true},
+		{"state file not accessible", wrap(&state.FileError{Path: "/s.db", Kind: state.ErrAccess, Err: errors.New("readonly")}), true},
+		{"pipeline options", wrap(&pipeline.ConfigError{Setting: "Options.BatchSize", Reason: "is too large"}), true},
 		{"embedder config", wrap(embedder.ErrConfig), true},
 		{"missing key", wrap(embedder.ErrMissingKey), true},
 		{"key refused", wrap(embedder.ErrUnauthorized), true},

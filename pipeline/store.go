@@ -6,16 +6,16 @@ import "context"
 // them with a type assertion on Options.Store; a store without one still
 // works, as described on each.
 
-// EmptyReporter is implemented by stores that can tell cheaply whether they
-// hold any node (sink/local.Store does). An incremental run asks once, at
-// its start: a document the manifest has no record of may still have nodes
-// in the store (left there before the state file was lost, emptied or
-// pointed elsewhere), so such a document's earlier nodes are deleted
-// (Writer.Delete by its id) before its new ones are written — unless the
-// store was empty when the run started, which spares a first bulk load one
-// delete per document. Stores that do not implement it (the Cloud AI Search
-// store does not yet; it may, with a count of the index's documents) get
-// the delete for every new document: correct, only slower.
+// EmptyReporter is implemented by stores that can tell cheaply whether
+// they hold any node (sink/local.Store and sink/cloudsearch.Store do). An
+// incremental run asks once, at its start: a document the manifest has no
+// record of may still have nodes in the store (left there before the state
+// file was lost, emptied or pointed elsewhere), so such a document's
+// earlier nodes are deleted (Writer.Delete by its id) before its new ones
+// are written — unless the store was empty when the run started, which
+// spares a first bulk load one delete per document. Stores that do not
+// implement it get the delete for every new document: correct, only
+// slower.
 type EmptyReporter interface {
 	// Empty reports whether the store holds no node at all.
 	Empty(ctx context.Context) (bool, error)

@@ -596,6 +596,15 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 	return parseCount(body)
 }
 
+// Empty reports whether the index holds no document ($count is 0). An
+// incremental run asks once at its start (pipeline.EmptyReporter): into an
+// empty index, a document the manifest does not know cannot have earlier
+// nodes, so the run spares it a search for them.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	n, err := s.Count(ctx)
+	return n == 0, err
+}
+
 // parseCount reads the text answer of $count, which starts with a UTF-8
 // byte-order mark.
 func parseCount(body []byte) (int, error) {

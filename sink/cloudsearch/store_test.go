@@ -441,3 +441,27 @@ func TestDimensionMismatchCaughtBeforeUpload(t *testing.T) {
 		}
 	}
 }
+
+// TestEmpty checks the pipeline's EmptyReporter capability: an index is
+// empty until a node is added, and again once its nodes are deleted.
+func TestEmpty(t *testing.T) {
+	s, _ := startStore(t, searchtest.Options{}, nil)
+	ctx := context.Background()
+	check := func(want bool) {
+		t.Helper()
+		got, err := s.Empty(ctx)
+		if err != nil || got != want {
+			t.Fatalf("Empty() = %v, %v; want %v", got, err, want)
+		}
+	}
+	check(true)
+	nodes := makeNodes("a.md", 3)
+	if _, err := s.Add(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	check(false)
+	if err := s.Delete(ctx, "a.md"); err != nil {
+		t.Fatal(err)
+	}
+	check(true)
+}

@@ -1,0 +1,10 @@
+package cloudsearch
+
+import "github.com/sluice-dev/sluice/pipeline"
+
+// The pipeline finds these optional capabilities by type assertion; a
+// renamed method would silently turn them off.
+var (
+	_ pipeline.Writer        = (*Store)(nil)
+	_ pipeline.EmptyReporter = (*Store)(nil)
+)

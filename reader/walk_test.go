@@ -257,9 +257,7 @@ func TestWalkUnreadableDirectory(t *testing.T) {
 func TestWalkSpecialFile(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.md": "a"})
-	if err := mkfifo(filepath.Join(root, "pipe.md")); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, filepath.Join(root, "pipe.md"))
 	res := walkAll(t, Config{Dir: root})
 	err := res.failures["pipe.md"]
 	if !errors.Is(err, ErrNotRegular) || !errors.Is(err, ErrUnreadable) {

@@ -121,9 +121,7 @@ func TestWatchTypeChanges(t *testing.T) {
 	if got, want := sorted(r.until()), []string{"changed x.md", "removed x.md/y.md"}; !slices.Equal(got, want) {
 		t.Errorf("folder replaced by a file: %q, want %q", got, want)
 	}
-	if err := mkfifo(r.path("pipe.md")); err != nil {
-		t.Fatal(err)
-	}
+	makeFIFO(t, r.path("pipe.md"))
 	if got, want := r.until(), []string{"changed pipe.md"}; !slices.Equal(got, want) {
 		t.Errorf("FIFO created: %q, want %q (Stat then fails it as Walk does)", got, want)
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -102,9 +101,7 @@ func TestWatchSIGTERM(t *testing.T) {
 		_, m := watchGet("http://" + addr + "/metrics")
 		return strings.Contains(m, "sluice_documents_processed_total 2") && strings.Contains(m, "sluice_documents_removed_total 1")
 	})
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	sendSIGTERM(t)
 	select {
 	case c := <-code:
 		exited = true
@@ -264,9 +261,7 @@ func TestRelaySignals(t *testing.T) {
 	release := relaySignals(func() { close(stopped) }, func() { close(aborted) })
 	defer release()
 	for _, want := range []chan struct{}{stopped, aborted} {
-		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
+		sendSIGTERM(t)
 		select {
 		case <-want:
 		case <-time.After(10 * time.Second):

@@ -34,10 +34,14 @@ func (in *ingester) Close() error {
 	return first
 }
 
-// newIngester opens everything a run over cfg needs. In a dry run the
-// embedder and the store are not opened; the manifest is, read-only in effect.
-// A store that holds vectors of other dimensions than the embedder's is a
-// configuration error found here, before anything is embedded.
+// newIngester opens everything a run over cfg needs. The manifest is opened
+// first, for writing: while another process writes the same index (a
+// `sluice watch`, another run) it fails at once with state.ErrLocked (exit
+// 1), before anything is read or embedded. In a dry run the embedder and
+// the store are not opened, and the manifest is only read: it takes no lock
+// and runs beside a writer. A store that holds vectors of other dimensions
+// than the embedder's is a configuration error found here, before anything
+// is embedded.
 func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
 	setMemoryLimit(cfg.Pipeline.MemoryBudgetMB)
 	split, err := splitter.New(cfg.Splitter)
@@ -59,7 +63,11 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 		Stats:                 new(pipeline.Stats),
 		Logger:                a.log,
 	}}
-	st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+	openState := state.OpenForWriting
+	if dryRun {
+		openState = state.Open // a dry run writes nothing, so it takes no lock
+	}
+	st, err := openState(ctx, cfg.State.Path, sinkScope(cfg))
 	if err != nil {
 		return nil, err
 	}

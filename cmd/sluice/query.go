@@ -187,16 +187,18 @@ func (a *app) deleteCommand() *cobra.Command {
 				return usagef("--doc-id is required: the document id, i.e. its path relative to the ingested folder")
 			}
 			return a.withStore(ctx, func(cfg Config, store sink.VectorStore) error {
+				// The manifest first, for writing: while another process
+				// writes the index, nothing is deleted (state.ErrLocked).
+				st, err := state.OpenForWriting(ctx, cfg.State.Path, sinkScope(cfg))
+				if err != nil {
+					return err
+				}
+				defer st.Close()
 				if err := store.Delete(ctx, docID); err != nil {
 					return err
 				}
 				// Forget it in the manifest too, so that the next run ingests
 				// the document again if its file is still there.
-				st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
-				if err != nil {
-					return err
-				}
-				defer st.Close()
 				if err := st.Forget(ctx, docID); err != nil {
 					return err
 				}

@@ -9,6 +9,26 @@
 // either the old or the new record, never half of one. Records are kept per
 // scope — one scope per sink and index — so one state file can serve
 // several indexes.
+//
+// # One writer per index
+//
+// Two processes writing one index through one manifest would corrupt it
+// for good: each would take the other's recorded chunks for those of a dead
+// run and delete them from the store, and the manifest would then call the
+// damaged documents unchanged. So a Store writes only under its scope's
+// write lock: an exclusive OS lock — flock(2) on unix, LockFileEx on
+// Windows — on a lock file next to the state file, named after it and the
+// scope (such as state.db.5d41402abc4b.lock). The lock is taken without
+// waiting, by OpenForWriting when it opens the manifest or by a Store from
+// Open at its first write, and held until Close. While another writer holds
+// it, taking it fails with a *LockedError (errors.Is ErrLocked) that says
+// which process holds it, as that process recorded itself in the lock file.
+// The operating system releases the lock when its process exits, however it
+// exits (kill -9 included), so a lock is never left stale; the lock file
+// stays, and its content is only a hint. Readers take no lock: they work
+// while a writer runs, and see each of its transactions whole. Writers of
+// different indexes sharing a state file do not exclude each other. On a
+// system with neither flock nor LockFileEx nothing is locked.
 package state
 
 import (
@@ -106,8 +126,10 @@ type Store struct {
 	path  string // absolute, for messages
 	scope string
 
-	mu     sync.Mutex // serialises writers
-	closed bool
+	mu      sync.Mutex // serialises writers; guards what follows
+	lock    *writeLock // the scope's write lock once taken; held until Close
+	lastRun int64      // the latest run tag Begin handed out
+	closed  bool
 }
 
 // schema is the current layout. A document's committed node ids are rows of
@@ -177,6 +199,12 @@ const schemaVersion = 3
 // Open opens (creating if needed) the manifest at path for scope. Errors of
 // the database file name it and the state.path setting and say what to do:
 // check its permissions, or replace a damaged file (see FileError).
+//
+// The Store takes the scope's write lock (see the package documentation)
+// before its first write, Begin included, and holds it until Close; while
+// another writer holds it, writes fail with a *LockedError and reads work.
+// A command that is going to write uses OpenForWriting instead, so that it
+// fails before doing any work.
 func Open(ctx context.Context, path, scope string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
@@ -199,6 +227,43 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// OpenForWriting opens the manifest at path for scope like Open and takes
+// the scope's write lock at once, without waiting: while another writer (a
+// process, or another Store of this one) holds it, it fails with a
+// *LockedError, which errors.Is reports as ErrLocked. The lock is held until
+// Close, or until the process exits, however it exits.
+func OpenForWriting(ctx context.Context, path, scope string) (*Store, error) {
+	s, err := Open(ctx, path, scope)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	err = s.acquire()
+	s.mu.Unlock()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// acquire takes the scope's write lock unless the Store holds it already.
+// The caller holds s.mu.
+func (s *Store) acquire() error {
+	if s.closed {
+		return fmt.Errorf("state: %s is closed", s.path)
+	}
+	if s.lock != nil {
+		return nil
+	}
+	l, err := lock(s.path, s.scope)
+	if err != nil {
+		return err
+	}
+	s.lock = l
+	return nil
 }
 
 // dsn builds the driver's data source name for the file at the absolute
@@ -263,7 +328,8 @@ func upgrade(ctx context.Context, db *sql.DB, migration string) error {
 	return tx.Commit()
 }
 
-// Close closes the database; calling it twice is harmless.
+// Close closes the database and releases the write lock, if the Store took
+// it; calling it twice is harmless.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,7 +337,15 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.db.Close()
+	err := s.db.Close()
+	if s.lock != nil {
+		// After the database: every write of this Store is done.
+		if lerr := s.lock.release(); err == nil {
+			err = lerr
+		}
+		s.lock = nil
+	}
+	return err
 }
 
 // Scope returns the scope the store is bound to.
@@ -360,18 +434,32 @@ func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, e
 // Run is one ingestion run's view of the manifest. The node ids it records
 // are told apart from those recorded by earlier runs that died, so that
 // committing a document needs no list of its chunks in memory.
+//
+// Under the write lock the runs of a scope follow one another, so every
+// other run's rows belong to a run that stopped. Should two runs overlap
+// all the same (a platform without the lock), a run leaves alone the rows
+// of runs that began after it: it neither deletes their nodes as stale nor
+// clears their rows when it commits.
 type Run struct {
 	s  *Store
 	id int64
 }
 
-// Begin starts a run. Its tag is later than every tag in the manifest.
+// Begin starts a run, taking the scope's write lock if the Store does not
+// hold it yet. Its tag is later than every tag in the manifest and than
+// that of any run the Store began before.
 func (s *Store) Begin(ctx context.Context) (*Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
 	var last int64
 	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(run), 0) FROM pending WHERE scope = ?`, s.scope).Scan(&last); err != nil {
 		return nil, s.fail(err)
 	}
-	return &Run{s: s, id: max(time.Now().UnixNano(), last+1)}, nil
+	s.lastRun = max(time.Now().UnixNano(), last+1, s.lastRun+1)
+	return &Run{s: s, id: s.lastRun}, nil
 }
 
 // Intend records nodes about to be written to the sink, keyed by document
@@ -409,11 +497,12 @@ func (r *Run) record(ctx context.Context, nodes map[string][]Node, acked bool) e
 }
 
 // Stale returns the node ids of a document that the store may hold but this
-// run did not acknowledge: its committed ids and those of dead runs, minus
-// this run's. They are to be deleted from the sink before Commit.
+// run did not acknowledge: its committed ids and those of dead runs (runs
+// that began before this one), minus this run's. They are to be deleted
+// from the sink before Commit.
 func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
 	return r.s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2
-		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run <> ?3
+		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run < ?3
 		EXCEPT SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run = ?3 AND acked = 1
 		ORDER BY 1`, r.s.scope, id, r.id)
 }
@@ -421,7 +510,8 @@ func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
 // Commit records a document as done, in one transaction: its record is
 // replaced, its nodes become those this run acknowledged, the journal
 // entries of their texts under model are released (none when model is
-// empty), and its pending ids and any dead-letter entry are cleared.
+// empty), and its pending ids (those of this run and of dead runs, the
+// ones Stale considered) and any dead-letter entry are cleared.
 func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) error {
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
@@ -445,7 +535,10 @@ func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) err
 				return err
 			}
 		}
-		return s.clear(ctx, tx, id, "pending", "failures")
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pending WHERE scope = ? AND id = ? AND run <= ?`, s.scope, id, r.id); err != nil {
+			return err
+		}
+		return s.clear(ctx, tx, id, "failures")
 	})
 }
 
@@ -575,9 +668,14 @@ func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
 	})
 }
 
+// tx runs fn in a transaction, under the scope's write lock: every write of
+// the manifest goes through it.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.acquire(); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(err)

@@ -1,0 +1,279 @@
+package state
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func openForWriting(t *testing.T, path, scope string) *Store {
+	t.Helper()
+	s, err := OpenForWriting(context.Background(), path, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// wantLocked fails unless err is a *LockedError for path and scope held by
+// the process pid.
+func wantLocked(t *testing.T, what string, err error, path, scope string, pid int) *LockedError {
+	t.Helper()
+	var le *LockedError
+	if !errors.Is(err, ErrLocked) || !errors.As(err, &le) {
+		t.Fatalf("%s: %v, want a *LockedError (ErrLocked)", what, err)
+	}
+	if le.Path != path || le.Scope != scope || le.Holder.PID != pid {
+		t.Errorf("%s: LockedError %+v, want path %s, scope %s, holder pid %d", what, le, path, scope, pid)
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), scope) {
+		t.Errorf("%s: message %q does not name the state file and the index", what, err)
+	}
+	return le
+}
+
+// TestSecondWriterLocked: while a Store holds the write lock of a scope,
+// another one cannot take it, neither at once (OpenForWriting) nor at its
+// first write (Open), but reads all it likes; the lock of another scope of
+// the same file is free; after Close the lock is free again.
+func TestSecondWriterLocked(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	first := openForWriting(t, path, "x")
+	run := begin(t, first)
+	if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Fail(ctx, "b.md", "boom", time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err := OpenForWriting(ctx, path, "x")
+	le := wantLocked(t, "second OpenForWriting", err, path, "x", os.Getpid())
+	if !strings.Contains(err.Error(), "close that Store first") {
+		t.Errorf("a lock held by this very process: message %q does not say to close the other Store", err)
+	}
+	if want := lockPath(path, "x"); le.Lock != want {
+		t.Errorf("lock file %s, want %s", le.Lock, want)
+	}
+
+	reader := open(t, path, "x")
+	reads := []struct {
+		name string
+		fn   func() error
+	}{
+		{"Doc", func() error { _, _, err := reader.Doc(ctx, "a.md"); return err }},
+		{"DocIDs", func() error { _, err := reader.DocIDs(ctx); return err }},
+		{"Stamps", func() error { _, err := reader.Stamps(ctx); return err }},
+		{"Failures", func() error { _, err := reader.Failures(ctx); return err }},
+		{"Pending", func() error { _, _, err := reader.Pending(ctx, "a.md"); return err }},
+		{"Uncommitted", func() error { _, err := reader.Uncommitted(ctx); return err }},
+		{"CheckEmbedder", func() error { return reader.CheckEmbedder(ctx, Embedder{Provider: "hash", Dimensions: 8}) }},
+		{"LoadVectors", func() error { _, err := reader.LoadVectors(ctx, "m", []string{"k"}); return err }},
+	}
+	for _, r := range reads {
+		if err := r.fn(); err != nil {
+			t.Errorf("%s while another Store writes: %v", r.name, err)
+		}
+	}
+	if d, ok, _ := reader.Doc(ctx, "a.md"); !ok || !slices.Equal(d.NodeIDs, []string{"n1"}) {
+		t.Errorf("reader sees %+v, %v; want the writer's committed record", d, ok)
+	}
+	writes := []struct {
+		name string
+		fn   func() error
+	}{
+		{"Begin", func() error { _, err := reader.Begin(ctx); return err }},
+		{"Fail", func() error { return reader.Fail(ctx, "a.md", "x", time.Now()) }},
+		{"Touch", func() error { return reader.Touch(ctx, "a.md", time.Now()) }},
+		{"ClearFailure", func() error { return reader.ClearFailure(ctx, "b.md") }},
+		{"Reset", func() error { return reader.Reset(ctx, "a.md") }},
+		{"Forget", func() error { return reader.Forget(ctx, "a.md") }},
+		{"SaveVectors", func() error { return reader.SaveVectors(ctx, "m", map[string][]float32{"k": {1}}) }},
+		{"ClearVectors", func() error { return reader.ClearVectors(ctx, "m") }},
+		{"SetEmbedder", func() error { return reader.SetEmbedder(ctx, Embedder{Provider: "hash"}) }},
+	}
+	for _, w := range writes {
+		wantLocked(t, w.name+" without the lock", w.fn(), path, "x", os.Getpid())
+	}
+	if d, ok, _ := first.Doc(ctx, "a.md"); !ok || d.Hash != "h" {
+		t.Errorf("after the refused writes the record is %+v, %v; want it intact", d, ok)
+	}
+	if f, _ := first.Failures(ctx); len(f) != 1 || f[0].Attempts != 1 {
+		t.Errorf("after the refused writes the dead letters are %+v; want b.md once", f)
+	}
+
+	other := openForWriting(t, path, "y") // another index, same state file
+	if err := other.Fail(ctx, "c.md", "boom", time.Now()); err != nil {
+		t.Errorf("writing another scope of the file: %v", err)
+	}
+
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := openForWriting(t, path, "x")
+	if err := second.Touch(ctx, "a.md", time.Unix(5, 0)); err != nil {
+		t.Errorf("writing after the first writer closed: %v", err)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Touch(ctx, "a.md", time.Unix(6, 0)); err != nil {
+		t.Errorf("a Store from Open writing once the lock is free: %v", err)
+	}
+	if _, err := OpenForWriting(ctx, path, "x"); !errors.Is(err, ErrLocked) {
+		t.Errorf("OpenForWriting while a Store from Open holds the lock after writing: %v, want ErrLocked", err)
+	}
+}
+
+// lockHelperEnv, set to the path of a state file in the environment of this
+// package's test binary, makes TestHelperProcess take the write lock of its
+// scope "x", say so on stdout and hold it until stdin closes.
+const lockHelperEnv = "SLUICE_STATE_LOCK_HELPER"
+
+// TestHelperProcess is not a test: it is the lock holder of
+// TestKilledHolderReleasesLock, run in a process of its own.
+func TestHelperProcess(t *testing.T) {
+	arg := os.Getenv(lockHelperEnv)
+	if arg == "" {
+		return
+	}
+	s, err := OpenForWriting(context.Background(), arg, "x")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	// A run that dies leaves pending rows: the next writer deletes them.
+	run, err := s.Begin(context.Background())
+	if err == nil {
+		err = run.Intend(context.Background(), nodes("a.md", "orphan"))
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin) // until killed, or the test's end closes stdin
+	os.Exit(0)
+}
+
+// TestKilledHolderReleasesLock: a process holding the write lock keeps
+// other processes from writing; once it is killed (SIGKILL: no chance to
+// clean up), the lock is free, and the next writer takes its rows for a
+// dead run's.
+func TestKilledHolderReleasesLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), lockHelperEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	t.Cleanup(func() { // the helper never outlives the test
+		if !waited {
+			cmd.Process.Kill()
+			stdin.Close()
+			cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("helper said %q, %v; want locked", line, err)
+	}
+
+	_, err = OpenForWriting(ctx, path, "x")
+	le := wantLocked(t, "OpenForWriting while another process holds the lock", err, path, "x", cmd.Process.Pid)
+	msg := err.Error()
+	for _, want := range []string{"another sluice process", "pid " + strconv.Itoa(cmd.Process.Pid), filepath.Base(exe), "wait for that process to finish", "stop it"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if le.Holder.Since.IsZero() || le.Holder.Scope != "x" {
+		t.Errorf("holder %+v, want the time it took the lock and its scope", le.Holder)
+	}
+	reader := open(t, path, "x")
+	if acked, intended, err := reader.Pending(ctx, "a.md"); err != nil || len(acked) != 0 || !slices.Equal(intended, []string{"orphan"}) {
+		t.Errorf("reading while another process writes: %v, %v, %v", acked, intended, err)
+	}
+
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	cmd.Wait() // an error: it was killed
+	waited = true
+
+	s := openForWriting(t, path, "x")
+	run := begin(t, s)
+	if stale, err := run.Stale(ctx, "a.md"); err != nil || !slices.Equal(stale, []string{"orphan"}) {
+		t.Errorf("Stale after the holder was killed = %v, %v; want its pending node", stale, err)
+	}
+}
+
+// TestOverlappingRuns: should two runs of a scope overlap (where nothing
+// locks), the older one neither deletes the younger one's nodes as stale
+// nor clears its pending rows on Commit.
+func TestOverlappingRuns(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
+	older := begin(t, s)
+	younger := begin(t, s)
+	if younger.id <= older.id {
+		t.Fatalf("run tags %d then %d do not increase", older.id, younger.id)
+	}
+	if err := younger.Ack(ctx, nodes("d", "y1", "y2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := older.Ack(ctx, nodes("d", "o1")); err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := older.Stale(ctx, "d"); err != nil || len(stale) != 0 {
+		t.Errorf("older run's Stale = %v, %v; want nothing of the younger run", stale, err)
+	}
+	if err := older.Commit(ctx, "d", Stamp{Hash: "o"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if acked, _, _ := s.Pending(ctx, "d"); !slices.Equal(acked, []string{"y1", "y2"}) {
+		t.Errorf("after the older run's Commit, pending = %v; want the younger run's y1, y2", acked)
+	}
+	if stale, _ := younger.Stale(ctx, "d"); !slices.Equal(stale, []string{"o1"}) {
+		t.Errorf("younger run's Stale = %v; want the committed o1", stale)
+	}
+	if err := younger.Commit(ctx, "d", Stamp{Hash: "y"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, _ := s.Doc(ctx, "d"); !slices.Equal(d.NodeIDs, []string{"y1", "y2"}) {
+		t.Errorf("record %+v, want the younger run's nodes", d)
+	}
+	if acked, intended, _ := s.Pending(ctx, "d"); len(acked)+len(intended) != 0 {
+		t.Errorf("pending %v %v after both commits", acked, intended)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
 )
@@ -123,6 +124,18 @@ func (a *app) localCheck(ctx context.Context, cfg Config) error {
 }
 
 func (a *app) indexDelete(ctx context.Context, cfg Config) error {
+	// Hold the writers' lock, so that no run or watch writes into the index
+	// while it is deleted. A state file that cannot be opened (damaged, say)
+	// does not stop the delete: deleting is often how one starts over.
+	st, err := state.OpenForWriting(ctx, cfg.State.Path, sinkScope(cfg))
+	switch {
+	case errors.Is(err, state.ErrLocked):
+		return err
+	case err != nil:
+		a.log.Warn("deleting the index without the writers' lock", "state", cfg.State.Path, "err", err)
+	default:
+		defer st.Close()
+	}
 	if cfg.Sink.Type != "cloudsearch" {
 		path := cfg.Sink.Local.Path
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {

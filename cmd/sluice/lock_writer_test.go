@@ -117,6 +117,7 @@ func TestSecondWriterRefused(t *testing.T) {
 		{"watch", []string{"watch", "docs"}},
 		{"failed retry", []string{"failed", "retry", "docs"}},
 		{"delete", []string{"delete", "--doc-id", "a.md"}},
+		{"index delete", []string{"index", "delete"}},
 	}
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {

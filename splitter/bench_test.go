@@ -3,13 +3,16 @@ package splitter
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // benchDocs returns the shared fixture inputs, one string per document, or
@@ -106,5 +109,66 @@ func BenchmarkSplitReader(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSplitReaderPathological streams 8 MiB of each of
+// pathologicalInputs (a window-long run of spaces or letters, words
+// without a sentence end) through SplitReader, reporting MB/s, bytes
+// allocated, peak-heap-MiB: the most the heap's objects (live or not yet
+// collected) grew over what they were before, sampled every millisecond;
+// and live-MiB: the most the live heap grew, measured after a collection
+// before each read of one more, untimed, run.
+func BenchmarkSplitReaderPathological(b *testing.B) {
+	s := mustNew(b, DefaultConfig())
+	const n = 8 << 20
+	for _, in := range pathologicalInputs {
+		b.Run(strings.ReplaceAll(in.name, " ", "-"), func(b *testing.B) {
+			b.SetBytes(n)
+			b.ReportAllocs()
+			runtime.GC() // twice: pools hold on to buffers for one collection
+			runtime.GC()
+			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			metrics.Read(sample)
+			base, peak := sample[0].Value.Uint64(), uint64(0)
+			done, sampled := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(sampled)
+				tick := time.NewTicker(time.Millisecond)
+				defer tick.Stop()
+				for {
+					metrics.Read(sample)
+					peak = max(peak, sample[0].Value.Uint64())
+					select {
+					case <-done:
+						return
+					case <-tick.C:
+					}
+				}
+			}()
+			split := func(r io.Reader) {
+				if err := s.SplitReader(context.Background(), r, func(Chunk) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				split(&genReader{at: in.at, n: n})
+			}
+			close(done)
+			<-sampled
+			b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "peak-heap-MiB")
+
+			var ms runtime.MemStats
+			runtime.GC()
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			base, peak = ms.HeapAlloc, 0
+			split(&genReader{at: in.at, n: n, onRead: func() {
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc-min(ms.HeapAlloc, base))
+			}})
+			b.ReportMetric(float64(peak)/(1<<20), "live-MiB")
+		})
 	}
 }

@@ -37,6 +37,30 @@
 // as there are cores. SplitReader splits a stream of any length in bounded
 // memory.
 //
+// # Memory
+//
+// Beyond the text (for SplitReader, a window of about 1 MiB), splitting
+// holds a few MiB whatever the text, in time linear in its length:
+//
+//   - Pieces are merged into chunks as the cutters find them, and only the
+//     unfinished chunk's are kept: a run of spaces is cut into one piece
+//     per space, a word into one per character.
+//   - Counting a part stops past ChunkSize tokens, and a pre-token too long
+//     to fit ChunkSize tokens (longer than ChunkSize times 128 bytes,
+//     cl100k_base's longest token) is not even merged: a megabyte of spaces
+//     or letters is one pre-token. Merging one that fits takes about 20
+//     bytes per byte, 2.5 MiB at most with the default ChunkSize. Long runs
+//     of one repeated unit ("aaaa", "----") are counted once per length,
+//     and a long pre-token is merged in parts between bytes that no token
+//     holds side by side ("qz"), which is exact. The caches of counts are
+//     bounded (about 7 MiB in all).
+//   - Sentence ends are found in sections of 64 KiB, each ended at white
+//     space followed by a letter or a digit, where no match of natural's
+//     patterns can cross. Only a long stretch of text without white space
+//     that is dense in abbreviations or numbers ("Dr.Dr.Dr.", "1.5,2.5,")
+//     makes sentence cutting hold more: about 5 bytes per byte of that
+//     stretch, which SplitReader's windows bound to 2 MiB.
+//
 // # Deliberate differences from LlamaIndex.TS
 //
 // Where LlamaIndex.TS is wrong or cannot be followed, Sluice differs:

@@ -13,6 +13,10 @@ type merger struct {
 	size   int
 	pieces []piece
 	emit   func(Chunk) error
+	// flushAt, if set, is the number of pieces at which add merges those
+	// it has and drops the ones done with; 0 only collects pieces.
+	flushAt int
+	err     error // the first error of emit, when add merges
 
 	lo, i  int  // the current chunk is pieces[lo:i]
 	ovEnd  int  // pieces[lo:ovEnd] are the overlap taken from the previous chunk
@@ -31,25 +35,57 @@ func (m *merger) carry() string {
 	if m.lo < len(m.pieces) {
 		from = m.pieces[m.lo].start
 	}
-	rest := m.pieces[m.lo:]
-	for k := range rest {
-		rest[k].start -= from
-		rest[k].end -= from
-		rest[k].firstEnd -= from
-		rest[k].lastStart -= from
+	m.drop()
+	for k := range m.pieces {
+		p := &m.pieces[k]
+		p.start -= from
+		p.end -= from
+		p.firstEnd -= from
+		p.lastStart -= from
 	}
-	m.pieces = append(m.pieces[:0], rest...)
-	m.i -= m.lo
-	m.ovEnd = max(m.ovEnd-m.lo, 0)
-	m.lo = 0
 	m.prevEnd -= from
 	m.base += from
 	return m.text[from:]
 }
 
-// newMerger returns a merger that emits chunks of at most size tokens.
+// drop forgets the pieces before the unfinished chunk (and its overlap),
+// which merging never looks at again.
+func (m *merger) drop() {
+	m.pieces = m.pieces[:copy(m.pieces, m.pieces[m.lo:])]
+	m.i -= m.lo
+	m.ovEnd = max(m.ovEnd-m.lo, 0)
+	m.lo = 0
+}
+
+// newMerger returns a merger that emits chunks of at most size tokens,
+// merging pieces as add receives them.
 func newMerger(s *Splitter, size int, emit func(Chunk) error) *merger {
-	return &merger{s: s, size: size, emit: emit, fresh: true, prevEnd: -1}
+	return &merger{s: s, size: size, emit: emit, fresh: true, prevEnd: -1, flushAt: size + flushPieces}
+}
+
+// flushPieces is how many pieces beyond a chunk's worth (at most size: a
+// piece has at least one token) add lets pile up before merging them.
+const flushPieces = 4096
+
+// add appends p, the next piece of the text, to the pieces. When flushAt
+// pieces have piled up, it merges them (run without final) and drops those
+// before the unfinished chunk, so that the pieces held never exceed
+// flushAt, however many a text has: a run of spaces or letters is cut into
+// one piece per byte. Merging in steps emits the same chunks as merging
+// all the pieces at once: run stops where the pieces end in the state it
+// would pass through there with all of them, and never looks back before
+// the unfinished chunk. add reports false, keeping the error in m.err,
+// once emit has failed.
+func (m *merger) add(p piece) bool {
+	m.pieces = append(m.pieces, p)
+	if m.flushAt == 0 || len(m.pieces) < m.flushAt {
+		return true
+	}
+	if m.err = m.run(false); m.err != nil {
+		return false
+	}
+	m.drop()
+	return true
 }
 
 // run merges the pieces not merged yet. Unless final, it stops when the
@@ -124,7 +160,10 @@ func (m *merger) close() error {
 	}
 	for lo < m.i && emitted {
 		start, _ := trimSpace(m.text, m.pieces[lo].start, m.pieces[m.i-1].end)
-		if start >= m.prevEnd || m.exact(start, m.prevEnd) <= m.s.cfg.ChunkOverlap {
+		// A text has at most as many tokens as bytes: the overlap of a run
+		// of letters, one piece per letter, needs no counting.
+		if start >= m.prevEnd || m.prevEnd-start <= m.s.cfg.ChunkOverlap ||
+			m.exact(start, m.prevEnd) <= m.s.cfg.ChunkOverlap {
 			break
 		}
 		sum -= m.pieces[lo].tokens
@@ -191,7 +230,9 @@ func (m *merger) exact(start, end int) int {
 // points can exceed size >= MinChunkSize.
 func (m *merger) refine(k int) bool {
 	p := m.pieces[k]
-	finer := m.s.cutPieces(m.text[p.start:p.end], p.start, m.size, nil)
+	var fine merger // collects only
+	m.s.cutPieces(m.text[p.start:p.end], p.start, m.size, &fine)
+	finer := fine.pieces
 	if len(finer) < 2 {
 		return false
 	}

@@ -161,10 +161,23 @@ func sentenceEnds(s string, ends []int) []int {
 	defer maskPool.Put(b)
 	b.abbrev = abbreviationSpans(s, b.abbrev[:0])
 	b.urls = urlSpans(s, b.abbrev, b.urls[:0])
-	b.masks = mergeSpans(b.abbrev, b.urls, b.masks[:0])
-	b.numbers = numberSpans(s, b.masks, b.numbers[:0])
-	b.all = mergeSpans(b.masks, b.numbers, b.all[:0])
-	return delimiterEnds(s, b.all, ends)
+	// A list merged with an empty one is itself: not copied, it takes no
+	// more memory ("Dr.Dr.Dr." is all abbreviations, "1.5,2.5" numbers).
+	masks := b.abbrev
+	if len(b.urls) > 0 {
+		b.masks = mergeSpans(b.abbrev, b.urls, b.masks[:0])
+		masks = b.masks
+	}
+	b.numbers = numberSpans(s, masks, b.numbers[:0])
+	all := masks
+	switch {
+	case len(masks) == 0:
+		all = b.numbers
+	case len(b.numbers) > 0:
+		b.all = mergeSpans(masks, b.numbers, b.all[:0])
+		all = b.all
+	}
+	return delimiterEnds(s, all, ends)
 }
 
 // abbreviationSpans appends to out the leftmost, non-overlapping

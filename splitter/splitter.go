@@ -55,7 +55,10 @@ func (s *Splitter) WithLogger(l *slog.Logger) *Splitter {
 // Config returns the settings of s.
 func (s *Splitter) Config() Config { return s.cfg }
 
-// CountTokens returns the number of cl100k_base tokens of text.
+// CountTokens returns the number of cl100k_base tokens of text. Its memory
+// grows with the longest pre-token of text, a run of letters or of white
+// space, by about 20 bytes per byte; Split and SplitReader never merge
+// more than ChunkSize tokens' worth of one.
 func (s *Splitter) CountTokens(text string) int { return s.tok.count(text) }
 
 // Split splits text into chunks of at most ChunkSize tokens, overlapping
@@ -115,8 +118,13 @@ func (s *Splitter) split(text string, base, size int, emit func(Chunk) error) er
 	m.text, m.base = text, base
 	buf := piecePool.Get().(*[]piece)
 	defer piecePool.Put(buf)
-	m.pieces = s.pieces(text, 0, size, (*buf)[:0])
-	err := m.run(true)
+	m.pieces = (*buf)[:0]
+	var err error
+	if s.pieces(text, 0, size, m) {
+		err = m.run(true)
+	} else {
+		err = m.err
+	}
 	*buf = m.pieces[:0]
 	return err
 }
@@ -127,37 +135,37 @@ var piecePool = sync.Pool{New: func() any { return new([]piece) }}
 // cutBuffers are the scratch buffers of pieces, one level per depth of
 // cutting, reused across calls.
 type cutBuffers struct {
-	cuts [][]int      // the cuts of the text cut at each depth
-	pre  [][]preToken // pre-tokens of the text, or of the part, at each depth
+	pre [][]preToken // pre-tokens of the text, or of the part, at each depth
 }
 
 var cutPool = sync.Pool{New: func() any { return new(cutBuffers) }}
 
 // grow makes room for depth.
 func (b *cutBuffers) grow(depth int) {
-	for len(b.cuts) <= depth {
-		b.cuts = append(b.cuts, nil)
+	for len(b.pre) <= depth {
 		b.pre = append(b.pre, nil)
 	}
 }
 
-// pieces appends the splits of text (whose first byte is at offset off), as
-// LlamaIndex's #split makes them: the whole text if it fits size, else its
-// parts by the first cutter that cuts it, each cut again if still too long.
-func (s *Splitter) pieces(text string, off, size int, out []piece) []piece {
+// pieces passes to out, in order, the splits of text (whose first byte is
+// at offset off), as LlamaIndex's #split makes them: the whole text if it
+// fits size, else its parts by the first cutter that cuts it, each cut
+// again if still too long. It reports false if out failed (see
+// merger.add).
+func (s *Splitter) pieces(text string, off, size int, out *merger) bool {
 	b := cutPool.Get().(*cutBuffers)
 	defer cutPool.Put(b)
 	b.grow(0)
 	c, pre := s.tok.countPart(text, 0, len(text), nil, size, b.pre[0][:0])
 	b.pre[0] = pre
 	if c.tokens <= size {
-		return append(out, newPiece(off, 0, len(text), c))
+		return out.add(newPiece(off, 0, len(text), c))
 	}
 	return s.cut(text, off, size, b, 0, out)
 }
 
 // cutPieces is pieces for a text that is cut however it counts.
-func (s *Splitter) cutPieces(text string, off, size int, out []piece) []piece {
+func (s *Splitter) cutPieces(text string, off, size int, out *merger) bool {
 	b := cutPool.Get().(*cutBuffers)
 	defer cutPool.Put(b)
 	b.grow(0)
@@ -165,37 +173,31 @@ func (s *Splitter) cutPieces(text string, off, size int, out []piece) []piece {
 	return s.cut(text, off, size, b, 0, out)
 }
 
-// cut appends the pieces of text, which exceeds size, cut at depth:
+// cut passes to out the pieces of text, which exceeds size, cut at depth:
 // b.pre[depth] holds its pre-tokens as far as they were counted, which the
-// counts of its parts reuse.
-func (s *Splitter) cut(text string, off, size int, b *cutBuffers, depth int, out []piece) []piece {
+// counts of its parts reuse. Each part is counted, and made a piece or cut
+// again, as soon as the cutter finds its end.
+func (s *Splitter) cut(text string, off, size int, b *cutBuffers, depth int, out *merger) bool {
 	b.grow(depth + 1)
-	cuts := b.cuts[depth][:0]
-	for _, cut := range cutters {
-		if cuts = cut(text, cuts); len(cuts) > 0 {
-			break
-		}
-	}
-	b.cuts[depth] = cuts
 	parent := b.pre[depth]
-	if len(cuts) == 0 { // a single code point: cannot happen with size >= MinChunkSize
-		c, _ := s.tok.countPart(text, 0, len(text), parent, -1, b.pre[depth+1][:0])
-		return append(out, newPiece(off, 0, len(text), c))
-	}
-	prev := 0
-	for k := 0; k <= len(cuts); k++ {
-		end := len(text)
-		if k < len(cuts) {
-			end = cuts[k]
-		}
+	prev, ok := 0, true
+	part := func(end int) bool {
 		c, pre := s.tok.countPart(text, prev, end, parent, size, b.pre[depth+1][:0])
 		b.pre[depth+1] = pre
 		if c.tokens <= size {
-			out = append(out, newPiece(off, prev, end, c))
+			ok = out.add(newPiece(off, prev, end, c))
 		} else {
-			out = s.cut(text[prev:end], off+prev, size, b, depth+1, out)
+			ok = s.cut(text[prev:end], off+prev, size, b, depth+1, out)
 		}
 		prev = end
+		return ok
 	}
-	return out
+	for _, cut := range cutters {
+		if cut(text, part); prev > 0 { // the text was cut: its last part
+			return ok && part(len(text))
+		}
+	}
+	// A single code point: cannot happen with size >= MinChunkSize.
+	c, _ := s.tok.countPart(text, 0, len(text), parent, -1, b.pre[depth+1][:0])
+	return out.add(newPiece(off, 0, len(text), c))
 }

@@ -30,7 +30,9 @@ func (s *Splitter) windowSize() int {
 // the whole text. Only a window with no paragraph separator in its last
 // three quarters ends after its last newline or space (or character)
 // instead; chunks within one chunk of such a cut may differ. Chunk texts are
-// copies, so holding a chunk does not pin a window.
+// copies, so holding a chunk does not pin a window. Memory stays bounded
+// whatever the text too, beyond the window (see the package documentation):
+// a few MiB for a megabyte of spaces, of one letter or of random letters.
 //
 // SplitReader stops with ctx.Err() when ctx is done, and returns fn's first
 // error as is.
@@ -71,10 +73,14 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 		// (it starts and ends on paragraph separators); the merger keeps
 		// its unfinished chunk across windows.
 		m.text = string(buf[:cut])
+		var ok bool
 		if read == 0 && eof { // the whole stream is one window
-			m.pieces = s.pieces(m.text, 0, s.cfg.ChunkSize, m.pieces)
+			ok = s.pieces(m.text, 0, s.cfg.ChunkSize, m)
 		} else {
-			m.pieces = s.paragraphPieces(m.text[carried:], carried, s.cfg.ChunkSize, m.pieces)
+			ok = s.paragraphPieces(m.text[carried:], carried, s.cfg.ChunkSize, m)
+		}
+		if !ok {
+			return m.err
 		}
 		if err := m.run(eof); err != nil {
 			return err
@@ -89,15 +95,17 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 	}
 }
 
-// paragraphPieces appends the pieces of text (at offset off) as splitting a
-// longer text that contains it would find them: by paragraph first.
-func (s *Splitter) paragraphPieces(text string, off, size int, out []piece) []piece {
-	prev := 0
-	for _, end := range append(cutParagraphs(text, nil), len(text)) {
-		out = s.pieces(text[prev:end], off+prev, size, out)
+// paragraphPieces passes to m the pieces of text (at offset off) as
+// splitting a longer text that contains it would find them: by paragraph
+// first.
+func (s *Splitter) paragraphPieces(text string, off, size int, m *merger) bool {
+	prev, ok := 0, true
+	cutParagraphs(text, func(end int) bool {
+		ok = s.pieces(text[prev:end], off+prev, size, m)
 		prev = end
-	}
-	return out
+		return ok
+	})
+	return ok && s.pieces(text[prev:], off+prev, size, m)
 }
 
 // windowCut returns where the window buf ends: at its last paragraph

@@ -19,16 +19,31 @@ import (
 // LlamaIndex.TS uses), and byte-pair merging only counts, never allocates.
 type cl100k struct {
 	ranks *rankTable
-	memo  *memo // counts of pieces that needed merging
+	memo  *memo // counts of short pieces that needed merging
+	// maxTokenLen is the length in bytes of the longest token (128, a run
+	// of spaces): a piece of n bytes has at least ceil(n/maxTokenLen)
+	// tokens.
+	maxTokenLen int
+	joins       *pairSet // the pairs of adjacent bytes in tokens
+	runs        *runMemo // counts of long runs of a repeated unit
+	long        *longMemo
 }
 
-// memoSlots is the size of the piece-count cache (a power of two); it
-// bounds the cache to a few MiB.
-const memoSlots = 1 << 16
+// memoSlots is the size of the piece-count cache (a power of two), and
+// memoMaxPiece the longest piece it holds: together they bound the cache
+// to about 6 MiB, whatever the text (a long run of random letters would
+// otherwise fill it with chunk-long pieces). Longer pieces are rare in
+// ordinary text (about 1 in 350 of those that need merging in the shared
+// fixtures): up to smallPiece bytes, they are merged each time; beyond,
+// see countLong.
+const (
+	memoSlots    = 1 << 16
+	memoMaxPiece = 64
+)
 
 // memo is a lock-free, two-way set-associative cache of the token counts of
-// pieces that are not in the vocabulary (identifiers, rare words, long
-// runs), shared by all goroutines. A set holds the last two pieces stored
+// short pieces that are not in the vocabulary (identifiers, rare words),
+// shared by all goroutines. (Long pieces have runMemo and longMemo.) A set holds the last two pieces stored
 // in it, the newer first.
 type memo struct {
 	seed  maphash.Seed
@@ -90,12 +105,20 @@ func loadTokenizer() (*cl100k, error) {
 				tokens[id] = tok // else a hole in the id space
 			}
 		}
-		sharedTokenizer = &cl100k{ranks: newRankTable(tokens), memo: &memo{seed: maphash.MakeSeed()}}
+		longest := 0
+		for _, tok := range tokens {
+			longest = max(longest, len(tok))
+		}
+		sharedTokenizer = &cl100k{ranks: newRankTable(tokens), memo: &memo{seed: maphash.MakeSeed()},
+			maxTokenLen: longest, joins: tokenPairs(tokens), runs: new(runMemo), long: new(longMemo)}
 	})
 	return sharedTokenizer, sharedTokenizerErr
 }
 
-// count returns the number of tokens of s.
+// count returns the number of tokens of s. Memory and time grow with its
+// longest pre-token (see mergeLarge); the splitter counts long texts with
+// countPart, which merges no more than limit tokens' worth of any
+// pre-token.
 func (t *cl100k) count(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
@@ -116,8 +139,12 @@ type tally struct {
 }
 
 // preToken is a pre-token of a counted text: its end, relative to the
-// text, and its token count.
+// text, and its token count, or overLimit.
 type preToken struct{ end, tokens int }
+
+// overLimit is the count of a pre-token too long to fit the limit it was
+// counted with, and so never merged (see countPart).
+const overLimit = -1
 
 // countPart returns the tally of text[a:b] tokenized alone; when limit >=
 // 0 it stops as soon as the count exceeds limit (tokens is then limit+1).
@@ -134,6 +161,14 @@ type preToken struct{ end, tokens int }
 // space. So text[a:b] takes the counts of parent's pre-tokens from the
 // first boundary they share (usually a) to the last one before b that
 // does not end with white space, and pre-tokenizes the rest itself.
+//
+// With a limit, a pre-token too long to fit limit tokens (see tooLong) is
+// not even merged: a long run of spaces or letters costs no more than
+// limit tokens' worth of it. It counts as limit+1 tokens, as does any
+// pre-token that exceeds the limit, so the tally is the same as with
+// exact counts: the count exceeds the limit either way. pre records
+// overLimit for it, so that the parts that share it count it as they
+// would alone, with their own limit.
 func (t *cl100k) countPart(text string, a, b int, parent []preToken, limit int, pre []preToken) (tally, []preToken) {
 	if limit < 0 {
 		limit = math.MaxInt - 1 // no limit
@@ -172,10 +207,13 @@ type partCounter struct {
 	pre    []preToken
 }
 
-// add counts the pre-token part[start:end] of n tokens.
+// add counts the pre-token part[start:end] of n tokens (or overLimit).
 func (p *partCounter) add(start, end, n int) {
 	if p.record {
 		p.pre = append(p.pre, preToken{end, n})
+	}
+	if n == overLimit || n > p.limit {
+		n = p.limit + 1
 	}
 	if start == 0 {
 		p.c.firstEnd, p.c.firstTokens = end, n
@@ -191,7 +229,7 @@ func (p *partCounter) over() bool { return p.c.tokens > p.limit }
 // returns its end.
 func (p *partCounter) step(cur int) int {
 	j := nextPiece(p.part, cur)
-	p.add(cur, j, p.t.countPiece(p.part[cur:j]))
+	p.add(cur, j, p.t.countPieceUpTo(p.part[cur:j], p.limit))
 	return j
 }
 
@@ -202,12 +240,15 @@ func (p *partCounter) alone(cur int) {
 	tokens, last, lastTokens := p.c.tokens, p.c.lastStart, p.c.lastTokens
 	for cur < len(part) && tokens <= limit {
 		j := nextPiece(part, cur)
-		n := p.t.countPiece(part[cur:j])
-		if cur == 0 {
-			p.c.firstEnd, p.c.firstTokens = j, n
-		}
+		n := p.t.countPieceUpTo(part[cur:j], limit)
 		if p.record {
 			p.pre = append(p.pre, preToken{j, n})
+		}
+		if n == overLimit || n > limit {
+			n = limit + 1
+		}
+		if cur == 0 {
+			p.c.firstEnd, p.c.firstTokens = j, n
 		}
 		tokens += n
 		last, lastTokens = cur, n
@@ -231,7 +272,11 @@ func (p *partCounter) share(text string, a, cur int, shared []preToken) int {
 	}
 	for _, pt := range shared[:m] {
 		end := pt.end - a
-		p.add(cur, end, pt.tokens)
+		n := pt.tokens
+		if n == overLimit || p.t.tooLong(end-cur, p.limit) { // as alone would count it
+			n = p.t.countPieceUpTo(p.part[cur:end], p.limit)
+		}
+		p.add(cur, end, n)
 		cur = end
 		if p.over() {
 			break
@@ -250,23 +295,37 @@ func endsWithSpace(s string, e int) bool {
 	return isJSSpace(r)
 }
 
+// countPieceUpTo returns countPiece(p), or overLimit without merging p if
+// p is too long to fit limit tokens.
+func (t *cl100k) countPieceUpTo(p string, limit int) int {
+	if t.tooLong(len(p), limit) {
+		return overLimit
+	}
+	return t.countPiece(p)
+}
+
+// tooLong reports whether a piece of n bytes is longer than maxTokenLen *
+// limit bytes, and so has more than limit tokens: at least
+// ceil(n/maxTokenLen), as no token is longer than maxTokenLen. It is
+// written so that it cannot overflow.
+func (t *cl100k) tooLong(n, limit int) bool { return (n-1)/t.maxTokenLen >= limit }
+
 // countPiece returns the number of tokens byte-pair encoding gives piece.
 func (t *cl100k) countPiece(p string) int {
-	if len(p) == 1 {
+	switch {
+	case len(p) == 1:
 		return 1
-	}
-	if t.ranks.rank(p) != noRank {
+	case len(p) > smallPiece:
+		return t.countLong(p)
+	case t.ranks.rank(p) != noRank:
 		return 1
+	case len(p) > memoMaxPiece:
+		return t.mergeSmall(p)
 	}
 	if n, ok := t.memo.get(p); ok {
 		return n
 	}
-	var n int
-	if len(p) <= smallPiece {
-		n = t.mergeSmall(p)
-	} else {
-		n = t.mergeLarge(p)
-	}
+	n := t.mergeSmall(p)
 	t.memo.put(p, n)
 	return n
 }

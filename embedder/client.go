@@ -322,6 +322,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	c.stats.requests.Add(1)
 	status := 0
 	defer func() {
+		// Checked first: the attributes (the redacted URL is parsed) are
+		// built only when debug logging is on, not on every request.
+		if !c.log.Enabled(ctx, slog.LevelDebug) {
+			return
+		}
 		c.log.LogAttrs(ctx, slog.LevelDebug, "embedding request",
 			slog.String("provider", c.provider), slog.String("url", c.redactedURL()),
 			slog.Int("inputs", n), slog.Int("tokens", tokens),
@@ -491,15 +496,15 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 
 // redact removes the API key, and anything shaped like an OpenAI key, from
 // a provider message.
-func redact(msg, secret string) string {
-	if secret != "" {
-		msg = strings.ReplaceAll(msg, secret, "[redacted]")
+func redact(msg, key string) string {
+	if key != "" {
+		msg = strings.ReplaceAll(msg, key, redacted)
 	}
 	fields := strings.Fields(msg)
 	changed := false
 	for i, f := range fields {
 		if strings.HasPrefix(f, "sk-") {
-			fields[i], changed = "[redacted]", true
+			fields[i], changed = redacted, true
 		}
 	}
 	if changed {

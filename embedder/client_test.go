@@ -26,6 +26,15 @@ func fastRetries(c *embedder.Config) {
 	c.RetryMaxDelay = 5 * time.Millisecond
 }
 
+// testHTTPClient returns an HTTP client of its own, whose idle connections
+// close when the test ends (goleak checks that none outlive it).
+func testHTTPClient(t *testing.T) *http.Client {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(hc.CloseIdleConnections)
+	return hc
+}
+
 // startOpenAI starts a test server and an openai Client for it.
 func startOpenAI(t *testing.T, opts embedtest.Options, edit func(*embedder.Config)) (*embedder.Client, *embedtest.Server) {
 	t.Helper()
@@ -48,8 +57,7 @@ func startOpenAI(t *testing.T, opts embedtest.Options, edit func(*embedder.Confi
 	if edit != nil {
 		edit(&cfg)
 	}
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(hc.CloseIdleConnections)
+	hc := testHTTPClient(t)
 	c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(hc))
 	if err != nil {
 		t.Fatal(err)
@@ -569,8 +577,7 @@ func TestAzureOpenAI(t *testing.T) {
 			srv, url := embedtest.Start(t, embedtest.Options{Key: testKey, Deployment: "emb", Dimensions: 16})
 			cfg := tt.cfg
 			cfg.Provider, cfg.Endpoint, cfg.Dimensions = "azure-openai", url, 16
-			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-			t.Cleanup(hc.CloseIdleConnections)
+			hc := testHTTPClient(t)
 			c, err := embedder.NewAzureOpenAI(context.Background(), cfg, append(tt.opts, embedder.WithHTTPClient(hc))...)
 			if err != nil {
 				t.Fatal(err)

@@ -115,7 +115,7 @@ func (e *APIError) sentinel() error {
 		return ErrUnauthorized
 	case status == 404:
 		return ErrNotFound
-	case status == 429 && e.quotaExhausted():
+	case e.quotaExhausted(): // a 429 whose body names the quota or credits
 		return ErrQuotaExhausted
 	case status == 429:
 		return ErrThrottled

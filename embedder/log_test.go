@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -31,8 +30,7 @@ func TestLoggerLogsRequestsAndRetries(t *testing.T) {
 			_, url := embedtest.Start(t, tt.opts)
 			cfg := embedder.Config{Provider: "openai", BaseURL: url + "/v1", Model: "test-model", Dimensions: 32, APIKeyEnv: "SLUICE_TEST_KEY", MaxRetries: 1}
 			fastRetries(&cfg)
-			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-			t.Cleanup(hc.CloseIdleConnections)
+			hc := testHTTPClient(t)
 			var buf bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(hc), embedder.WithLogger(log))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -44,8 +43,7 @@ func TestClientNeverPrintsKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-			t.Cleanup(hc.CloseIdleConnections)
+			hc := testHTTPClient(t)
 			c, err := tt.new(embedder.WithHTTPClient(hc))
 			if err != nil {
 				t.Fatal(err)
@@ -115,8 +113,7 @@ func TestProviderMessageRedacted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("SLUICE_TEST_REFUSED_KEY", tt.key)
 			srv, url := embedtest.Start(t, embedtest.Options{Key: "the-key-the-server-wants", Deployment: "emb", Dimensions: 16, EchoKey: tt.echo})
-			hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-			t.Cleanup(hc.CloseIdleConnections)
+			hc := testHTTPClient(t)
 			var log bytes.Buffer
 			opts := []embedder.Option{
 				embedder.WithHTTPClient(hc),

@@ -77,6 +77,15 @@ func (d *document) nextOrdinal(text string) int {
 	return d.ordinals.next(k)
 }
 
+// inManifest reports whether the manifest knew the document when the run
+// planned it: a record, or node ids of a dead run (plan makes known then).
+func (d *document) inManifest() bool { return d.known != nil || d.intended != nil }
+
+// unmatched returns the number of the document's recorded or pending node
+// ids that no chunk of this run matched; node ids are unique within a
+// document.
+func (d *document) unmatched() int { return len(d.known) + len(d.intended) - d.matched }
+
 // seal marks the end of the document's chunks and reports whether the
 // document is now complete.
 func (d *document) seal(hash string) bool {

@@ -240,7 +240,7 @@ func (r *run) mustClear(d *document) bool {
 	if r.opts.State == nil || r.opts.DryRun || r.storeEmpty {
 		return false
 	}
-	return r.opts.Full || (d.known == nil && d.intended == nil)
+	return r.opts.Full || !d.inManifest()
 }
 
 // stopError carries an error of the store or the manifest out of a
@@ -260,7 +260,7 @@ func (r *run) clearEarlier(ctx context.Context, d *document) error {
 		return nil
 	}
 	d.clear = false
-	if d.known != nil || d.intended != nil {
+	if d.inManifest() {
 		if err := r.opts.State.Reset(ctx, d.file.ID); err != nil {
 			return &stopError{err}
 		}
@@ -303,28 +303,27 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		return 0, nil
 	}
 	if r.opts.DryRun {
-		// Every chunk that matched a recorded id accounts for one of them;
-		// node ids are unique within a document.
-		return len(d.known) + len(d.intended) - d.matched, nil
+		// Every chunk that matched a recorded id accounts for one of them.
+		return d.unmatched(), nil
 	}
-	var stale []string
-	if (d.known != nil || d.intended != nil) && !d.cleared {
-		// Only a document the manifest knew can have stale nodes.
-		var err error
-		if stale, err = r.manifest.Stale(ctx, d.file.ID); err != nil {
-			return 0, err
-		}
-	}
-	if len(stale) > 0 {
-		if err := r.opts.Store.DeleteNodes(ctx, stale); err != nil {
-			return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(stale), d.file.ID, err)
-		}
-	}
-	n := len(stale)
-	if d.cleared {
+	n := 0
+	switch {
+	case d.cleared:
 		// Deleted by clearEarlier: the recorded chunks that did not come
 		// back.
-		n = len(d.known) + len(d.intended) - d.matched
+		n = d.unmatched()
+	case d.inManifest():
+		// Only a document the manifest knew can have stale nodes.
+		stale, err := r.manifest.Stale(ctx, d.file.ID)
+		if err != nil {
+			return 0, err
+		}
+		if len(stale) > 0 {
+			if err := r.opts.Store.DeleteNodes(ctx, stale); err != nil {
+				return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(stale), d.file.ID, err)
+			}
+		}
+		n = len(stale)
 	}
 	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash}
 	model := r.model
@@ -368,8 +367,9 @@ func (r *run) conclude(ctx context.Context) error {
 	if r.opts.DryRun {
 		return nil
 	}
+	cfg := r.opts.Reader.WithDefaults()
 	for _, id := range slices.Sorted(maps.Keys(r.failed)) {
-		if r.seen[id] || r.protected(id) || !r.settled(id) {
+		if r.seen[id] || r.protected(id) || !settled(cfg, id) {
 			continue
 		}
 		if err := st.ClearFailure(ctx, id); err != nil {
@@ -381,13 +381,12 @@ func (r *run) conclude(ctx context.Context) error {
 }
 
 // settled reports whether a dead-lettered document that a complete walk did
-// not find needs no retry any more: the settings select it, so its file is
-// gone; or its file is gone anyway; or the exclude settings leave it out;
-// or it names a folder that can be read again. A file that only the include
-// settings leave out stays listed: the run did not look at it (a run with
-// a narrower --include is partial).
-func (r *run) settled(id string) bool {
-	cfg := r.opts.Reader.WithDefaults()
+// not find needs no retry any more: the settings cfg (defaults applied)
+// select it, so its file is gone; or its file is gone anyway; or the
+// exclude settings leave it out; or it names a folder that can be read
+// again. A file that only the include settings leave out stays listed: the
+// run did not look at it (a run with a narrower --include is partial).
+func settled(cfg reader.Config, id string) bool {
 	if cfg.Match(id) || excluded(cfg, id) {
 		return true
 	}

@@ -30,10 +30,7 @@ func Stat(cfg Config, id string) (File, error) {
 	if err != nil {
 		return File{ID: id, Path: p}, statFault(id, err)
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if err == nil {
-		real, err = filepath.Abs(real)
-	}
+	real, err := realPath(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return File{ID: id, Path: p}, statFault(id, err)

@@ -73,14 +73,20 @@ func resolveRoot(root string) (string, error) {
 	case !fi.IsDir():
 		return "", &ConfigError{Setting: "source.dir", Reason: root + " is a file, not a folder; point source.dir at the folder that contains it"}
 	}
-	real, err := filepath.EvalSymlinks(root)
-	if err == nil {
-		real, err = filepath.Abs(real)
-	}
+	real, err := realPath(root)
 	if err != nil {
 		return "", &ConfigError{Setting: "source.dir", Reason: "cannot resolve folder " + root, Cause: err}
 	}
 	return real, nil
+}
+
+// realPath returns the absolute path of p with symbolic links resolved.
+func realPath(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
 }
 
 // entry is one directory entry with its symlink resolved.
@@ -185,10 +191,7 @@ func (w *walker) resolve(id, dir, real string, de os.DirEntry) entry {
 		e.fault = &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot follow symlink", Cause: err}
 		return e
 	}
-	target, err := filepath.EvalSymlinks(p)
-	if err == nil {
-		target, err = filepath.Abs(target)
-	}
+	target, err := realPath(p)
 	if err != nil {
 		e.fault = &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot resolve symlink", Cause: err}
 		return e

@@ -373,10 +373,16 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 // a link, a folder that could not be watched; the documents there are
 // touched, so that flush reports those that are gone.
 func (w *Watcher) gone(rel string, now time.Time) {
+	w.forget(rel, now)
+	w.mark(rel, now)
+}
+
+// forget drops what the watcher tracks at rel, if anything: a watched
+// folder, a folder that could not be watched, or a link (see dropDir).
+func (w *Watcher) forget(rel string, now time.Time) {
 	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || linked {
 		w.dropDir(rel, now)
 	}
-	w.mark(rel, now)
 }
 
 // appeared handles whatever stands at rel now (after a Create, or after a
@@ -389,9 +395,7 @@ func (w *Watcher) appeared(rel string, now time.Time) {
 		w.mark(rel, now) // gone again: flush decides
 		return
 	}
-	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || linked {
-		w.dropDir(rel, now)
-	}
+	w.forget(rel, now)
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		w.link(rel, true, now)
@@ -448,11 +452,7 @@ func (w *Watcher) wanted(rel string) bool {
 		return true
 	}
 	for t, tg := range w.targets {
-		dir := t
-		if !tg.dir {
-			dir = parentRel(t)
-		}
-		if inside(dir, rel) || (tg.dir && inside(rel, t)) {
+		if inside(targetFolder(t, tg.dir), rel) || (tg.dir && inside(rel, t)) {
 			return true
 		}
 	}
@@ -504,12 +504,21 @@ func (w *Watcher) scan(rel string, touch bool, now time.Time) {
 			if w.dirs[id] {
 				w.scan(id, touch, now)
 			}
-		case isEditorTemp(e.Name()) || !w.m.match(id):
-		case touch:
-			w.mark(id, now)
 		default:
-			w.known[id] = true
+			w.record(id, touch, now)
 		}
+	}
+}
+
+// record notes the file id if Config selects it and it is not an editor's
+// temporary file: as known (touch false) or as changed (touch true).
+func (w *Watcher) record(id string, touch bool, now time.Time) {
+	switch {
+	case isEditorTemp(path.Base(id)) || !w.m.match(id):
+	case touch:
+		w.mark(id, now)
+	default:
+		w.known[id] = true
 	}
 }
 
@@ -535,22 +544,13 @@ func (w *Watcher) link(id string, touch bool, now time.Time) {
 		return // a folder outside the root: not followed
 	}
 	// A file, or a broken or outside link, which Walk reports as failed.
-	switch {
-	case isEditorTemp(path.Base(id)) || !w.m.match(id):
-	case touch:
-		w.mark(id, now)
-	default:
-		w.known[id] = true
-	}
+	w.record(id, touch, now)
 }
 
 // resolve returns the root-relative path of the target of the link id, and
 // whether the target lies inside the root.
 func (w *Watcher) resolve(id string) (string, bool) {
-	real, err := filepath.EvalSymlinks(w.abs(id))
-	if err == nil {
-		real, err = filepath.Abs(real)
-	}
+	real, err := realPath(w.abs(id))
 	if err != nil || !within(w.realRoot, real) {
 		return "", false
 	}
@@ -619,10 +619,7 @@ func (w *Watcher) settle(touch bool, now time.Time) {
 // (or the folder holding its target file), so that changes to the target,
 // its removal and its return are seen even where Config selects nothing.
 func (w *Watcher) watchTarget(l link, touch bool, now time.Time) {
-	dir := l.target
-	if !l.dir {
-		dir = parentRel(dir)
-	}
+	dir := targetFolder(l.target, l.dir)
 	for i := 0; i <= len(dir); i++ {
 		if i < len(dir) && dir[i] != '/' {
 			continue
@@ -650,10 +647,7 @@ func (w *Watcher) scanThrough(id string, touch bool, now time.Time) {
 }
 
 func (w *Watcher) through(dir string, active map[string]bool, touch bool, now time.Time) {
-	real, err := filepath.EvalSymlinks(w.abs(dir))
-	if err == nil {
-		real, err = filepath.Abs(real)
-	}
+	real, err := realPath(w.abs(dir))
 	if err != nil || active[real] || !within(w.realRoot, real) {
 		return
 	}
@@ -693,10 +687,7 @@ func (w *Watcher) chain(id string) (map[string]bool, bool) {
 		if id[i] != '/' {
 			continue
 		}
-		real, err := filepath.EvalSymlinks(w.abs(id[:i]))
-		if err == nil {
-			real, err = filepath.Abs(real)
-		}
+		real, err := realPath(w.abs(id[:i]))
 		if err != nil || active[real] || !within(w.realRoot, real) {
 			return nil, false
 		}
@@ -805,6 +796,15 @@ func (w *Watcher) dropDir(rel string, now time.Time) {
 // inside reports whether the root-relative path id is dir or below it.
 func inside(id, dir string) bool {
 	return dir == "" || id == dir || (strings.HasPrefix(id, dir) && id[len(dir)] == '/')
+}
+
+// targetFolder returns the folder to watch for the link target t: t itself
+// if it is a folder, else the folder holding it.
+func targetFolder(t string, dir bool) string {
+	if dir {
+		return t
+	}
+	return parentRel(t)
 }
 
 // parentRel returns the root-relative folder holding id ("" for the root).

@@ -158,17 +158,10 @@ func BenchmarkSplitReaderPathological(b *testing.B) {
 			<-sampled
 			b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "peak-heap-MiB")
 
-			var ms runtime.MemStats
-			runtime.GC()
-			runtime.GC()
-			runtime.ReadMemStats(&ms)
-			base, peak = ms.HeapAlloc, 0
-			split(&genReader{at: in.at, n: n, onRead: func() {
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapAlloc-min(ms.HeapAlloc, base))
-			}})
-			b.ReportMetric(float64(peak)/(1<<20), "live-MiB")
+			var live uint64
+			_, onRead := watchLiveHeap(&live)
+			split(&genReader{at: in.at, n: n, onRead: onRead})
+			b.ReportMetric(float64(live)/(1<<20), "live-MiB")
 		})
 	}
 }

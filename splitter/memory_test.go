@@ -202,30 +202,23 @@ func TestCountLong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	from := func(r *rand.Rand, alphabet string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
 	kinds := []struct {
 		name     string
 		pretoken bool // one pre-token, as tiktoken-go finds them too
 		gen      func(r *rand.Rand, n int) string
 	}{
 		{"random letters", true, func(r *rand.Rand, n int) string { return randomLetters(r, n) }},
-		{"space and letters", true, func(r *rand.Rand, n int) string { return " " + from(r, "qzjxvwkaeiouQZJX", n) }},
-		{"rare letters", true, func(r *rand.Rand, n int) string { return from(r, "qzjxvwk", n) }},
+		{"space and letters", true, func(r *rand.Rand, n int) string { return " " + randomFrom(r, "qzjxvwkaeiouQZJX", n) }},
+		{"rare letters", true, func(r *rand.Rand, n int) string { return randomFrom(r, "qzjxvwk", n) }},
 		{"run of one unit", false, func(r *rand.Rand, n int) string {
 			units := []string{"a", " ", "-", "=", "ab", "-=", "═", "日本", "\t ", "xyz", "abcd"}
 			u := units[r.IntN(len(units))]
 			return strings.Repeat(u, n/len(u)+1)[:n]
 		}},
-		{"punctuation", true, func(r *rand.Rand, n int) string { return from(r, "-=*#/\\|_~", n) }},
-		{"bytes", false, func(r *rand.Rand, n int) string { return from(r, "\x00\x80\xffa qz.\xe3", n) }},
+		{"punctuation", true, func(r *rand.Rand, n int) string { return randomFrom(r, "-=*#/\\|_~", n) }},
+		{"bytes", false, func(r *rand.Rand, n int) string { return randomFrom(r, "\x00\x80\xffa qz.\xe3", n) }},
 		{"mixed case", true, func(r *rand.Rand, n int) string {
-			return from(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", n)
+			return randomFrom(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", n)
 		}},
 	}
 	iterations := 200
@@ -316,12 +309,17 @@ func TestCountPieceUpTo(t *testing.T) {
 	}
 }
 
-func randomLetters(r *rand.Rand, n int) string {
+// randomFrom returns n bytes drawn at random from alphabet.
+func randomFrom(r *rand.Rand, alphabet string, n int) string {
 	b := make([]byte, n)
 	for i := range b {
-		b[i] = byte('a' + r.IntN(26))
+		b[i] = alphabet[r.IntN(len(alphabet))]
 	}
 	return string(b)
+}
+
+func randomLetters(r *rand.Rand, n int) string {
+	return randomFrom(r, "abcdefghijklmnopqrstuvwxyz", n)
 }
 
 // pathologicalInputs are texts without any sentence boundary, made byte
@@ -407,17 +405,9 @@ func TestSplitReaderMemory(t *testing.T) {
 			if testing.Short() || raceEnabled {
 				n = shortTestMiB << 20
 			}
-			var ms runtime.MemStats
-			runtime.GC() // twice: pools hold on to buffers for one collection
-			runtime.GC()
-			runtime.ReadMemStats(&ms)
-			base, allocated := ms.HeapAlloc, ms.TotalAlloc
 			var peak uint64
-			r := &genReader{at: in.at, n: n, onRead: func() {
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapAlloc-min(ms.HeapAlloc, base))
-			}}
+			allocated, onRead := watchLiveHeap(&peak)
+			r := &genReader{at: in.at, n: n, onRead: onRead}
 			covered, chunks := 0, 0
 			err := s.SplitReader(context.Background(), r, func(c Chunk) error {
 				if c.Tokens > DefaultChunkSize {
@@ -445,6 +435,7 @@ func TestSplitReaderMemory(t *testing.T) {
 			if err := checkBlank(in.at, covered, n); err != nil {
 				t.Fatalf("after the last chunk: %v", err)
 			}
+			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			perByte := float64(ms.TotalAlloc-allocated) / float64(n)
 			t.Logf("%d MiB: %d chunks, live heap grew by at most %.1f MiB, %.2f bytes allocated per byte",
@@ -456,6 +447,23 @@ func TestSplitReaderMemory(t *testing.T) {
 				t.Errorf("%.2f bytes allocated per byte of input, more than %d", perByte, maxAllocPerByte)
 			}
 		})
+	}
+}
+
+// watchLiveHeap collects garbage (twice: pools hold on to buffers for one
+// collection) and returns the bytes allocated so far and a function, for
+// genReader.onRead, that records in *peak the most the live heap has grown
+// since, measured after a collection.
+func watchLiveHeap(peak *uint64) (allocated uint64, onRead func()) {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	return ms.TotalAlloc, func() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		*peak = max(*peak, ms.HeapAlloc-min(ms.HeapAlloc, base))
 	}
 }
 

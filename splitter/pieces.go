@@ -109,7 +109,7 @@ var endsPool = sync.Pool{New: func() any { return new([]int) }}
 // either end of a text: as no word, address or closer character. And no
 // sentence ends at i, after white space.
 func isRestart(text string, i int) bool {
-	return i > 0 && isSpaceClass(byteClasses[text[i-1]]) && (isWordByte(text[i]) && text[i] != '_')
+	return i > 0 && isSpaceClass(byteClasses[text[i-1]]) && isWordByte(text[i]) && text[i] != '_'
 }
 
 // phraseEndAt returns the width of the phrase delimiter [,.;。？！] at

@@ -360,8 +360,6 @@ func TestSplitEdgeCases(t *testing.T) {
 	}
 }
 
-// TestSentenceEnds pins sentence boundaries of natural's tokenizer, as
-// observed with LlamaIndex.TS 0.12.1.
 // sentences cuts text at its sentence ends.
 func sentences(text string) []string {
 	var out []string
@@ -373,6 +371,8 @@ func sentences(text string) []string {
 	return out
 }
 
+// TestSentenceEnds pins sentence boundaries of natural's tokenizer, as
+// observed with LlamaIndex.TS 0.12.1.
 func TestSentenceEnds(t *testing.T) {
 	tests := []struct {
 		text string

@@ -43,8 +43,8 @@ const (
 
 // memo is a lock-free, two-way set-associative cache of the token counts of
 // short pieces that are not in the vocabulary (identifiers, rare words),
-// shared by all goroutines. (Long pieces have runMemo and longMemo.) A set holds the last two pieces stored
-// in it, the newer first.
+// shared by all goroutines. (Long pieces have runMemo and longMemo.) A set
+// holds the last two pieces stored in it, the newer first.
 type memo struct {
 	seed  maphash.Seed
 	slots [memoSlots]atomic.Pointer[memoEntry]
@@ -212,14 +212,21 @@ func (p *partCounter) add(start, end, n int) {
 	if p.record {
 		p.pre = append(p.pre, preToken{end, n})
 	}
-	if n == overLimit || n > p.limit {
-		n = p.limit + 1
-	}
+	n = capped(n, p.limit)
 	if start == 0 {
 		p.c.firstEnd, p.c.firstTokens = end, n
 	}
 	p.c.tokens = min(p.c.tokens+n, p.limit+1)
 	p.c.lastStart, p.c.lastTokens = start, n
+}
+
+// capped returns the count n of a pre-token (or overLimit) as a tally
+// counts it: limit+1 if it exceeds limit.
+func capped(n, limit int) int {
+	if n == overLimit || n > limit {
+		return limit + 1
+	}
+	return n
 }
 
 // over reports whether the count exceeds the limit.
@@ -244,9 +251,7 @@ func (p *partCounter) alone(cur int) {
 		if p.record {
 			p.pre = append(p.pre, preToken{j, n})
 		}
-		if n == overLimit || n > limit {
-			n = limit + 1
-		}
+		n = capped(n, limit)
 		if cur == 0 {
 			p.c.firstEnd, p.c.firstTokens = j, n
 		}

@@ -102,6 +102,9 @@ func (a *app) failedCommand() *cobra.Command {
 				fmt.Fprintln(a.stdout, "no failed documents to retry")
 				return nil
 			}
+			if err := checkReportPath(rf.report); err != nil {
+				return err
+			}
 			opts := in.opts
 			opts.Source = filesByID(cfg.Source, ids)
 			return a.report(ctx, opts, rf)

@@ -61,14 +61,11 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 }
 
 // report runs the pipeline with a progress display and prints its report.
-// A --report file that cannot be written is refused before the run (exit
-// 2); if writing it still fails at the end, the summary is printed all the
-// same and the error is fatal (exit 1, not 3: exit 3 promises the failures
-// are in the report).
+// The caller has refused a --report file that cannot be written
+// (checkReportPath, exit 2); if writing it still fails at the end, the
+// summary is printed all the same and the error is fatal (exit 1, not 3:
+// exit 3 promises the failures are in the report).
 func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) error {
-	if err := checkReportPath(f.report); err != nil {
-		return err // run checked already; failed retry has not
-	}
 	prog := startProgress(ctx, a.stderr, opts.Stats, a.log)
 	report, runErr := pipeline.Run(ctx, opts)
 	prog.Stop()

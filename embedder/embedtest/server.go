@@ -438,9 +438,15 @@ func (s *Server) checkDimensions(w http.ResponseWriter, model string, dims int) 
 	default:
 		return true
 	}
+	s.badDimensions(w, msg, code)
+	return false
+}
+
+// badDimensions answers 400 for the dimensions parameter, as OpenAI does
+// (param dimensions; an empty code is sent as null).
+func (s *Server) badDimensions(w http.ResponseWriter, msg, code string) {
 	s.badRequests.Add(1)
 	writeErrorBody(w, http.StatusBadRequest, apiError{Message: msg, Type: "invalid_request_error", Param: "dimensions", Code: code})
-	return false
 }
 
 type request struct {
@@ -468,10 +474,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request) (request, bool) 
 	req := request{Model: body.Model, EncodingFormat: body.EncodingFormat}
 	if body.Dimensions != nil {
 		if d := *body.Dimensions; d < 1 || d > 65536 {
-			s.badRequests.Add(1)
-			writeErrorBody(w, http.StatusBadRequest, apiError{
-				Message: "Invalid 'dimensions': must be between 1 and 65536, but got " + strconv.Itoa(d) + " instead.",
-				Type:    "invalid_request_error", Param: "dimensions", Code: "invalid_value"})
+			s.badDimensions(w, "Invalid 'dimensions': must be between 1 and 65536, but got "+strconv.Itoa(d)+" instead.", "invalid_value")
 			return request{}, false
 		}
 		req.Dimensions = *body.Dimensions

@@ -184,11 +184,10 @@ type runState struct {
 	roundDone chan Round
 	running   bool
 
-	queue  []string                  // pending ids in arrival order
-	ops    map[string]reader.EventOp // latest op of each pending id
-	errs   map[string]error          // why each pending Failed folder failed
-	rescan bool                      // a full reconciliation is due
-	ready  bool                      // the initial reconciliation succeeded
+	queue  []string                // pending ids in arrival order
+	latest map[string]reader.Event // latest event of each pending id
+	rescan bool                    // a full reconciliation is due
+	ready  bool                    // the initial reconciliation succeeded
 
 	retry   *backoff.ExponentialBackOff
 	retryAt *time.Timer // set while waiting to retry a failed round
@@ -206,7 +205,7 @@ func (l *Loop) newRunState(ctx context.Context) *runState {
 	s := &runState{
 		l: l, events: make(chan reader.Event, 64), watchDone: make(chan error, 1), stopWatch: stopWatch,
 		work: work, cancelWork: cancelWork, roundDone: make(chan Round, 1),
-		ops: make(map[string]reader.EventOp), errs: make(map[string]error), rescan: true,
+		latest: make(map[string]reader.Event), rescan: true,
 		retry: backoff.NewExponentialBackOff(
 			backoff.WithInitialInterval(l.retryIn), backoff.WithMaxInterval(time.Minute), backoff.WithMaxElapsedTime(0)),
 	}
@@ -355,7 +354,7 @@ func (s *runState) add(ev reader.Event) {
 	if s.rescan {
 		return // the coming full reconciliation covers it
 	}
-	if _, ok := s.ops[ev.ID]; !ok {
+	if _, ok := s.latest[ev.ID]; !ok {
 		if len(s.queue) >= s.l.cfg.MaxPending {
 			s.l.log.Info("watch: more changes pending than watch.maxPending; rescanning the folder instead", "maxPending", s.l.cfg.MaxPending)
 			s.requestRescan()
@@ -363,12 +362,7 @@ func (s *runState) add(ev reader.Event) {
 		}
 		s.queue = append(s.queue, ev.ID)
 	}
-	s.ops[ev.ID] = ev.Op
-	if ev.Op == reader.Failed {
-		s.errs[ev.ID] = ev.Err
-	} else {
-		delete(s.errs, ev.ID)
-	}
+	s.latest[ev.ID] = ev
 	s.l.pending.Store(int64(len(s.queue)))
 }
 
@@ -393,8 +387,7 @@ func (s *runState) drain() {
 func (s *runState) requestRescan() {
 	s.rescan = true
 	s.queue = nil // release the backing array: a burst must not pin it
-	clear(s.ops)
-	clear(s.errs)
+	clear(s.latest)
 	s.l.pending.Store(0)
 }
 
@@ -423,22 +416,20 @@ func (s *runState) next() (plan, bool) {
 		}
 		s.rescan = false
 		s.queue = nil
-		clear(s.ops)
-		clear(s.errs)
+		clear(s.latest)
 	case len(s.queue) > 0:
 		p.kind = Update
 		n := min(len(s.queue), s.l.cfg.MaxBatch)
 		for _, id := range s.queue[:n] {
-			switch s.ops[id] {
+			switch ev := s.latest[id]; ev.Op {
 			case reader.Removed:
 				p.removed = append(p.removed, id)
 			case reader.Failed:
-				p.failed = append(p.failed, reader.Event{ID: id, Op: reader.Failed, Err: s.errs[id]})
-				delete(s.errs, id)
+				p.failed = append(p.failed, ev)
 			default:
 				p.changed = append(p.changed, id)
 			}
-			delete(s.ops, id)
+			delete(s.latest, id)
 		}
 		s.queue = s.queue[n:]
 		if len(s.queue) == 0 {

@@ -86,7 +86,7 @@ func TestCoalesce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := &Loop{cfg: Config{MaxBatch: 3, MaxPending: 6}.WithDefaults(), log: discard()}
-			s := &runState{l: l, ops: map[string]reader.EventOp{}, errs: map[string]error{}, ready: true}
+			s := &runState{l: l, latest: map[string]reader.Event{}, ready: true}
 			for _, e := range tt.events {
 				s.add(reader.Event{ID: e.id, Op: e.op})
 			}

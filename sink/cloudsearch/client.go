@@ -77,8 +77,8 @@ func WithRetryDelay(d time.Duration) Option {
 }
 
 // WithLogger logs every attempt of every request at debug level: the
-// operation, method, path, status, latency and body sizes (never a header,
-// key or token). By default nothing is logged; a nil l changes nothing.
+// method, path, request body size, latency, and status or error (never a
+// header, key or token). By default nothing is logged; a nil l changes nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
@@ -330,40 +330,16 @@ var credentialUnavailableType = reflect.TypeOf(azidentity.NewCredentialUnavailab
 // azidentity's AuthenticationFailedError, AuthenticationRequiredError and
 // unavailability errors.
 func credentialFailure(err error) (failed, unavailable bool) {
-	var te *tokenError
-	failed = errors.As(err, &te)
 	var afe *azidentity.AuthenticationFailedError
 	if errors.As(err, &afe) {
 		return true, false
 	}
 	var are *azidentity.AuthenticationRequiredError
-	if errors.As(err, &are) || hasType(err, credentialUnavailableType) {
+	if errors.As(err, &are) || errors.As(err, reflect.New(credentialUnavailableType).Interface()) {
 		return true, true
 	}
-	return failed, false
-}
-
-// hasType reports whether err or an error it wraps has type t.
-func hasType(err error, t reflect.Type) bool {
-	for err != nil {
-		if reflect.TypeOf(err) == t {
-			return true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if hasType(e, t) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
+	var te *tokenError
+	return errors.As(err, &te), false
 }
 
 // managedIdentityOptions selects the user-assigned identity whose client id

@@ -1,11 +1,9 @@
 package cloudsearch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,24 +29,7 @@ func postIndex(t *testing.T, url string, def IndexDefinition) (int, []byte) {
 // client (LlamaIndex, say) would, and returns the status and answer.
 func postIndexJSON(t *testing.T, url string, body []byte) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+"/indexes?api-version="+DefaultAPIVersion, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("api-key", testKey)
-	req.Header.Set("Content-Type", "application/json")
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return postJSON(t, url, "/indexes", body)
 }
 
 // TestIndexNameRulesAgree checks Config.Validate and the test server on

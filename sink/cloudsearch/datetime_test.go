@@ -106,11 +106,9 @@ func containsAll(s string, words ...string) bool {
 }
 
 func sortedIDs(nodes []sink.Node) []string {
-	ids := make([]string, len(nodes))
-	for i, n := range nodes {
-		ids[i] = n.ID
-	}
-	return sorted(ids)
+	ids := nodeIDs(nodes)
+	slices.Sort(ids)
+	return ids
 }
 
 func sorted(ss []string) []string {

@@ -1,10 +1,8 @@
 package cloudsearch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"testing"
@@ -20,21 +18,8 @@ func uploadRaw(t *testing.T, url string, docs ...map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodPost, url+"/indexes/docs/docs/index?api-version="+DefaultAPIVersion, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("api-key", testKey)
-	req.Header.Set("Content-Type", "application/json")
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK {
-		t.Fatalf("upload: %d %s", resp.StatusCode, b)
+	if status, b := postJSON(t, url, "/indexes/docs/docs/index", body); status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, b)
 	}
 }
 

@@ -228,9 +228,7 @@ func TestCreateIfNotExistsRace(t *testing.T) {
 				t.Fatal(err)
 			}
 			var once sync.Once
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			t.Cleanup(tr.CloseIdleConnections)
-			hook := &hookTransport{next: &http.Client{Transport: tr}, after: func(req *http.Request, resp *http.Response) {
+			hook := &hookTransport{next: testClient(t), after: func(req *http.Request, resp *http.Response) {
 				if req.Method == http.MethodGet && req.URL.Path == "/indexes/docs" && resp.StatusCode == http.StatusNotFound {
 					once.Do(func() {
 						if err := other.CreateIndex(req.Context()); err != nil {
@@ -503,9 +501,7 @@ func TestCreateIndexRetriedAfterCreated(t *testing.T) {
 			}
 			srv.FailAfterApply(1, http.StatusInternalServerError)
 			var once sync.Once
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			t.Cleanup(tr.CloseIdleConnections)
-			hook := &hookTransport{next: &http.Client{Transport: tr}, after: func(req *http.Request, resp *http.Response) {
+			hook := &hookTransport{next: testClient(t), after: func(req *http.Request, resp *http.Response) {
 				if tt.replace != nil && req.Method == http.MethodPost && req.URL.Path == "/indexes" && resp.StatusCode == http.StatusInternalServerError {
 					once.Do(func() {
 						if err := other.DeleteIndex(req.Context()); err != nil {

@@ -1,10 +1,12 @@
 package cloudsearch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -79,12 +81,37 @@ func specOrSkip(t testing.TB) string {
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-// testHTTP returns a client whose idle connections are closed at cleanup,
-// so the goroutine-leak check sees no keep-alive goroutines.
-func testHTTP(t testing.TB) Option {
+// testClient returns an HTTP client whose idle connections are closed at
+// cleanup, so the goroutine-leak check sees no keep-alive goroutines.
+func testClient(t testing.TB) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
-	return WithHTTPClient(&http.Client{Transport: tr})
+	return &http.Client{Transport: tr}
+}
+
+// testHTTP is the option sending requests with testClient.
+func testHTTP(t testing.TB) Option { return WithHTTPClient(testClient(t)) }
+
+// postJSON posts body to path of the test server as another client
+// (LlamaIndex, say) would, and returns the status and body of the answer.
+func postJSON(t *testing.T, url, path string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+path+"?api-version="+DefaultAPIVersion, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("api-key", testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := testClient(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
 }
 
 const testDims = 8

@@ -385,12 +385,6 @@ func (e *editTransport) Do(req *http.Request) (*http.Response, error) {
 	return e.next.Do(req)
 }
 
-func testTransport(t *testing.T) policy.Transporter {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr}
-}
-
 // TestScanBySkipChecksPages has reads by skip meet pages that do not line
 // up: replicas ordering ties differently, answering turn by turn because
 // the sessionId is dropped on the way, make the first pass through the
@@ -412,7 +406,7 @@ func TestScanBySkipChecksPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := &editTransport{next: testTransport(t), edit: func(b map[string]any) { delete(b, tt.drop) }}
+			tr := &editTransport{next: testClient(t), edit: func(b map[string]any) { delete(b, tt.drop) }}
 			s, srv := startLlamaIndexPython(t, searchtest.Options{Replicas: 3, SpecDir: noSpec}, ValidateIndex, WithTransport(tr))
 			ctx := context.Background()
 			if _, err := s.Add(ctx, makeNodes("a.md", 1500)); err != nil {
@@ -466,7 +460,7 @@ func TestKeyOrderProbedWithoutIndexRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := WithTransport(&editTransport{next: testTransport(t), answer: forbidden})
+			tr := WithTransport(&editTransport{next: testClient(t), answer: forbidden})
 			var s *Store
 			var srv *searchtest.Server
 			if tt.llama {

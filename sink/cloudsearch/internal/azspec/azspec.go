@@ -99,7 +99,7 @@ func LexicalAnalyzers() []LexicalAnalyzer {
 }
 
 var (
-	byValue = map[string]string{} // REST value → REST value
+	byValue = map[string]bool{} // the REST values
 	// byFold maps each REST value lower-cased and its identifier key to
 	// the REST value.
 	byFold = map[string]string{}
@@ -107,7 +107,7 @@ var (
 
 func init() {
 	for _, a := range lexicalAnalyzers {
-		byValue[a.Value] = a.Value
+		byValue[a.Value] = true
 		byFold[strings.ToLower(a.Value)] = a.Value
 		byFold[IdentifierKey(a.Value)] = a.Value
 	}
@@ -125,8 +125,7 @@ func IdentifierKey(s string) string {
 // IsLexicalAnalyzer reports whether v is exactly a REST value of the
 // LexicalAnalyzerName enum.
 func IsLexicalAnalyzer(v string) bool {
-	_, ok := byValue[v]
-	return ok
+	return byValue[v]
 }
 
 // ResolveAnalyzer returns the REST value named by s: a REST value of the

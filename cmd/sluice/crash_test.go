@@ -43,7 +43,17 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m)
+	// The locks of Cloud AI Search indexes are in the user's cache folder:
+	// the tests', and their children's, in a temporary one.
+	cache, err := os.MkdirTemp("", "sluice-cli-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(cache)
+		os.Exit(code)
+	}))
 }
 
 // Crash test settings. The manifest records node ids before they are

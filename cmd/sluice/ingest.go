@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -103,13 +102,9 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 func sinkScope(cfg Config) string {
 	if cfg.Sink.Type == "cloudsearch" {
 		cs := cfg.Sink.CloudSearch
-		return "cloudsearch:" + strings.TrimRight(cs.Endpoint, "/") + "/indexes/" + cs.IndexName
+		return state.ServiceScope("cloudsearch", strings.TrimRight(cs.Endpoint, "/")+"/indexes/"+cs.IndexName)
 	}
-	path := cfg.Sink.Local.Path
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	return "local:" + path
+	return state.LocalScope(cfg.Sink.Local.Path)
 }
 
 // embedderInfo identifies the configured embedder for the manifest.

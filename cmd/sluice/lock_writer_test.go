@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +103,8 @@ func TestSecondWriterRefused(t *testing.T) {
 	writeFiles(t, dir, map[string]string{
 		"docs/a.md": "Alpha document about pelicans.\n",
 		"docs/b.md": "Bravo document about herons.\n",
+		// The same index through another state file.
+		"other.yaml": "state: {path: .sluice/other-state.db}\n",
 	})
 	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
 		t.Fatalf("first run: exit %d: %s", code, errOut)
@@ -118,6 +122,8 @@ func TestSecondWriterRefused(t *testing.T) {
 		{"failed retry", []string{"failed", "retry", "docs"}},
 		{"delete", []string{"delete", "--doc-id", "a.md"}},
 		{"index delete", []string{"index", "delete"}},
+		{"run with another state file", []string{"run", "docs", "--config", "other.yaml"}},
+		{"index delete with another state file", []string{"index", "delete", "--config", "other.yaml"}},
 	}
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {
@@ -125,7 +131,11 @@ func TestSecondWriterRefused(t *testing.T) {
 			if code != exitFatal {
 				t.Fatalf("sluice %s while a watch writes: exit %d, want 1; stdout %q, stderr %q", w.name, code, out, errOut)
 			}
-			for _, want := range []string{"another sluice process", "pid " + pid, "watch docs", "wait for that process to finish", "stop it"} {
+			wants := []string{"another sluice process", "pid " + pid, "watch docs", "wait for that process to finish", "stop it"}
+			if slices.Contains(w.args, "other.yaml") {
+				wants = append(wants, "through the state file "+filepath.Join(dir, ".sluice", "state.db"))
+			}
+			for _, want := range wants {
 				if !strings.Contains(errOut, want) {
 					t.Errorf("message %q lacks %q", errOut, want)
 				}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,7 @@ type Holder struct {
 	Command string    `json:"command"` // its command line
 	Since   time.Time `json:"since"`   // when it took the lock
 	Scope   string    `json:"scope"`
+	State   string    `json:"state,omitempty"` // its state file (absolute)
 }
 
 // Error returns the message of the LockedError.
@@ -55,9 +57,12 @@ func (e *LockedError) Error() string {
 		if !h.Since.IsZero() {
 			about = append(about, "since "+h.Since.Format(time.DateTime))
 		}
+		if h.State != "" && h.State != e.Path {
+			about = append(about, "through the state file "+h.State)
+		}
 		who += " (" + strings.Join(about, ", ") + ")"
 	}
-	return fmt.Sprintf("state: %s is writing the index %s through %s (state.path); two writers would corrupt it, so this one stops before writing anything: "+
+	return fmt.Sprintf("state: %s is writing the index %s; two writers would corrupt it, so this one (state.path %s) stops before writing anything: "+
 		"wait for that process to finish, or stop it (a `sluice watch` runs until it gets Ctrl-C or SIGTERM), then run again. "+
 		"Its lock (%s) is released when it exits, even if it is killed", who, e.Scope, e.Path, e.Lock)
 }
@@ -65,12 +70,73 @@ func (e *LockedError) Error() string {
 // Unwrap returns ErrLocked.
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
-// lockPath is the lock file of scope in the state file at path: one per
-// scope, so that writers of different indexes sharing a state file do not
-// exclude each other.
+// localScope starts the scope of a local store; see LocalScope.
+const localScope = "local:"
+
+// LocalScope returns the scope of the local store whose file is at path:
+// "local:" and the file's absolute path.
+func LocalScope(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return localScope + path
+}
+
+// ServiceScope returns the scope of the index at address (its URL, without
+// a trailing slash) of a search service of the given kind, such as
+// "cloudsearch".
+func ServiceScope(kind, address string) string {
+	return kind + ":" + strings.TrimRight(address, "/")
+}
+
+// lockFolder is where the locks of the indexes of search services are,
+// under the user's cache folder; a variable so that tests can move it.
+var lockFolder = func() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "sluice", "locks"), nil
+}
+
+// lockPath is the lock file of the index scope, written through the state
+// file at path. For the scopes LocalScope and ServiceScope build, it is the
+// index's, whichever state file reaches it:
+//   - a local store's is beside its file (index.db.lock), so that every
+//     process writing that file, through any state file and as any user,
+//     takes the same lock;
+//   - a search service's index's is in the user's cache folder
+//     (~/.cache/sluice/locks on Linux), named after the service and the
+//     index, so that every configuration of that user on this machine takes
+//     the same lock.
+//
+// Any other scope, or a service's index without a cache folder, has its
+// lock next to the state file, named after it and the scope. Writers of
+// different indexes never exclude each other.
 func lockPath(path, scope string) string {
-	sum := sha256.Sum256([]byte(scope))
-	return path + "." + hex.EncodeToString(sum[:6]) + ".lock"
+	if file, ok := strings.CutPrefix(scope, localScope); ok && filepath.IsAbs(file) {
+		return file + ".lock"
+	}
+	// Host names are case-insensitive, index names lower-case.
+	sum := sha256.Sum256([]byte(strings.ToLower(scope)))
+	name := hex.EncodeToString(sum[:6]) + ".lock"
+	if isServiceScope(scope) {
+		if dir, err := lockFolder(); err == nil && os.MkdirAll(dir, 0o700) == nil {
+			return filepath.Join(dir, name)
+		}
+	}
+	return path + "." + name
+}
+
+// isServiceScope reports whether scope is one ServiceScope builds: a kind,
+// a colon and an absolute URL.
+func isServiceScope(scope string) bool {
+	kind, address, ok := strings.Cut(scope, ":")
+	if !ok || kind == "" {
+		return false
+	}
+	u, err := url.Parse(address)
+	return err == nil && u.Scheme != "" && u.Host != ""
 }
 
 // writeLock is a held write lock: an OS lock on the lock file, which the
@@ -105,7 +171,7 @@ func lock(path, scope string) (*writeLock, error) {
 	}
 	// Who holds the lock is for the messages of other writers only: a
 	// failure to record it costs them the details, not the lock.
-	if data, err := json.Marshal(Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().Truncate(time.Second), Scope: scope}); err == nil {
+	if data, err := json.Marshal(Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().Truncate(time.Second), Scope: scope, State: path}); err == nil {
 		if f.Truncate(0) == nil {
 			f.WriteAt(append(data, '\n'), 0)
 		}

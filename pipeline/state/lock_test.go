@@ -277,3 +277,79 @@ func TestOverlappingRuns(t *testing.T) {
 		t.Errorf("pending %v %v after both commits", acked, intended)
 	}
 }
+
+// TestLockIsTheIndexs: the lock belongs to the index, not to the state
+// file: writers of one index through two state files exclude each other,
+// and the refused one learns the holder's state file. A local store's lock
+// is beside its file; a search service's is in the lock folder, whatever
+// the case of the service's host name; writers of other indexes go on.
+func TestLockIsTheIndexs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "a", "state.db"), filepath.Join(dir, "b", "state.db")
+	index := filepath.Join(dir, "index.db")
+	folder, err := lockFolder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name         string
+		scope, again string // the index as the first and the second writer name it
+		other        string // another index
+		lock         string // where its lock is
+	}{
+		{"local store", LocalScope(index), LocalScope(filepath.Join(dir, "b", "..", "index.db")), LocalScope(filepath.Join(dir, "other.db")), index + ".lock"},
+		{"search service", ServiceScope("cloudsearch", "https://svc.search.windows.net/indexes/docs/"),
+			ServiceScope("cloudsearch", "https://SVC.search.windows.net/indexes/docs"),
+			ServiceScope("cloudsearch", "https://svc.search.windows.net/indexes/other"), folder},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			holder := openForWriting(t, first, tt.scope)
+			_, err := OpenForWriting(ctx, second, tt.again)
+			var le *LockedError
+			if !errors.As(err, &le) {
+				t.Fatalf("second writer through another state file: %v, want a *LockedError", err)
+			}
+			if le.Holder.State != first || le.Holder.PID != os.Getpid() {
+				t.Errorf("holder %+v, want this process through %s", le.Holder, first)
+			}
+			if !strings.HasPrefix(le.Lock, tt.lock) {
+				t.Errorf("lock file %s, want it at %s", le.Lock, tt.lock)
+			}
+			openForWriting(t, second, tt.other)
+			if err := holder.Close(); err != nil {
+				t.Fatal(err)
+			}
+			openForWriting(t, second, tt.again)
+		})
+	}
+}
+
+// TestLockWithoutCacheFolder: without a user cache folder, the lock of a
+// search service's index is next to the state file.
+func TestLockWithoutCacheFolder(t *testing.T) {
+	saved := lockFolder
+	t.Cleanup(func() { lockFolder = saved })
+	lockFolder = func() (string, error) { return "", errors.New("no cache folder") }
+	path := filepath.Join(t.TempDir(), "state.db")
+	scope := ServiceScope("cloudsearch", "https://svc.search.windows.net/indexes/docs")
+	openForWriting(t, path, scope)
+	_, err := OpenForWriting(context.Background(), path, scope)
+	var le *LockedError
+	if !errors.As(err, &le) || filepath.Dir(le.Lock) != filepath.Dir(path) || !strings.HasPrefix(filepath.Base(le.Lock), "state.db.") {
+		t.Fatalf("%v: want a *LockedError whose lock is next to %s", err, path)
+	}
+}
+
+// TestPrivateScopeLock: a scope that LocalScope and ServiceScope did not
+// build is private to its state file: the same name in two state files
+// names two indexes, which do not exclude each other.
+func TestPrivateScopeLock(t *testing.T) {
+	dir := t.TempDir()
+	first := openForWriting(t, filepath.Join(dir, "a.db"), "test")
+	openForWriting(t, filepath.Join(dir, "b.db"), "test")
+	if want := filepath.Join(dir, "a.db") + "."; !strings.HasPrefix(first.lock.f.Name(), want) {
+		t.Errorf("lock file %s, want it next to the state file (%s…)", first.lock.f.Name(), want)
+	}
+}

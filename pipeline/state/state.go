@@ -17,8 +17,14 @@
 // run and delete them from the store, and the manifest would then call the
 // damaged documents unchanged. So a Store writes only under its scope's
 // write lock: an exclusive OS lock — flock(2) on unix, LockFileEx on
-// Windows — on a lock file next to the state file, named after it and the
-// scope (such as state.db.5d41402abc4b.lock). The lock is taken without
+// Windows — on a lock file of the index, whichever state file reaches it: a
+// local store's is beside its file (index.db.lock); a search service's index
+// has one in the user's cache folder (on Linux
+// ~/.cache/sluice/locks/5d41402abc4b.lock), or next to the state file where
+// there is no cache folder. So two configurations whose state files differ
+// still cannot write one index at once. That holds for the scopes
+// LocalScope and ServiceScope build; any other scope is taken for a name
+// private to its state file, and its lock is next to that file. The lock is taken without
 // waiting, by OpenForWriting when it opens the manifest or by a Store from
 // Open at its first write, and held until Close. While another writer holds
 // it, taking it fails with a *LockedError (errors.Is ErrLocked) that says

@@ -101,8 +101,12 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 // sinkScope names the sink and index a manifest scope belongs to.
 func sinkScope(cfg Config) string {
 	if cfg.Sink.Type == "cloudsearch" {
-		cs := cfg.Sink.CloudSearch
-		return state.ServiceScope("cloudsearch", strings.TrimRight(cs.Endpoint, "/")+"/indexes/"+cs.IndexName)
+		cs := cfg.Sink.CloudSearch.WithDefaults()
+		endpoint := cs.Endpoint
+		if endpoint == "" { // set in the environment: the store reads it there
+			endpoint = os.Getenv(cs.EndpointEnv)
+		}
+		return state.ServiceScope("cloudsearch", strings.TrimRight(endpoint, "/")+"/indexes/"+cs.IndexName)
 	}
 	return state.LocalScope(cfg.Sink.Local.Path)
 }

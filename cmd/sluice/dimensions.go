@@ -40,7 +40,7 @@ func (a *app) checkDimensions(ctx context.Context, cfg Config, store sink.Vector
 	switch s := store.(type) {
 	case *local.Store:
 		e = &dimensionsError{Store: "local store " + s.Path(), Have: s.Dimensions(), Want: want,
-			Remedy: fmt.Sprintf("set embedder.dimensions back to %d, or start a new index: set sink.local.path to a new file, or delete this one with `sluice index delete%s` and run again with --full",
+			Remedy: fmt.Sprintf("set embedder.dimensions back to %d, or start a new index: set sink.local.path to a new file, or delete this one with `sluice index delete%s` and run again",
 				s.Dimensions(), a.configFlag())}
 	case *cloudsearch.Store:
 		have, err := s.Dimensions(ctx)
@@ -52,7 +52,7 @@ func (a *app) checkDimensions(ctx context.Context, cfg Config, store sink.Vector
 		}
 		name := cfg.Sink.CloudSearch.IndexName
 		e = &dimensionsError{Store: fmt.Sprintf("index %q", name), Have: have, Want: want,
-			Remedy: fmt.Sprintf("set embedder.dimensions and sink.cloudsearch.embeddingDimensionality back to %d, or start a new index: set sink.cloudsearch.indexName to a new name, or delete this one with `sluice index delete%s`, then `sluice index create%s` and run again with --full",
+			Remedy: fmt.Sprintf("set embedder.dimensions and sink.cloudsearch.embeddingDimensionality back to %d, or start a new index: set sink.cloudsearch.indexName to a new name, or delete this one with `sluice index delete%s`, then `sluice index create%s` and run again",
 				have, a.configFlag(), a.configFlag())}
 	default:
 		return nil

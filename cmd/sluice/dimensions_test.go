@@ -46,7 +46,7 @@ func TestDimensionChangeRefusedBeforeRun(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			stdout, stderr, code := sluiceWithin(t, time.Minute, append(args, "--config", "small.yaml")...)
 			want := "holds 1536-dimensional vectors but embedder.dimensions is 256; set embedder.dimensions back to 1536, or start a new index: " +
-				"set sink.local.path to a new file, or delete this one with `sluice index delete --config small.yaml` and run again with --full"
+				"set sink.local.path to a new file, or delete this one with `sluice index delete --config small.yaml` and run again"
 			if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with %q before the run", code, stdout, stderr, want)
 			}
@@ -65,8 +65,10 @@ func TestDimensionChangeRefusedBeforeRun(t *testing.T) {
 	if _, stderr, code := sluice(t, dir, "index", "delete", "--config", "small.yaml"); code != 0 {
 		t.Fatalf("index delete: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := sluice(t, dir, "run", "corpus", "--full", "--config", "small.yaml"); code != 0 {
-		t.Errorf("run --full after index delete: exit %d: %s", code, stderr)
+	// The manifest's records went with the store: a plain run rebuilds it.
+	out, stderr, code := sluice(t, dir, "run", "corpus", "--json", "--config", "small.yaml")
+	if rep := jsonLines(t, out); code != 0 || len(rep) != 1 || rep[0]["files_unchanged"] != float64(0) || rep[0]["files_added"] == float64(0) {
+		t.Errorf("run after index delete: exit %d: %s %s; want every document added", code, out, stderr)
 	}
 	if out, _, _ := sluice(t, dir, "index", "stats", "--json", "--config", "small.yaml"); !strings.Contains(out, `"dimensions":256`) {
 		t.Errorf("rebuilt store: %s", out)

@@ -133,8 +133,18 @@ func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 		return err
 	case err != nil:
 		a.log.Warn("deleting the index without the writers' lock", "state", cfg.State.Path, "err", err)
+		st = nil
 	default:
 		defer st.Close()
+	}
+	// The manifest's records go first: should the delete fail or die after
+	// this, the next run finds no record and replaces what the index holds.
+	manifest := "; run with --full to rebuild it, since the manifest in " + cfg.State.Path + " could not be cleared"
+	if st != nil {
+		if err := st.Drop(ctx); err != nil {
+			return err
+		}
+		manifest = " and its records in the manifest " + cfg.State.Path + "; `sluice run` rebuilds it"
 	}
 	if cfg.Sink.Type != "cloudsearch" {
 		path := cfg.Sink.Local.Path
@@ -143,7 +153,7 @@ func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 				return err
 			}
 		}
-		fmt.Fprintf(a.stdout, "deleted local store %s; the manifest in %s still lists its documents, so run with --full to rebuild\n", path, cfg.State.Path)
+		fmt.Fprintf(a.stdout, "deleted local store %s%s\n", path, manifest)
 		return nil
 	}
 	s, err := a.cloudStore(ctx, cfg)
@@ -154,7 +164,7 @@ func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 	if err := s.DeleteIndex(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "deleted index %s; run with --full to rebuild it\n", cfg.Sink.CloudSearch.IndexName)
+	fmt.Fprintf(a.stdout, "deleted index %s%s\n", cfg.Sink.CloudSearch.IndexName, manifest)
 	return nil
 }
 

@@ -594,6 +594,23 @@ func (s *Store) Forget(ctx context.Context, id string) error {
 	})
 }
 
+// Drop removes every record of the scope: documents, their node ids,
+// pending ids, journalled vectors, dead letters and the embedder that built
+// the index. A command deleting the index calls it first: should it die
+// before the index is gone, the next run finds no record and replaces each
+// document's earlier nodes, as after a lost manifest; once the index is
+// gone, a plain run rebuilds it whole, with any embedder.
+func (s *Store) Drop(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, t := range []string{"docs", "doc_nodes", "pending", "journal", "failures", "embedders"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE scope = ?`, s.scope); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (s *Store) clear(ctx context.Context, tx *sql.Tx, id string, tables ...string) error {
 	for _, t := range tables {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE scope = ? AND id = ?`, s.scope, id); err != nil {

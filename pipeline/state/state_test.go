@@ -321,3 +321,53 @@ func TestUncommitted(t *testing.T) {
 		t.Errorf("scope y sees %v, %v", ids, err)
 	}
 }
+
+// TestDrop: Drop removes every record of its scope, and none of another
+// scope of the same file.
+func TestDrop(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	fill := func(s *Store) {
+		t.Helper()
+		run := begin(t, s)
+		if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Intend(ctx, nodes("b.md", "n2")); err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range []error{
+			s.Fail(ctx, "c.md", "boom", time.Unix(1, 0)),
+			s.SaveVectors(ctx, "hash/8", map[string][]float32{"k": {1}}),
+			s.SetEmbedder(ctx, Embedder{Provider: "hash", Dimensions: 8}),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dropped, kept := open(t, path, "local:a"), open(t, path, "local:b")
+	fill(dropped)
+	fill(kept)
+	if err := dropped.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    *Store
+		want []int // docs (committed and pending), pending, failures, vectors
+	}{{dropped, []int{0, 0, 0, 0}}, {kept, []int{2, 1, 1, 1}}} {
+		ids, _ := c.s.DocIDs(ctx)
+		pending, _ := c.s.Uncommitted(ctx)
+		failures, _ := c.s.Failures(ctx)
+		vectors, _ := c.s.LoadVectors(ctx, "hash/8", []string{"k"})
+		// Another embedder is refused only while one is recorded.
+		embedderKept := c.s.CheckEmbedder(ctx, Embedder{Provider: "openai", Dimensions: 4}) != nil
+		got := []int{len(ids), len(pending), len(failures), len(vectors)}
+		if !slices.Equal(got, c.want) || embedderKept != (c.s == kept) {
+			t.Errorf("scope %s after Drop: docs, pending, failures, vectors %v, embedder kept %v; want %v", c.s.Scope(), got, embedderKept, c.want)
+		}
+	}
+}

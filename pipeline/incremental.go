@@ -446,10 +446,7 @@ func (r *run) removeDocument(ctx context.Context, id string) error {
 	}
 	n := len(prev.NodeIDs) + len(acked)
 	if !r.opts.DryRun {
-		if err := r.opts.Store.Delete(ctx, id); err != nil {
-			return fmt.Errorf("pipeline: deleting the nodes of %s, whose file is gone: %w", id, err)
-		}
-		if err := st.Forget(ctx, id); err != nil {
+		if err := RemoveDocument(ctx, r.opts.Store, st, id); err != nil {
 			return err
 		}
 	}

@@ -127,7 +127,7 @@ type Options struct {
 	// skipped, only new chunks are embedded, stale chunks and the chunks of
 	// deleted sources are removed, and failures go to the dead-letter table.
 	State *state.Store
-	// Embedder identifies the embedder for State, which refuses a run whose
+	// EmbedderInfo identifies the embedder for State, which refuses a run whose
 	// embedder differs from the one the index was built with (unless Full).
 	EmbedderInfo state.Embedder
 	// Full re-embeds every document, even unchanged ones. With State, each
@@ -438,6 +438,9 @@ func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error)
 		return err
 	}
 	d := newDocument(f, hold)
+	// The pre-scan counted the file by this size: it is done once the
+	// splitter is through with it, read, found unchanged or failed.
+	defer r.opts.Stats.BytesDone.Add(f.Size)
 	unchanged, err := r.plan(ctx, d)
 	if err != nil || unchanged {
 		r.budget.Release(hold)
@@ -505,6 +508,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			if err := r.keep(ctx, d, id, key); err != nil {
 				return err
 			}
+			r.opts.Stats.ChunksSkipped.Add(1)
 			d.settle(1)
 			return nil
 		}
@@ -515,6 +519,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 				r.report.TokensPlanned += int64(c.Tokens)
 			}
 			r.mu.Unlock()
+			r.opts.Stats.ChunksSkipped.Add(1)
 			d.settle(1)
 			return nil
 		}
@@ -581,8 +586,15 @@ func (r *run) flushKept(ctx context.Context, d *document) error {
 	return err
 }
 
+// drop settles chunks that will not be written because their document
+// failed, counting them in Stats.ChunksSkipped.
+func (r *run) drop(ctx context.Context, cs []*chunk) error {
+	r.opts.Stats.ChunksSkipped.Add(int64(len(cs)))
+	return r.settle(ctx, cs)
+}
+
 // settle accounts for chunks that will not go further, completing their
-// documents if they were the last.
+// documents if they were the last. The caller has counted them in Stats.
 func (r *run) settle(ctx context.Context, cs []*chunk) error {
 	for _, c := range cs {
 		if c.doc.settle(1) {

@@ -45,7 +45,7 @@ func (r *run) batch(ctx context.Context, in <-chan *chunk, out chan<- []*chunk) 
 				return flush()
 			}
 			if c.doc.failed() {
-				if err := r.settle(ctx, []*chunk{c}); err != nil {
+				if err := r.drop(ctx, []*chunk{c}); err != nil {
 					return err
 				}
 				continue
@@ -71,7 +71,7 @@ func (r *run) batch(ctx context.Context, in <-chan *chunk, out chan<- []*chunk) 
 // through). Chunks of documents that failed meanwhile are dropped.
 func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) error {
 	live, dropped := partition(b)
-	if err := r.settle(ctx, dropped); err != nil {
+	if err := r.drop(ctx, dropped); err != nil {
 		return err
 	}
 	var need []*chunk
@@ -165,7 +165,7 @@ func (r *run) embedChunks(ctx context.Context, cs []*chunk) error {
 			return r.embedChunks(ctx, cs[half:])
 		}
 		cs[0].doc.fail(fmt.Errorf("embedder rejected chunk %d: %w", cs[0].ordinal, err))
-		return r.settle(ctx, cs)
+		return r.drop(ctx, cs)
 	}
 	dims := r.opts.Embedder.Dimensions()
 	tokens := 0
@@ -209,7 +209,7 @@ func (r *run) embedOnce(ctx context.Context, cs []*chunk) ([][]float32, error) {
 // them after; then the documents whose last chunk the batch holds complete.
 func (r *run) write(ctx context.Context, b []*chunk) error {
 	live, dropped := partition(b)
-	if err := r.settle(ctx, dropped); err != nil {
+	if err := r.drop(ctx, dropped); err != nil {
 		return err
 	}
 	var add, update []*chunk
@@ -245,6 +245,8 @@ func (r *run) write(ctx context.Context, b []*chunk) error {
 		}
 	}
 	r.opts.Stats.ChunksDone.Add(int64(written + updated))
+	// The store rejected the others: their documents failed.
+	r.opts.Stats.ChunksSkipped.Add(int64(len(live) - written - updated))
 	r.mu.Lock()
 	r.report.ChunksWritten += written
 	r.mu.Unlock()

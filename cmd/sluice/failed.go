@@ -95,7 +95,7 @@ func (a *app) failedCommand() *cobra.Command {
 			}
 			ids, skipped := retryable(cfg.Source, fails)
 			if len(skipped) > 0 {
-				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a full `sluice run` retries or clears them\n",
+				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a whole-folder `sluice run` retries the folders, a run with an --include that selects the documents retries them, and --exclude or deleting their files clears them\n",
 					plural(len(skipped), "entry", "entries"), strings.Join(skipped, ", "))
 			}
 			if len(ids) == 0 {

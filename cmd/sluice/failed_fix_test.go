@@ -64,7 +64,7 @@ func TestFailedRetryObeysSourceSettings(t *testing.T) {
 	if len(rep) != 1 || rep[0]["files_seen"] != float64(1) || rep[0]["files_ingested"] != float64(0) {
 		t.Errorf("retry report %v, want bin.md alone retried", rep)
 	}
-	if !strings.Contains(errOut, "not retrying 2 entries") || !strings.Contains(errOut, "notes.txt, sub") {
+	if !strings.Contains(errOut, "not retrying 2 entries") || !strings.Contains(errOut, "an --include that selects the documents retries them") || !strings.Contains(errOut, "notes.txt, sub") {
 		t.Errorf("retry does not say what it skipped: %q", errOut)
 	}
 	if got, want := deadLetters(t), []string{"bin.md", "notes.txt", "sub"}; !slices.Equal(got, want) {

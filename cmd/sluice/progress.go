@@ -69,24 +69,35 @@ func (p *progress) Stop() {
 	})
 }
 
-// statusLine renders files, chunks, bytes, throughput and ETA.
+// statusLine renders files, chunks, bytes, throughput and ETA. Progress
+// counts work done whichever way it was done: bytes of files read or found
+// unchanged (BytesDone), chunks written or needing no write (ChunksDone +
+// ChunksSkipped, the latter shown apart), so an incremental run ends at its
+// totals. The throughput is of bytes actually read; the ETA divides the
+// bytes left by the rate at which bytes were done so far.
 func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	files := fmt.Sprintf("%d", s.FilesDone)
-	bytes := mb(s.BytesRead)
+	bytes := mb(s.BytesDone)
 	if s.ScanDone {
 		files += fmt.Sprintf("/%d", s.FilesTotal)
 		bytes += "/" + mb(s.BytesTotal)
 	}
+	secs := elapsed.Seconds()
 	rate := 0.0
-	if secs := elapsed.Seconds(); secs > 0 {
+	if secs > 0 {
 		rate = float64(s.BytesRead) / 1e6 / secs
 	}
-	line := fmt.Sprintf("files %s · chunks %d/%d · %s · %.1f MB/s", files, s.ChunksDone, s.Chunks, bytes, rate)
+	chunks := fmt.Sprintf("%d/%d", s.ChunksDone+s.ChunksSkipped, s.Chunks)
+	if s.ChunksSkipped > 0 {
+		chunks += fmt.Sprintf(" (%d skipped)", s.ChunksSkipped)
+	}
+	line := fmt.Sprintf("files %s · chunks %s · %s · %.1f MB/s", files, chunks, bytes, rate)
 	if s.FilesFailed > 0 {
 		line += fmt.Sprintf(" · %d failed", s.FilesFailed)
 	}
-	if s.ScanDone && rate > 0 && s.BytesTotal > s.BytesRead {
-		eta := time.Duration(float64(s.BytesTotal-s.BytesRead) / 1e6 / rate * float64(time.Second))
+	if s.ScanDone && secs > 0 && s.BytesDone > 0 && s.BytesTotal > s.BytesDone {
+		left := float64(s.BytesTotal - s.BytesDone)
+		eta := time.Duration(left / float64(s.BytesDone) * secs * float64(time.Second))
 		line += " · ETA " + eta.Round(time.Second).String()
 	}
 	return line

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -194,12 +195,9 @@ func (a *app) deleteCommand() *cobra.Command {
 					return err
 				}
 				defer st.Close()
-				if err := store.Delete(ctx, docID); err != nil {
-					return err
-				}
-				// Forget it in the manifest too, so that the next run ingests
-				// the document again if its file is still there.
-				if err := st.Forget(ctx, docID); err != nil {
+				// Delete its nodes, then forget it in the manifest, so that the
+				// next run ingests the document again if its file is still there.
+				if err := pipeline.RemoveDocument(ctx, store, st, docID); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.stdout, "deleted the nodes of document %s\n", strconv.Quote(docID))

@@ -54,6 +54,9 @@ func (a *app) splitCommand() *cobra.Command {
 				cfg.Splitter.ChunkOverlap = overlap
 			}
 			sp, err := splitter.New(cfg.Splitter)
+			if err != nil && (cmd.Flags().Changed("chunk-size") || cmd.Flags().Changed("chunk-overlap")) {
+				return usagef("--chunk-size or --chunk-overlap: %v", err)
+			}
 			if err != nil {
 				return &usageError{err}
 			}
@@ -75,8 +78,8 @@ func (a *app) splitCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&size, "chunk-size", splitter.DefaultConfig().ChunkSize, "chunk size in cl100k_base tokens (default from the config's splitter.chunkSize)")
-	cmd.Flags().IntVar(&overlap, "chunk-overlap", splitter.DefaultConfig().ChunkOverlap, "overlap in tokens (default from the config's splitter.chunkOverlap)")
+	cmd.Flags().IntVar(&size, "chunk-size", 0, "chunk size in cl100k_base tokens (default: the config's splitter.chunkSize)")
+	cmd.Flags().IntVar(&overlap, "chunk-overlap", 0, "overlap in tokens (default: the config's splitter.chunkOverlap)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per chunk")
 	return cmd
 }

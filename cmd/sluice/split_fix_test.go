@@ -154,3 +154,19 @@ func TestSplitErrorsSayHowToFixTheFile(t *testing.T) {
 		t.Errorf("split suggests a source setting:\n%s", stderr)
 	}
 }
+
+// TestSplitFlagErrorNamesFlag: a bad --chunk-size is a usage error that
+// names the flag, and the help shows one default per flag.
+func TestSplitFlagErrorNamesFlag(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.md": "Some text.\n"})
+	if _, stderr, code := sluice(t, dir, "split", "a.md", "--chunk-size", "3"); code != exitUsage || !strings.Contains(stderr, "--chunk-size") {
+		t.Errorf("split --chunk-size 3: exit %d, %q; want exit %d naming --chunk-size", code, stderr, exitUsage)
+	}
+	out, _, _ := sluice(t, dir, "split", "--help")
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "--chunk-") && strings.Count(line, "default") != 1 {
+			t.Errorf("help line %q: want exactly one default", line)
+		}
+	}
+}

@@ -539,9 +539,7 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 		removed = append(removed, gone...)
 	}
 	if r.Err == nil && len(removed) > 0 {
-		var n int
-		n, r.Err = Remove(ctx, opts.Store, opts.State, removed)
-		r.Removed = removed[:n]
+		r.Removed, r.Err = removeGone(ctx, opts, removed)
 	}
 	r.End = time.Now()
 	return r

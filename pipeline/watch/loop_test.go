@@ -274,10 +274,11 @@ func TestRunTwiceAndClose(t *testing.T) {
 }
 
 // stoppedSource is a watcher that closes its events when ctx is done, as
-// reader.Watcher does.
-type stoppedSource struct{}
+// reader.Watcher does, and then closes closed.
+type stoppedSource struct{ closed chan struct{} }
 
-func (stoppedSource) Run(ctx context.Context, out chan<- reader.Event) error {
+func (s stoppedSource) Run(ctx context.Context, out chan<- reader.Event) error {
+	defer close(s.closed) // after out: deferred calls run last in, first out
 	defer close(out)
 	<-ctx.Done()
 	return nil
@@ -285,16 +286,27 @@ func (stoppedSource) Run(ctx context.Context, out chan<- reader.Event) error {
 
 func (stoppedSource) Close() error { return nil }
 
-// TestCancelWhileBusyIsGraceful cancels Run while its goroutine is busy, so
-// that the watcher's closed events and ctx.Done are ready at once: either
-// way the stop is graceful, not a watcher failure.
+// TestCancelWhileBusyIsGraceful cancels Run while its goroutine is busy
+// (in OnRound), and keeps it busy until the watcher has closed its events,
+// so that when the goroutine selects again the closed events and ctx.Done
+// are both ready. Either case select picks, the stop is graceful, not a
+// watcher failure. select picks at random among ready cases: each
+// iteration takes the closed-events case with probability 1/2, so treating
+// that close as a failure fails the test all but surely.
 func TestCancelWhileBusyIsGraceful(t *testing.T) {
-	for i := range 50 {
+	for i := range 64 {
 		ctx, cancel := context.WithCancel(context.Background())
-		l := &Loop{cfg: DefaultConfig(), log: discard(), w: stoppedSource{}, retryIn: time.Second, abort: make(chan struct{})}
-		l.opts.OnRound = func(Round) { cancel(); time.Sleep(2 * time.Millisecond) }
+		src := stoppedSource{closed: make(chan struct{})}
+		l := &Loop{cfg: DefaultConfig(), log: discard(), w: src, retryIn: time.Hour, abort: make(chan struct{})}
+		l.opts.OnRound = func(Round) {
+			cancel()
+			<-src.closed
+		}
 		if err := l.Run(ctx); err != nil {
 			t.Fatalf("stop %d: Run = %v, want nil after a graceful stop", i, err)
+		}
+		if err := l.Healthy(); !errors.Is(err, errStopped) {
+			t.Fatalf("stop %d: Healthy() = %v, want errStopped after a graceful stop", i, err)
 		}
 	}
 }
@@ -329,18 +341,22 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-func TestRemove(t *testing.T) {
+// TestRemoveGone checks that watch mode removes documents whose file is
+// gone from the store and the manifest (pipeline.RemoveDocument tests the
+// order).
+func TestRemoveGone(t *testing.T) {
 	e := newEnv(t)
 	e.writeFile("a.md", "Alpha.")
 	e.writeFile("b.md", "Bravo.")
 	e.open()
 	ctx := context.Background()
-	if _, err := pipeline.Run(ctx, e.options(e.store, e.state)); err != nil {
+	opts := e.options(e.store, e.state)
+	if _, err := pipeline.Run(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Remove(ctx, e.store, e.state, []string{"a.md", "never-there.md"})
-	if err != nil || n != 2 {
-		t.Fatalf("Remove = %d, %v; want 2, nil", n, err)
+	removed, err := removeGone(ctx, opts, []string{"a.md", "never-there.md"})
+	if err != nil || !slices.Equal(removed, []string{"a.md", "never-there.md"}) {
+		t.Fatalf("removeGone = %q, %v; want [a.md never-there.md], nil", removed, err)
 	}
 	if got := docsOf(nodesOf(t, e.store)); !slices.Equal(got, []string{"b.md"}) {
 		t.Errorf("store holds %q, want [b.md]", got)

@@ -35,7 +35,10 @@ func NewMetrics(l *Loop) *Metrics {
 	return &Metrics{reg: reg, l: l}
 }
 
-// Registry returns the private registry, to add more collectors.
+// Registry returns the private registry that Handler serves on /metrics.
+// A program that embeds a Loop registers its own collectors on it to serve
+// them on the same endpoint, or, to serve Sluice's series from a /metrics
+// of its own, gathers it with its registry (prometheus.Gatherers).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler serves /metrics (Prometheus text format), /healthz (200 while the
@@ -91,7 +94,7 @@ var metricList = []metric{
 		func(_ *collector, s sample) float64 { return float64(s.FilesFailed) }),
 	newMetric("sluice_documents_removed_total", "Documents removed from the index because their file is gone.", prometheus.CounterValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.removed.Load()) }),
-	newMetric("sluice_chunks_processed_total", "Chunks written to the vector store.", prometheus.CounterValue,
+	newMetric("sluice_chunks_processed_total", "Chunks written to the vector store: new ones with their embeddings, and reused ones whose metadata alone was rewritten.", prometheus.CounterValue,
 		func(_ *collector, s sample) float64 { return float64(s.ChunksDone) }),
 	newMetric("sluice_tokens_embedded_total", "Tokens sent to the embedder.", prometheus.CounterValue,
 		func(_ *collector, s sample) float64 { return float64(s.Tokens) }),

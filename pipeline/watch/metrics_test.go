@@ -14,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -207,4 +211,51 @@ func TestInflightSettles(t *testing.T) {
 			t.Errorf("in flight after the round was abandoned = %v, want 0", got)
 		}
 	})
+}
+
+// TestMetricsRegistry checks both uses of Registry: a collector a program
+// registers on it is served by Handler's /metrics, and the program's own
+// endpoint serves Sluice's series by gathering it with its registry.
+func TestMetricsRegistry(t *testing.T) {
+	l := &Loop{cfg: DefaultConfig(), log: discard(), abort: make(chan struct{})}
+	l.opts.Pipeline.Stats = new(pipeline.Stats)
+	l.opts.Pipeline.Stats.FilesDone.Store(3)
+	m := NewMetrics(l)
+	counter := func(name string, v float64) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "A series of the embedding program."})
+		c.Add(v)
+		return c
+	}
+	m.Registry().MustRegister(counter("app_jobs_total", 2))
+	own := prometheus.NewRegistry()
+	own.MustRegister(counter("app_requests_total", 5))
+
+	tests := []struct {
+		name    string
+		handler http.Handler
+		path    string
+		want    []string // sample lines besides Sluice's
+	}{
+		{"Handler serves collectors added to Registry", m.Handler(), "/metrics", []string{"app_jobs_total 2"}},
+		{"a program's endpoint gathers Registry", promhttp.HandlerFor(prometheus.Gatherers{own, m.Registry()}, promhttp.HandlerOpts{}), "/",
+			[]string{"app_jobs_total 2", "app_requests_total 5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			code, text := get(t, srv, tt.path)
+			if code != http.StatusOK {
+				t.Fatalf("GET %s = %d", tt.path, code)
+			}
+			if got := samples(t, text)["sluice_documents_processed_total"]; got != 3 {
+				t.Errorf("sluice_documents_processed_total = %v, want 3", got)
+			}
+			for _, line := range tt.want {
+				if !strings.Contains(text, "\n"+line+"\n") {
+					t.Errorf("%q missing from:\n%s", line, text)
+				}
+			}
+		})
+	}
 }

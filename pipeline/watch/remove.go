@@ -3,42 +3,30 @@ package watch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 )
 
-// Deleter removes every node of a reference document from a vector store;
-// sink.VectorStore and pipeline.Writer implement it.
-type Deleter interface {
-	Delete(ctx context.Context, refDocID string) error
-}
-
-// Remove deletes the documents ids from the store and then from the
-// manifest, one at a time, so a process killed in between leaves a record
-// whose nodes the next reconciliation deletes again. It returns the number
-// of documents removed before an error.
-func Remove(ctx context.Context, store Deleter, st *state.Store, ids []string) (int, error) {
+// removeGone removes the documents ids, whose files are gone, from the
+// store and the manifest, one at a time (pipeline.RemoveDocument). It
+// returns the ids removed before an error.
+func removeGone(ctx context.Context, opts pipeline.Options, ids []string) ([]string, error) {
 	for i, id := range ids {
-		if err := store.Delete(ctx, id); err != nil {
-			return i, fmt.Errorf("watch: deleting the nodes of %s, whose file is gone: %w", id, err)
-		}
-		if err := st.Forget(ctx, id); err != nil {
-			return i, fmt.Errorf("watch: forgetting %s in the manifest: %w", id, err)
+		if err := pipeline.RemoveDocument(ctx, opts.Store, opts.State, id); err != nil {
+			return ids[:i], err
 		}
 	}
-	return len(ids), nil
+	return ids, nil
 }
 
 // changedFiles is a pipeline source of the folders that could not be
 // watched (failed, reported as failures as Walk reports unreadable folders)
 // and of the documents ids under cfg.Dir. Documents whose file is gone are
-// not sent to the pipeline but appended to *gone, for Remove; other
+// not sent to the pipeline but appended to *gone, for removeGone; other
 // per-file problems are reported as failures.
 func changedFiles(cfg reader.Config, failed []reader.Event, ids []string, gone *[]string) pipeline.FileSource {
 	cfg = cfg.WithDefaults()

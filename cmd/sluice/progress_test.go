@@ -1,0 +1,68 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline"
+)
+
+// TestStatusLine checks the progress line, above all of incremental runs,
+// which skip unchanged files and reuse chunks: both count as done, and the
+// ETA comes from the bytes left.
+func TestStatusLine(t *testing.T) {
+	tests := []struct {
+		name    string
+		s       pipeline.Snapshot
+		elapsed time.Duration
+		want    string
+	}{
+		{
+			name:    "before the pre-scan ends",
+			s:       pipeline.Snapshot{FilesDone: 2, BytesRead: 2e6, BytesDone: 2e6, Chunks: 40, ChunksDone: 30},
+			elapsed: 2 * time.Second,
+			want:    "files 2 · chunks 30/40 · 2.0 MB · 1.0 MB/s",
+		},
+		{
+			name: "first run, halfway",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 10e6, FilesDone: 5, BytesRead: 5e6, BytesDone: 5e6,
+				Chunks: 100, ChunksDone: 90},
+			elapsed: 10 * time.Second,
+			want:    "files 5/10 · chunks 90/100 · 5.0 MB/10.0 MB · 0.5 MB/s · ETA 10s",
+		},
+		{
+			name:    "every file unchanged ends at 100%",
+			s:       pipeline.Snapshot{ScanDone: true, FilesTotal: 3, BytesTotal: 3e6, FilesDone: 3, BytesDone: 3e6},
+			elapsed: 4 * time.Second,
+			want:    "files 3/3 · chunks 0/0 · 3.0 MB/3.0 MB · 0.0 MB/s",
+		},
+		{
+			name: "reused chunks count as done",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 4, BytesTotal: 4e6, FilesDone: 4, BytesRead: 1e6, BytesDone: 4e6,
+				Chunks: 500, ChunksDone: 3, ChunksSkipped: 497},
+			elapsed: 2 * time.Second,
+			want:    "files 4/4 · chunks 500/500 (497 skipped) · 4.0 MB/4.0 MB · 0.5 MB/s",
+		},
+		{
+			name: "ETA from the bytes left, skipped ones done",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 10e6, FilesDone: 4, BytesRead: 1e6, BytesDone: 4e6,
+				Chunks: 20, ChunksDone: 5, ChunksSkipped: 15, FilesFailed: 1},
+			elapsed: 8 * time.Second,
+			// 4 MB done in 8 s: the 6 MB left take 12 s.
+			want: "files 4/10 · chunks 20/20 (15 skipped) · 4.0 MB/10.0 MB · 0.1 MB/s · 1 failed · ETA 12s",
+		},
+		{
+			name:    "no ETA before anything is done",
+			s:       pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 10e6},
+			elapsed: time.Second,
+			want:    "files 0/10 · chunks 0/0 · 0.0 MB/10.0 MB · 0.0 MB/s",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := statusLine(tt.s, tt.elapsed); got != tt.want {
+				t.Errorf("statusLine =\n  %q\nwant\n  %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -35,14 +35,16 @@ func (a *app) failedCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+			st, err := readManifest(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			fails, err := st.Failures(ctx)
-			if err != nil {
-				return err
+			var fails []state.Failure
+			if st != nil {
+				defer st.Close()
+				if fails, err = st.Failures(ctx); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -85,9 +87,11 @@ func (a *app) failedCommand() *cobra.Command {
 				return err
 			}
 			defer in.Close()
-			fails, err := in.opts.State.Failures(ctx)
-			if err != nil {
-				return err
+			var fails []state.Failure
+			if in.opts.State != nil { // nil: a dry run without a manifest
+				if fails, err = in.opts.State.Failures(ctx); err != nil {
+					return err
+				}
 			}
 			if len(fails) == 0 {
 				fmt.Fprintln(a.stdout, "no failed documents to retry")

@@ -107,10 +107,10 @@ func (a *app) indexValidate(ctx context.Context, cfg Config) error {
 // localCheck validates the local store: it must exist and hold vectors of
 // the embedder's dimensions.
 func (a *app) localCheck(ctx context.Context, cfg Config) error {
-	path := cfg.Sink.Local.Path
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("local store %s does not exist yet: run `sluice run` or `sluice index create`", path)
+	if err := checkLocalStoreExists(cfg); err != nil {
+		return err
 	}
+	path := cfg.Sink.Local.Path
 	s, err := local.Open(ctx, cfg.Sink.Local)
 	if err != nil {
 		return err
@@ -197,6 +197,9 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 		v = indexStatsView{Sink: "cloudsearch", Index: cfg.Sink.CloudSearch.IndexName, Documents: st.DocumentCount,
 			StorageBytes: st.StorageSize, VectorIndexSize: st.VectorIndexSize, Dimensions: dims}
 	} else {
+		if err := checkLocalStoreExists(cfg); err != nil {
+			return err
+		}
 		s, err := local.Open(ctx, cfg.Sink.Local)
 		if err != nil {
 			return err

@@ -62,19 +62,25 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 		Stats:                 new(pipeline.Stats),
 		Logger:                a.log,
 	}}
-	openState := state.OpenForWriting
 	if dryRun {
-		openState = state.Open // a dry run writes nothing, so it takes no lock
+		// A dry run writes nothing: it takes no lock, and creates no
+		// manifest; without one, every document is new.
+		st, err := readManifest(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil {
+			in.closers = append(in.closers, st.Close)
+			in.opts.State = st
+		}
+		return in, nil
 	}
-	st, err := openState(ctx, cfg.State.Path, sinkScope(cfg))
+	st, err := state.OpenForWriting(ctx, cfg.State.Path, sinkScope(cfg))
 	if err != nil {
 		return nil, err
 	}
 	in.closers = append(in.closers, st.Close)
 	in.opts.State = st
-	if dryRun {
-		return in, nil
-	}
 	emb, err := a.openEmbedder(ctx, cfg)
 	if err != nil {
 		in.Close()

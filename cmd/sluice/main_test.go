@@ -99,6 +99,9 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 
 func TestUsageErrorsExit2(t *testing.T) {
 	dir := t.TempDir()
+	if _, stderr, code := sluice(t, dir, "index", "create"); code != exitOK { // a store to query
+		t.Fatalf("index create: exit %d: %s", code, stderr)
+	}
 	for _, args := range [][]string{
 		{"run", "a", "b"},
 		{"run", "--no-such-flag"},

@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
@@ -31,10 +36,37 @@ func (a *app) withStore(ctx context.Context, fn func(cfg Config, store sink.Vect
 	if err != nil {
 		return err
 	}
+	if err := checkLocalStoreExists(cfg); err != nil {
+		return err
+	}
 	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	return fn(cfg, store)
+}
+
+// checkLocalStoreExists fails, saying how to build it, when the configured
+// sink is a local store whose file does not exist: the commands that only
+// read the store do not create it.
+func checkLocalStoreExists(cfg Config) error {
+	if cfg.Sink.Type == "cloudsearch" {
+		return nil
+	}
+	path := cfg.Sink.Local.Path
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("local store %s (sink.local.path) does not exist yet: run `sluice run` or `sluice index create`", path)
+	}
+	return nil
+}
+
+// readManifest opens the manifest of cfg's index to read it, or returns nil
+// if its file does not exist: the commands that only read the manifest do
+// not create it, and for them a missing one is an empty one.
+func readManifest(ctx context.Context, cfg Config) (*state.Store, error) {
+	if _, err := os.Stat(cfg.State.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return state.Open(ctx, cfg.State.Path, sinkScope(cfg))
 }

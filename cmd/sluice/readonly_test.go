@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadersCreateNothing: the commands that only read the index or the
+// manifest create neither. Without a store they say how to build one;
+// without a manifest they see an empty one, and a dry run plans every
+// document as new.
+func TestReadersCreateNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
+	tests := []struct {
+		args []string
+		code int
+		want string // in stdout, or in stderr when code is not 0
+	}{
+		{[]string{"query", "pelicans"}, exitFatal, "does not exist yet: run `sluice run`"},
+		{[]string{"get"}, exitFatal, "does not exist yet: run `sluice run`"},
+		{[]string{"delete", "--doc-id", "a.md"}, exitFatal, "does not exist yet: run `sluice run`"},
+		{[]string{"index", "stats"}, exitFatal, "does not exist yet: run `sluice run`"},
+		{[]string{"failed", "list"}, exitOK, "no failed documents"},
+		{[]string{"failed", "retry", "docs", "--dry-run"}, exitOK, "no failed documents"},
+		{[]string{"run", "docs", "--dry-run", "--json"}, exitOK, `"files_added":1`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, code := sluice(t, dir, tt.args...)
+			got := out
+			if tt.code != exitOK {
+				got = errOut
+			}
+			if code != tt.code || !strings.Contains(got, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tt.code, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".sluice")); !os.IsNotExist(err) {
+				t.Fatalf(".sluice exists after %v (%v): a reader created the store or the manifest", tt.args, err)
+			}
+		})
+	}
+}

@@ -197,8 +197,16 @@ func (a *app) deleteCommand() *cobra.Command {
 				defer st.Close()
 				// Delete its nodes, then forget it in the manifest, so that the
 				// next run ingests the document again if its file is still there.
+				_, known, err := st.Doc(ctx, docID)
+				if err != nil {
+					return err
+				}
 				if err := pipeline.RemoveDocument(ctx, store, st, docID); err != nil {
 					return err
+				}
+				if !known {
+					fmt.Fprintf(a.stdout, "document %s is not in the manifest (check --doc-id: a path relative to the ingested folder, as `sluice get` shows); deleted any nodes the index held for it\n", strconv.Quote(docID))
+					return nil
 				}
 				fmt.Fprintf(a.stdout, "deleted the nodes of document %s\n", strconv.Quote(docID))
 				return nil

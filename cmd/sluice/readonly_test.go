@@ -43,3 +43,21 @@ func TestReadersCreateNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteUnknownDocument: deleting a document the manifest does not know
+// says so, with a hint about document ids, instead of claiming a delete.
+func TestDeleteUnknownDocument(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	for _, tt := range []struct{ id, want string }{
+		{"docs/a.md", "is not in the manifest"},
+		{"a.md", "deleted the nodes of document"},
+	} {
+		if out, errOut, code := sluice(t, dir, "delete", "--doc-id", tt.id); code != exitOK || !strings.Contains(out, tt.want) {
+			t.Errorf("delete --doc-id %s: exit %d, %q %q; want %q", tt.id, code, out, errOut, tt.want)
+		}
+	}
+}

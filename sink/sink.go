@@ -221,15 +221,28 @@ type WriteError struct {
 	Failed map[string]error
 }
 
-// Error returns the message of the WriteError.
+// Error returns the message of the WriteError. When several nodes failed
+// it names the one with the smallest id, so the message is the same from
+// run to run.
 func (e *WriteError) Error() string {
-	for id, err := range e.Failed {
-		if len(e.Failed) == 1 {
-			return "sink: node " + id + " not written: " + err.Error()
-		}
-		return "sink: " + itoa(len(e.Failed)) + " nodes not written, e.g. " + id + ": " + err.Error()
+	if len(e.Failed) == 0 {
+		return "sink: write failed"
 	}
-	return "sink: write failed"
+	first := true
+	var id string
+	for k := range e.Failed {
+		if first || k < id {
+			id, first = k, false
+		}
+	}
+	msg := "<nil>"
+	if err := e.Failed[id]; err != nil {
+		msg = err.Error()
+	}
+	if len(e.Failed) == 1 {
+		return "sink: node " + id + " not written: " + msg
+	}
+	return "sink: " + itoa(len(e.Failed)) + " nodes not written, e.g. " + id + ": " + msg
 }
 
 // Unwrap returns ErrWrite.

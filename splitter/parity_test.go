@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
 
 // fixturesDir holds reference chunks produced by LlamaIndex.TS 0.12.1 (see
@@ -77,7 +79,7 @@ func placeholderBug(text string) bool {
 func TestParityLlamaIndex(t *testing.T) {
 	if _, err := os.Stat(fixturesDir); err != nil {
 		missing := t.Skipf
-		if os.Getenv("CI") != "" {
+		if testenv.InCI() {
 			missing = t.Fatalf // CI always has the shared folder: a skip would hide the parity check
 		}
 		missing("LlamaIndex.TS reference chunks not found at %s (the shared folder beside the repository): %v", fixturesDir, err)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/sluice-dev/sluice/internal/sqlitefault"
 )
 
 // Sentinel errors of the state file itself; *FileError wraps them.
@@ -33,9 +33,8 @@ func (e *FileError) Error() string {
 	if e.Op != "" {
 		what = e.Op + " " + what
 	}
-	var ce sqliteCoder
 	switch {
-	case e.Kind == ErrDamaged && errors.As(e.Err, &ce) && ce.Code()&0xff == sqlite3.SQLITE_NOTADB:
+	case e.Kind == ErrDamaged && sqlitefault.NotADatabase(e.Err):
 		// Maybe another file named by mistake: not to be deleted blindly.
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged or not a SQLite database: if it is the state file, delete it and run with --full; otherwise set state.path to a new file", what, e.Err, e.Path)
 	case e.Kind == ErrDamaged:
@@ -47,20 +46,14 @@ func (e *FileError) Error() string {
 // Unwrap returns Kind and Err.
 func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
-// sqliteCoder is implemented by the driver's errors (*sqlite.Error).
-type sqliteCoder interface{ Code() int }
-
-// fileFault classifies a database error: ErrAccess for permissions,
-// ErrDamaged for a damaged file, nil for anything else.
+// fileFault classifies a database error (see sqlitefault.Classify):
+// ErrAccess for permissions, ErrDamaged for a damaged file, nil for
+// anything else.
 func fileFault(err error) error {
-	var ce sqliteCoder
-	if !errors.As(err, &ce) {
-		return nil
-	}
-	switch ce.Code() & 0xff { // the primary result code
-	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+	switch sqlitefault.Classify(err) {
+	case sqlitefault.Access:
 		return ErrAccess
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	case sqlitefault.Damaged:
 		return ErrDamaged
 	}
 	return nil

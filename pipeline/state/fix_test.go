@@ -131,8 +131,10 @@ type coded int
 func (c coded) Error() string { return fmt.Sprintf("sqlite error (%d)", int(c)) }
 func (c coded) Code() int     { return int(c) }
 
-// TestFileErrorsSayWhatToDo maps SQLite result codes (extended ones too)
-// to messages that name the file and state.path and say what to do.
+// TestFileErrorsSayWhatToDo checks the message of each kind of file fault:
+// it names the file and state.path and says what to do. Which result codes
+// make which fault (extended and wrapped ones too) is tested once, in
+// internal/sqlitefault.
 func TestFileErrorsSayWhatToDo(t *testing.T) {
 	s := &Store{path: "/data/state.db"}
 	for _, tt := range []struct {
@@ -143,8 +145,6 @@ func TestFileErrorsSayWhatToDo(t *testing.T) {
 	}{
 		{"cantopen", coded(sqlite3.SQLITE_CANTOPEN), ErrAccess, "check the permissions of /data/state.db (state.path)"},
 		{"readonly", coded(sqlite3.SQLITE_READONLY), ErrAccess, "check the permissions of /data/state.db (state.path)"},
-		{"readonly (extended)", coded(sqlite3.SQLITE_READONLY_DBMOVED), ErrAccess, "check the permissions"},
-		{"perm", fmt.Errorf("reading a.md: %w", coded(sqlite3.SQLITE_PERM)), ErrAccess, "check the permissions"},
 		{"corrupt", coded(sqlite3.SQLITE_CORRUPT), ErrDamaged, "state: /data/state.db: sqlite error (11); /data/state.db (state.path) is damaged: delete it and run with --full"},
 		{"not a database", coded(sqlite3.SQLITE_NOTADB), ErrDamaged, "(state.path) is damaged or not a SQLite database"},
 		{"busy", coded(sqlite3.SQLITE_BUSY), nil, "state: sqlite error (5)"},

@@ -37,6 +37,22 @@ type options struct {
 	getenv     func(string) string
 	retryDelay time.Duration
 	log        *slog.Logger
+
+	// The constructors of the Microsoft Entra credentials that
+	// Config.Credential names: azidentity's, replaced by tests.
+	newDefaultCredential func() (azcore.TokenCredential, error)
+	newManagedCredential func(*azidentity.ManagedIdentityCredentialOptions) (azcore.TokenCredential, error)
+}
+
+// newDefaultAzureCredential is azidentity.NewDefaultAzureCredential with
+// default options.
+func newDefaultAzureCredential() (azcore.TokenCredential, error) {
+	return azidentity.NewDefaultAzureCredential(nil)
+}
+
+// newManagedIdentityCredential is azidentity.NewManagedIdentityCredential.
+func newManagedIdentityCredential(mo *azidentity.ManagedIdentityCredentialOptions) (azcore.TokenCredential, error) {
+	return azidentity.NewManagedIdentityCredential(mo)
 }
 
 // WithCredential authenticates with bearer tokens of cred for scope
@@ -112,7 +128,8 @@ type Store struct {
 // CreateIfNotExists it creates it when absent. Errors name the setting or
 // variable to fix.
 func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
-	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond, log: slog.New(slog.DiscardHandler)}
+	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond, log: slog.New(slog.DiscardHandler),
+		newDefaultCredential: newDefaultAzureCredential, newManagedCredential: newManagedIdentityCredential}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -258,16 +275,16 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 	}
 	switch cfg.Credential {
 	case DefaultCredential:
-		cred, err := azidentity.NewDefaultAzureCredential(nil)
+		cred, err := o.newDefaultCredential()
 		if err != nil {
-			return authentication{}, configErr("credential", "DefaultAzureCredential is unavailable: "+err.Error(), "sign in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a workload identity, or use credential: key")
+			return authentication{}, configErrCause("credential", "DefaultAzureCredential is unavailable", err, "sign in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a workload identity, or use credential: key")
 		}
 		return bearer(cred, "DefaultAzureCredential",
 			"sign in with `az login` (or `azd auth login`), or set AZURE_TENANT_ID, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or a workload identity's AZURE_FEDERATED_TOKEN_FILE), or run where a managed identity is assigned; or use sink.cloudsearch.credential: key with "+cfg.KeyEnv)
 	case ManagedIdentity:
-		cred, err := azidentity.NewManagedIdentityCredential(managedIdentityOptions(cfg, o.getenv))
+		cred, err := o.newManagedCredential(managedIdentityOptions(cfg, o.getenv))
 		if err != nil {
-			return authentication{}, configErr("credential", "ManagedIdentityCredential is unavailable: "+err.Error(), "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
+			return authentication{}, configErrCause("credential", "ManagedIdentityCredential is unavailable", err, "run where a managed identity is assigned, and set "+cfg.ManagedIdentityClientIDEnv+" to a user-assigned identity's client id")
 		}
 		id := "the system-assigned identity, as " + cfg.ManagedIdentityClientIDEnv + " is empty"
 		if v := o.getenv(cfg.ManagedIdentityClientIDEnv); v != "" {

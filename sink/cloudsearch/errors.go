@@ -45,21 +45,43 @@ type ConfigError struct {
 	Setting string // the full key, e.g. "sink.cloudsearch.indexName"
 	Reason  string // what is wrong
 	Hint    string // how to fix it
+	// Err is the underlying error, if any, such as azidentity's error when
+	// the credential that sink.cloudsearch.credential names cannot be
+	// built. Its message is part of the ConfigError's, so it must not carry
+	// a secret.
+	Err error
 }
 
+// Error names the setting, says what is wrong (with the underlying
+// error's message, if any) and how to fix it.
 func (e *ConfigError) Error() string {
 	s := "cloudsearch: " + e.Setting + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
 	if e.Hint != "" {
 		s += "; " + e.Hint
 	}
 	return s
 }
 
-// Unwrap returns ErrConfig.
-func (e *ConfigError) Unwrap() error { return ErrConfig }
+// Unwrap returns ErrConfig and, if set, the underlying error, so that
+// callers can classify with errors.Is(err, ErrConfig) and still reach the
+// cause with errors.As (for example an *azidentity.AuthenticationFailedError).
+func (e *ConfigError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrConfig}
+	}
+	return []error{ErrConfig, e.Err}
+}
 
 func configErr(key, reason, hint string) *ConfigError {
 	return &ConfigError{Setting: settingPrefix + key, Reason: reason, Hint: hint}
+}
+
+// configErrCause is configErr with the underlying error err.
+func configErrCause(key, reason string, err error, hint string) *ConfigError {
+	return &ConfigError{Setting: settingPrefix + key, Reason: reason, Hint: hint, Err: err}
 }
 
 const settingPrefix = "sink.cloudsearch."

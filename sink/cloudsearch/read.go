@@ -107,12 +107,13 @@ func (s *Store) selectFields() string {
 }
 
 // scan reads every document matching filter (at most limit, 0 for all)
-// and calls fn for each; an error from fn stops it. It pages by key when
+// and calls fn for each with its key (the idFieldKey field, checked to be
+// a string) and the document; an error from fn stops it. It pages by key when
 // the index's key field is sortable (scanByKey), as on every index Sluice
 // creates, and with skip when it is not (scanBySkip), as on the indexes
 // LlamaIndex's Python store creates, which reach 101,000 documents at
 // most.
-func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
+func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn func(key string, doc map[string]any) error) error {
 	sortable, err := s.keySortable(ctx)
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func (s *Store) scan(ctx context.Context, op, filter, sel string, limit int, fn 
 // many there are. Sluice creates its key sortable explicitly (it is the
 // only sortable field), and indexes left to the service's default have one
 // too (single-valued simple fields are sortable unless turned off).
-func (s *Store) scanByKey(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
+func (s *Store) scanByKey(ctx context.Context, op, filter, sel string, limit int, fn func(key string, doc map[string]any) error) error {
 	key := s.cfg.IDFieldKey
 	seen, last := 0, ""
 	for limit == 0 || seen < limit {
@@ -152,7 +153,7 @@ func (s *Store) scanByKey(ctx context.Context, op, filter, sel string, limit int
 				return s.noKeyError(op)
 			}
 			last = k
-			if err := fn(d); err != nil {
+			if err := fn(k, d); err != nil {
 				return err
 			}
 		}
@@ -187,7 +188,7 @@ func (s *Store) noKeyError(op string) error {
 // maxScanPasses times in all, then fails with a *ScanLimitError rather
 // than return part of the documents for all of them. Documents written
 // while it reads may be missed, as with scanByKey.
-func (s *Store) scanBySkip(ctx context.Context, op, filter, sel string, limit int, fn func(map[string]any) error) error {
+func (s *Store) scanBySkip(ctx context.Context, op, filter, sel string, limit int, fn func(key string, doc map[string]any) error) error {
 	key := s.cfg.IDFieldKey
 	session := "sluice-" + rand.Text()
 	matches := -1
@@ -228,7 +229,7 @@ func (s *Store) scanBySkip(ctx context.Context, op, filter, sel string, limit in
 					continue
 				}
 				done[k] = true
-				if err := fn(d); err != nil {
+				if err := fn(k, d); err != nil {
 					return err
 				}
 				if limit > 0 && len(done) >= limit {
@@ -275,8 +276,8 @@ func (s *Store) Delete(ctx context.Context, refDocID string) error {
 	}
 	if !sortable {
 		var keys []string
-		err := s.scanBySkip(ctx, op, filter, key, 0, func(d map[string]any) error {
-			keys = append(keys, d[key].(string))
+		err := s.scanBySkip(ctx, op, filter, key, 0, func(k string, _ map[string]any) error {
+			keys = append(keys, k)
 			return nil
 		})
 		if err != nil {
@@ -285,8 +286,8 @@ func (s *Store) Delete(ctx context.Context, refDocID string) error {
 		return s.DeleteNodes(ctx, keys)
 	}
 	keys := make([]string, 0, maxPageSize)
-	err = s.scanByKey(ctx, op, filter, key, 0, func(d map[string]any) error {
-		if keys = append(keys, d[key].(string)); len(keys) < maxPageSize {
+	err = s.scanByKey(ctx, op, filter, key, 0, func(k string, _ map[string]any) error {
+		if keys = append(keys, k); len(keys) < maxPageSize {
 			return nil
 		}
 		err := s.DeleteNodes(ctx, keys)
@@ -331,7 +332,7 @@ func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.Metada
 				break
 			}
 		}
-		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(d map[string]any) error {
+		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(_ string, d map[string]any) error {
 			n := s.cfg.fromDocument(d)
 			if !seen[n.ID] {
 				seen[n.ID] = true

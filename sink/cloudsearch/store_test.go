@@ -10,13 +10,13 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/sluice-dev/sluice/internal/testenv"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
@@ -43,18 +43,10 @@ func haveSpec(t testing.TB) bool {
 			break
 		}
 	}
-	if err != nil && inCI() {
+	if err != nil && testenv.InCI() {
 		t.Fatalf("official swagger not found at %s, and CI is set: CI must check out shared/ beside the repository: %v", specDir, err)
 	}
 	return err == nil
-}
-
-// inCI reports whether the tests run in CI: the CI variable is set to
-// anything but a false value ("false", "0").
-func inCI() bool {
-	v := os.Getenv("CI")
-	b, err := strconv.ParseBool(v)
-	return v != "" && (err != nil || b)
 }
 
 // specOrNone returns specDir when the official swagger is there, for the

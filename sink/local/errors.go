@@ -5,8 +5,7 @@ import (
 	"errors"
 	"strconv"
 
-	sqlite3 "modernc.org/sqlite/lib"
-
+	"github.com/sluice-dev/sluice/internal/sqlitefault"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -105,7 +104,7 @@ func (e *FileError) Error() string {
 	}
 	head := "local: " + where + ": " + e.Err.Error() + "; "
 	switch {
-	case e.Kind == ErrDamaged && sqliteCode(e.Err) == sqlite3.SQLITE_NOTADB:
+	case e.Kind == ErrDamaged && sqlitefault.NotADatabase(e.Err):
 		// Maybe another file named by mistake: not to be deleted blindly.
 		return head + e.Path + " (sink.local.path) is damaged or not a SQLite database: " +
 			"if it is the store, delete it (`sluice index delete`) and run with --full; otherwise set sink.local.path to a new file"
@@ -119,13 +118,14 @@ func (e *FileError) Error() string {
 // Unwrap returns Kind and Err.
 func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
-// fileFault classifies a database error: ErrAccess for permissions,
-// ErrDamaged for a damaged file, nil for anything else.
+// fileFault classifies a database error (see sqlitefault.Classify):
+// ErrAccess for permissions, ErrDamaged for a damaged file, nil for
+// anything else.
 func fileFault(err error) error {
-	switch sqliteCode(err) {
-	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+	switch sqlitefault.Classify(err) {
+	case sqlitefault.Access:
 		return ErrAccess
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	case sqlitefault.Damaged:
 		return ErrDamaged
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -255,20 +255,6 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.dims.Store(int64(dims))
 	return nil
-}
-
-// sqliteCoder is implemented by the driver's errors (*sqlite.Error).
-type sqliteCoder interface{ Code() int }
-
-var _ sqliteCoder = (*sqlite.Error)(nil)
-
-// sqliteCode returns the primary SQLite result code of err, or 0.
-func sqliteCode(err error) int {
-	var se sqliteCoder
-	if errors.As(err, &se) {
-		return se.Code() & 0xff
-	}
-	return 0
 }
 
 type querier interface {

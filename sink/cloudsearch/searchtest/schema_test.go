@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
 
 // specDir is where CI and the dev machine keep the official definitions,
@@ -21,19 +22,11 @@ const specDir = "../../../../shared/azure-search-spec/2024-07-01"
 func needSpec(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(specDir, "searchindex.json")); err != nil {
-		if inCI() {
+		if testenv.InCI() {
 			t.Fatalf("official REST definitions not found at %s, and CI is set: CI must check out shared/ beside the repository: %v", specDir, err)
 		}
 		t.Skipf("official REST definitions not found at %s (clone shared/ beside the repository): %v", specDir, err)
 	}
-}
-
-// inCI reports whether the tests run in CI: the CI variable is set to
-// anything but a false value ("false", "0").
-func inCI() bool {
-	v := os.Getenv("CI")
-	b, err := strconv.ParseBool(v)
-	return v != "" && (err != nil || b)
 }
 
 func loadTestSchemas(t *testing.T) *schemaSet {

@@ -4,28 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
 
 const specFile = "../../../../../shared/azure-search-spec/2024-07-01/searchservice.json"
-
-// inCI reports whether the tests run in CI, which always has the official
-// definitions: the CI variable is set to anything but a false value
-// ("false", "0").
-func inCI() bool {
-	v := os.Getenv("CI")
-	b, err := strconv.ParseBool(v)
-	return v != "" && (err != nil || b)
-}
 
 // TestAnalyzerTableMatchesSpec checks that lexical_analyzers.go is the
 // LexicalAnalyzerName enum of the official definitions, value for value.
 func TestAnalyzerTableMatchesSpec(t *testing.T) {
 	raw, err := os.ReadFile(specFile)
 	if err != nil {
-		if inCI() {
+		if testenv.InCI() {
 			t.Fatalf("official swagger not found at %s, and CI is set: CI must check out shared/ beside the repository: %v", specFile, err)
 		}
 		t.Skipf("official swagger not found at %s (clone shared/ beside the repository): %v", specFile, err)

@@ -1,0 +1,41 @@
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestWriteErrorMessageIsDeterministic checks that the node a WriteError
+// names is the same every time (the smallest id), not whichever one map
+// iteration happens to visit first.
+func TestWriteErrorMessageIsDeterministic(t *testing.T) {
+	many := map[string]error{}
+	for i := range 20 {
+		many[fmt.Sprintf("node-%02d", 19-i)] = fmt.Errorf("reason %d", 19-i)
+	}
+	tests := []struct {
+		name   string
+		failed map[string]error
+		want   string
+	}{
+		{"none", nil, "sink: write failed"},
+		{"one", map[string]error{"a": errors.New("boom")}, "sink: node a not written: boom"},
+		{"two", map[string]error{"b": errors.New("second"), "a": errors.New("first")}, "sink: 2 nodes not written, e.g. a: first"},
+		{"many", many, "sink: 20 nodes not written, e.g. node-00: reason 0"},
+		{"nil reason", map[string]error{"a": nil}, "sink: node a not written: <nil>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &WriteError{Failed: tt.failed}
+			for range 100 { // map iteration order changes from one range to the next
+				if got := e.Error(); got != tt.want {
+					t.Fatalf("Error() = %q, want %q", got, tt.want)
+				}
+			}
+			if !errors.Is(e, ErrWrite) {
+				t.Errorf("errors.Is(%v, ErrWrite) = false", e)
+			}
+		})
+	}
+}

@@ -202,7 +202,7 @@ func dsn(path string) string {
 	q.Set("_txlock", "immediate")
 	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
 	q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "synchronous(FULL)")
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 

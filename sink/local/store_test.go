@@ -654,3 +654,30 @@ func TestFailedTransactionIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitsAreDurable: every connection of the store commits with
+// synchronous=FULL (2), so a commit survives a power failure, as Add
+// promises; with NORMAL the manifest could outlive the nodes it records.
+func TestCommitsAreDurable(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	// Two connections at once: the setting must be every connection's.
+	var conns []*sql.Conn
+	for range 2 {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var mode int
+		if err := c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode != 2 {
+			t.Errorf("connection %d: synchronous = %d, want 2 (FULL)", i, mode)
+		}
+	}
+}

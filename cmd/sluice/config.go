@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/watch"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
@@ -169,8 +170,8 @@ func (c *Config) Validate() error {
 	if c.Pipeline.MemoryBudgetMB < 1 {
 		return fmt.Errorf("pipeline.memoryBudgetMB is %d; it must be at least 1 (default 64)", c.Pipeline.MemoryBudgetMB)
 	}
-	if c.Pipeline.SplitConcurrency < 0 {
-		return fmt.Errorf("pipeline.splitConcurrency is %d; it must be 0 (one per core) or more", c.Pipeline.SplitConcurrency)
+	if n := c.Pipeline.SplitConcurrency; n < 0 || n > pipeline.MaxSplitConcurrency {
+		return fmt.Errorf("pipeline.splitConcurrency is %d; it must be between 1 and %d, or 0 (one per core)", n, pipeline.MaxSplitConcurrency)
 	}
 	return nil
 }

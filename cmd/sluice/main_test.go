@@ -80,6 +80,7 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"empty state path", "state:\n  path: \"\"\n", "state.path is empty"},
 		{"rate limit below zero", "embedder:\n  requestsPerMinute: -1\n", "0 means unlimited"},
 		{"split concurrency too large", "pipeline:\n  splitConcurrency: 1000000000000\n", "pipeline.splitConcurrency"},
+		{"split concurrency just too large", "pipeline:\n  splitConcurrency: 1025\n", "c.yaml: pipeline.splitConcurrency is 1025; it must be between 1 and 1024"},
 		{"batch size too large", "embedder:\n  batchSize: 9223372036854775807\n", "embedder.batchSize"},
 	}
 	for _, tt := range tests {

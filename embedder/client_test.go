@@ -600,3 +600,43 @@ func TestAzureOpenAI(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenCounter: WithTokenCounter replaces the built-in tokenizer for
+// inputs without a count: its counts decide the input cap and are what the
+// client reports sending, and its errors stop the call before any request.
+func TestTokenCounter(t *testing.T) {
+	t.Setenv("SLUICE_TEST_KEY", testKey)
+	srv, url := embedtest.Start(t, embedtest.Options{Key: testKey, Dimensions: 32})
+	cfg := embedder.Config{Provider: "openai", BaseURL: url + "/v1", Model: "test-model", Dimensions: 32,
+		APIKeyEnv: "SLUICE_TEST_KEY", MaxTokensPerInput: 10}
+	fastRetries(&cfg)
+	bytesCount := func(s string) (int, error) {
+		if s == "bad" {
+			return 0, errors.New("cannot count")
+		}
+		return len(s), nil // one token per byte
+	}
+	c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(testHTTPClient(t)), embedder.WithTokenCounter(bytesCount))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// "two words" is 2 cl100k_base tokens but 9 by the counter: within the cap.
+	if _, err := c.Embed(ctx, embedder.Texts("two words")); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Stats(); st.TokensSent != 9 {
+		t.Errorf("TokensSent = %d, want the counter's 9", st.TokensSent)
+	}
+	var tl *embedder.InputTooLargeError
+	if _, err := c.Embed(ctx, embedder.Texts("eleven byte")); !errors.As(err, &tl) || tl.Tokens != 11 {
+		t.Errorf("Embed of an 11-byte text with a cap of 10 = %v, want *InputTooLargeError of 11 tokens", err)
+	}
+	before := srv.Stats().Requests
+	if _, err := c.Embed(ctx, embedder.Texts("bad")); err == nil || !strings.Contains(err.Error(), "cannot count") {
+		t.Errorf("Embed with a failing counter = %v, want its error", err)
+	}
+	if srv.Stats().Requests != before {
+		t.Error("a request was sent although counting failed")
+	}
+}

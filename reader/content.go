@@ -145,11 +145,11 @@ func (c *Content) Read(p []byte) (int, error) {
 func (c *Content) fill() error {
 	// Keep the incomplete character left over from the last block.
 	k := copy(c.buf, c.buf[c.w:c.w+c.carry])
-	min := 1
+	atLeast := 1
 	if c.first {
-		min = sniffLen
+		atLeast = sniffLen
 	}
-	n, err := io.ReadAtLeast(c.src, c.buf[k:], min)
+	n, err := io.ReadAtLeast(c.src, c.buf[k:], atLeast)
 	c.h.Write(c.buf[k : k+n])
 	c.raw += int64(n)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/bench"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/splitter"
 )
 
@@ -23,6 +25,10 @@ const (
 	benchSinkDiscard    = "discard"
 	benchSinkConfigured = "configured"
 )
+
+// benchScratchSuffix is appended to sink.cloudsearch.indexName to name the
+// scratch index that `bench --sink configured` writes to.
+const benchScratchSuffix = "-sluice-bench"
 
 type benchFlags struct {
 	opts      bench.Options
@@ -33,8 +39,9 @@ type benchFlags struct {
 	sink      string
 	inProcess bool
 	// Hidden: set when the command is a child measuring one trial.
-	trial  string
-	simURL string
+	trial       string
+	simURL      string
+	scratchPath string // the scratch local store of --sink configured
 }
 
 // benchCommand is `sluice bench`: it runs the pipeline once per batch size
@@ -47,23 +54,31 @@ func (a *app) benchCommand() *cobra.Command {
 		Long: "Run the real pipeline over a folder (DIR overrides source.dir) once per batch size and concurrency,\n" +
 			"against the configured embedder or, with --simulate, a built-in simulated provider whose latency is a\n" +
 			"base plus a cost per token and whose RPM/TPM quota answers 429 like a real one. Each configuration\n" +
-			"warms up, then measures chunks/s, tokens/s, quota use, p50/p95 request latency, 429s, retries and\n" +
-			"peak RSS, in a process of its own. Prints a table with the winner marked (or --json lines) and\n" +
-			"writes bench.csv and bench.svg (throughput against batch size) to --out.",
+			"warms up (against a quota, at least until the quota's burst allowance is spent), then measures\n" +
+			"chunks/s, tokens/s, quota use, p50/p95 request latency, 429s, retries and peak RSS, in a process of\n" +
+			"its own. Prints a table with the winner marked (or --json lines) and writes bench.csv and bench.svg\n" +
+			"(throughput against batch size) to --out.\n\n" +
+			"The configured index is never written to. By default the vectors are discarded (--sink discard);\n" +
+			"--sink configured also measures writing, to a scratch index of the configured kind and settings: a\n" +
+			"local store in a temporary folder, or the Cloud AI Search index <indexName>" + benchScratchSuffix + ", created\n" +
+			"for the benchmark and deleted after it.\n\n" +
+			"Exit codes: 0 every configuration was measured; 1 some or all failed (the others are still printed\n" +
+			"and written), or the benchmark was interrupted (what was measured is printed and written, marked\n" +
+			"partial); 2 a usage or configuration error, found before anything is measured.",
 		Args: positionalArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.bench(cmd, args, &f) },
 	}
 	fl := cmd.Flags()
-	fl.IntSliceVar(&f.opts.BatchSizes, "batch-sizes", bench.DefaultBatchSizes, "comma-separated batch sizes (chunks per request) to try")
-	fl.IntSliceVar(&f.opts.Concurrencies, "concurrency", bench.DefaultConcurrencies, "comma-separated numbers of requests in flight to try")
-	fl.StringVar(&f.out, "out", filepath.Join(".sluice", "bench"), "write bench.csv and bench.svg to `DIR`")
+	fl.IntSliceVar(&f.opts.BatchSizes, "batch-sizes", bench.DefaultBatchSizes, "comma-separated batch sizes (chunks per request) to try, each allowed by embedder.batchSize's limits")
+	fl.IntSliceVar(&f.opts.Concurrencies, "concurrency", bench.DefaultConcurrencies, "comma-separated numbers of requests in flight to try, each allowed by embedder.concurrency's limits")
+	fl.StringVar(&f.out, "out", filepath.Join(".sluice", "bench"), "write bench.csv and bench.svg to `DIR` (created, and checked before measuring)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per configuration instead of the table")
-	fl.StringVar(&f.sink, "sink", "", "where nodes go: discard or configured (default: discard with --simulate, else configured)")
-	fl.DurationVar(&f.opts.Warmup, "warmup", bench.DefaultWarmup, "run and discard this long before measuring each configuration")
-	fl.DurationVar(&f.opts.Duration, "duration", bench.DefaultDuration, "shortest measured window per configuration")
+	fl.StringVar(&f.sink, "sink", benchSinkDiscard, "where nodes go: discard (measure embedding alone), or configured (also measure writing, to a scratch index of the configured kind and settings, deleted afterwards; the configured index is never touched)")
+	fl.DurationVar(&f.opts.Warmup, "warmup", bench.DefaultWarmup, "run and discard this long before measuring each configuration (0s: none; against a quota, raised to its burst window)")
+	fl.DurationVar(&f.opts.Duration, "duration", bench.DefaultDuration, "shortest measured window per configuration (more than 0s)")
 	fl.DurationVar(&f.opts.MaxDuration, "max-duration", bench.DefaultMaxDuration, "longest measured window, when --min-requests takes long to reach")
-	fl.IntVar(&f.opts.MinRequests, "min-requests", bench.DefaultMinRequests, "fewest embedding requests per measured window, for stable medians")
-	fl.DurationVar(&f.opts.Cooldown, "cooldown", bench.DefaultCooldown, "pause before each configuration against a quota, so that it refills")
+	fl.IntVar(&f.opts.MinRequests, "min-requests", bench.DefaultMinRequests, "fewest embedding requests per measured window, for stable medians (1 or more)")
+	fl.DurationVar(&f.opts.Cooldown, "cooldown", bench.DefaultCooldown, "pause before each configuration against a quota, so that it refills (0s: none)")
 	fl.BoolVar(&f.inProcess, "in-process", false, "measure in this process instead of one process per configuration (peak RSS is then the running peak)")
 	fl.BoolVar(&f.simulate, "simulate", false, "benchmark against the built-in simulated provider instead of the configured embedder")
 	fl.DurationVar(&f.sim.Latency, "sim-latency", 100*time.Millisecond, "simulated base latency of a request")
@@ -72,12 +87,14 @@ func (a *app) benchCommand() *cobra.Command {
 	fl.IntVar(&f.sim.TPM, "sim-tpm", 0, "simulated tokens-per-minute quota (0: unlimited)")
 	fl.StringVar(&f.trial, "trial", "", "measure only this BATCHxCONCURRENCY and print its JSON result (used by bench itself)")
 	fl.StringVar(&f.simURL, "sim-url", "", "base URL of a running simulated provider (used by bench itself)")
+	fl.StringVar(&f.scratchPath, "scratch-path", "", "the scratch local store of --sink configured (used by bench itself)")
 	_ = fl.MarkHidden("trial")
 	_ = fl.MarkHidden("sim-url")
+	_ = fl.MarkHidden("scratch-path")
 	return cmd
 }
 
-func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
+func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error) {
 	ctx := cmd.Context()
 	cfg, err := a.configForDir(args, nil, nil)
 	if err != nil {
@@ -89,9 +106,11 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
 	}
-
-	emb := cfg.Embedder
-	tpm := emb.TokensPerMinute
+	scratchCfg, err := benchPreflight(ctx, cfg, f)
+	if err != nil {
+		return err
+	}
+	emb, tpm := cfg.Embedder, cfg.Embedder.TokensPerMinute
 	if f.simulate {
 		sim, err := bench.StartSimulator(f.sim, emb.Dimensions)
 		if err != nil {
@@ -103,31 +122,20 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
 		fmt.Fprintf(a.stderr, "bench: simulated provider at %s (latency %s + %s/token, rpm %d, tpm %d)\n",
 			f.simURL, f.sim.Latency, f.sim.TokenLatency, f.sim.RPM, f.sim.TPM)
 	}
-	if err := checkBatchSizes(emb, f.opts.BatchSizes); err != nil {
-		return err
-	}
-	var m bench.Measurer
-	if f.inProcess {
-		h, err := a.benchHarness(ctx, cfg, emb, tpm, f)
+	if f.sink == benchSinkConfigured {
+		cleanup, err := a.openBenchScratch(ctx, &scratchCfg, f)
 		if err != nil {
 			return err
 		}
-		m = h
-	} else {
-		if _, err := bench.Corpus(ctx, cfg.Source); err != nil {
-			return usagef("%v", err)
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("bench: finding the sluice binary to run each configuration in (or use --in-process): %w", err)
-		}
-		m = bench.Exec{Command: func(ctx context.Context, t bench.Trial) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, a.trialArgs(cfg.Source.Dir, t, f)...)
-		}}
+		defer func() { err = errors.Join(err, cleanup()) }()
+	}
+	m, err := a.benchMeasurer(ctx, cfg, scratchCfg, emb, tpm, f)
+	if err != nil {
+		return err
 	}
 
 	trials := f.opts.Trials()
-	fmt.Fprintf(a.stderr, "bench: %d configurations over %s, about %s each\n", len(trials), cfg.Source.Dir, f.opts.Cooldown+f.opts.Warmup+f.opts.Duration)
+	a.benchAnnounce(len(trials), cfg.Source.Dir, emb, tpm, f)
 	results, runErr := bench.Run(ctx, m, trials, func(r bench.Result) {
 		if r.Error != "" {
 			fmt.Fprintf(a.stderr, "bench: %s failed: %s\n", r.Trial(), r.Error)
@@ -135,35 +143,182 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) error {
 		}
 		fmt.Fprintf(a.stderr, "bench: %s: %.0f tokens/s, %.1f chunks/s, %d throttled, p95 %.0f ms\n", r.Trial(), r.TokensPerS, r.ChunksPerS, r.HTTP429, r.P95Ms)
 	})
+	var render []bench.RenderOption
+	if runErr != nil {
+		render = append(render, bench.Interrupted(len(trials)))
+	}
 	if len(results) > 0 {
-		if err := a.writeBenchResults(results, f); err != nil {
-			return err
+		if err := a.writeBenchResults(results, f, render...); err != nil {
+			return errors.Join(runErr, err)
 		}
 	}
+	return benchOutcome(results, runErr, f.out)
+}
+
+// benchPreflight checks, before anything is started or measured, what
+// would otherwise fail only later (each a usage error, exit 2): the
+// scratch index's name, every batch size and concurrency against the
+// embedder's limits, the corpus, and the --out folder, which it creates.
+// It returns cfg with the scratch sink of --sink configured (see
+// benchScratchConfig).
+func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, error) {
+	scratchCfg, err := benchScratchConfig(cfg, f)
+	if err != nil {
+		return cfg, err
+	}
+	emb := cfg.Embedder
+	if f.simulate { // its URL is not known yet; any URL validates the same
+		emb = bench.SimulatedEmbedder(emb, "http://127.0.0.1/v1", f.sim)
+	}
+	if err := checkTrialLimits(emb, f.opts); err != nil {
+		return cfg, err
+	}
+	if !f.inProcess { // the in-process harness lists the corpus itself
+		if _, err := bench.Corpus(ctx, cfg.Source); err != nil {
+			return cfg, usagef("%v", err)
+		}
+	}
+	return scratchCfg, checkBenchOut(f.out)
+}
+
+// benchMeasurer returns what measures each trial: a child process running
+// `sluice bench --trial`, or with --in-process a harness over scratchCfg.
+func (a *app) benchMeasurer(ctx context.Context, cfg, scratchCfg Config, emb embedder.Config, tpm int, f *benchFlags) (bench.Measurer, error) {
+	if f.inProcess {
+		return a.benchHarness(ctx, scratchCfg, emb, tpm, f)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("bench: finding the sluice binary to run each configuration in (or use --in-process): %w", err)
+	}
+	return bench.Exec{Command: func(ctx context.Context, t bench.Trial) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, a.trialArgs(cfg.Source.Dir, t, f)...)
+	}}, nil
+}
+
+// benchOutcome is the error a benchmark ends with once its results are
+// printed and written (each exit 1): runErr, when it was interrupted;
+// every configuration failed; or N of M configurations failed. It is nil
+// when every configuration was measured.
+func benchOutcome(results []bench.Result, runErr error, out string) error {
 	if runErr != nil {
+		if len(results) > 0 {
+			return fmt.Errorf("%w; what was measured is printed above and written to %s, marked partial, with no recommendation", runErr, out)
+		}
 		return runErr
 	}
-	if bench.Pick(results) < 0 {
+	failed := 0
+	for _, r := range results {
+		if r.Error != "" {
+			failed++
+		}
+	}
+	switch {
+	case failed == len(results):
 		return errors.New("bench: every configuration failed; the error of each is printed above and in the error column of bench.csv")
+	case failed > 0:
+		return fmt.Errorf("bench: %d of %d configurations failed; the error of each is printed above and in the error column of %s, and the recommendation is among the others only",
+			failed, len(results), filepath.Join(out, "bench.csv"))
 	}
 	return nil
 }
 
-// checkBatchSizes refuses batch sizes the embedder's request cap forbids.
-func checkBatchSizes(emb embedder.Config, sizes []int) error {
-	emb.ApplyDefaults()
-	if emb.Local() {
-		return nil
+// benchAnnounce prints what the benchmark will do and roughly how long
+// each configuration takes.
+func (a *app) benchAnnounce(n int, dir string, emb embedder.Config, tpm int, f *benchFlags) {
+	if w := f.opts.WarmupFor(emb, tpm); w > max(f.opts.Warmup, 0) {
+		fmt.Fprintf(a.stderr, "bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent\n",
+			max(f.opts.Warmup, 0), w)
 	}
-	for _, b := range sizes {
-		if b > emb.MaxInputsPerRequest {
-			return usagef("--batch-sizes: %d is above embedder.maxInputsPerRequest (%d); drop it or raise that setting if the provider allows", b, emb.MaxInputsPerRequest)
+	typical, most := f.opts.Estimate(emb, tpm)
+	each := "about " + roundDuration(typical) + " each"
+	if most > typical {
+		each += fmt.Sprintf(", up to %s when --min-requests (%d) needs a longer window", roundDuration(most), f.opts.MinRequests)
+	}
+	fmt.Fprintf(a.stderr, "bench: %s over %s, %s\n", plural(n, "configuration", "configurations"), dir, each)
+}
+
+// roundDuration prints d to a tenth of a second, or to the millisecond
+// below a second.
+func roundDuration(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// checkTrialLimits refuses, before anything is measured, every batch size
+// and concurrency the embedder would refuse: embedder.Config.Validate with
+// the value as embedder.batchSize or embedder.concurrency (1 to
+// embedder.MaxBatchSize inputs and 1 to embedder.MaxConcurrency requests
+// for every provider, and for the HTTP providers no more inputs than
+// embedder.maxInputsPerRequest).
+func checkTrialLimits(emb embedder.Config, opts bench.Options) error {
+	if err := emb.Validate(); err != nil {
+		return err // exit 2: embedder.ErrConfig
+	}
+	for _, l := range []struct {
+		flag, setting string
+		vals          []int
+		set           func(*embedder.Config, int)
+	}{
+		{"--batch-sizes", "embedder.batchSize", opts.BatchSizes, func(c *embedder.Config, v int) { c.BatchSize = v }},
+		{"--concurrency", "embedder.concurrency", opts.Concurrencies, func(c *embedder.Config, v int) { c.Concurrency = v }},
+	} {
+		for _, v := range l.vals {
+			c := emb
+			l.set(&c, v)
+			if err := c.Validate(); err != nil {
+				return usagef("%s: %d is tried as %s, which the embedder configuration refuses (%v); drop it from %s", l.flag, v, l.setting, err, l.flag)
+			}
 		}
 	}
 	return nil
+}
+
+// checkBenchOut creates the --out folder and checks that files can be
+// written in it, so that a benchmark does not measure for minutes only to
+// fail at the end.
+func checkBenchOut(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--out %s cannot be created: %v; name a folder you may write to", dir, unwrapPathError(err))
+	}
+	probe, err := os.CreateTemp(dir, ".sluice-bench-probe-*")
+	if err != nil {
+		return usagef("--out %s cannot be written: %v; name a folder you may write to", dir, unwrapPathError(err))
+	}
+	name := probe.Name()
+	return errors.Join(probe.Close(), os.Remove(name))
+}
+
+// unwrapPathError returns the cause of a *fs.PathError, whose path the
+// message names already.
+func unwrapPathError(err error) error {
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		return perr.Err
+	}
+	return err
 }
 
 func (f *benchFlags) validate() error {
+	switch {
+	case f.opts.Warmup < 0:
+		return usagef("--warmup is %s; use 0s for no warm-up, or a duration such as %s", f.opts.Warmup, bench.DefaultWarmup)
+	case f.opts.Cooldown < 0:
+		return usagef("--cooldown is %s; use 0s for no cool-down, or a duration such as %s", f.opts.Cooldown, bench.DefaultCooldown)
+	case f.opts.Duration <= 0:
+		return usagef("--duration is %s; the measured window must be longer than 0s, such as %s", f.opts.Duration, bench.DefaultDuration)
+	case f.opts.MinRequests < 1:
+		return usagef("--min-requests is %d; a measured window needs at least 1 request for its latencies (default %d)", f.opts.MinRequests, bench.DefaultMinRequests)
+	}
+	// The flags carry the defaults, so 0s here was given: it means none.
+	if f.opts.Warmup == 0 {
+		f.opts.Warmup = bench.None
+	}
+	if f.opts.Cooldown == 0 {
+		f.opts.Cooldown = bench.None
+	}
 	if err := f.opts.Validate(); err != nil {
 		return &usageError{err}
 	}
@@ -171,11 +326,6 @@ func (f *benchFlags) validate() error {
 		return &usageError{err}
 	}
 	switch f.sink {
-	case "":
-		f.sink = benchSinkConfigured
-		if f.simulate || f.simURL != "" {
-			f.sink = benchSinkDiscard
-		}
 	case benchSinkDiscard, benchSinkConfigured:
 	default:
 		return usagef("--sink is %q; use discard or configured", f.sink)
@@ -188,12 +338,15 @@ func (f *benchFlags) validate() error {
 	return nil
 }
 
+// flagDuration formats d as a duration flag: 0s for bench.None.
+func flagDuration(d time.Duration) string { return max(d, 0).String() }
+
 // trialArgs are the arguments of the child that measures t.
 func (a *app) trialArgs(dir string, t bench.Trial, f *benchFlags) []string {
 	args := []string{"bench", dir, "--trial", t.String(), "--sink", f.sink,
-		"--warmup", f.opts.Warmup.String(), "--duration", f.opts.Duration.String(),
+		"--warmup", flagDuration(f.opts.Warmup), "--duration", f.opts.Duration.String(),
 		"--max-duration", f.opts.MaxDuration.String(), "--min-requests", strconv.Itoa(f.opts.MinRequests),
-		"--cooldown", f.opts.Cooldown.String()}
+		"--cooldown", flagDuration(f.opts.Cooldown)}
 	if a.configPath != "" {
 		args = append(args, "--config", a.configPath)
 	}
@@ -203,12 +356,87 @@ func (a *app) trialArgs(dir string, t bench.Trial, f *benchFlags) []string {
 	if f.simURL != "" {
 		args = append(args, "--sim-url", f.simURL, "--sim-rpm", strconv.Itoa(f.sim.RPM), "--sim-tpm", strconv.Itoa(f.sim.TPM))
 	}
+	if f.scratchPath != "" {
+		args = append(args, "--scratch-path", f.scratchPath)
+	}
 	return args
+}
+
+// benchScratchConfig returns cfg with its sink replaced by the scratch
+// index that --sink configured writes to, so that a benchmark never touches
+// the configured index: for Cloud AI Search the index
+// <indexName>-sluice-bench (created if missing), for the local store the
+// file --scratch-path names (set by openBenchScratch in the parent, passed
+// to each trial's child). With --sink discard cfg is returned unchanged:
+// its sink is never opened.
+func benchScratchConfig(cfg Config, f *benchFlags) (Config, error) {
+	if f.sink != benchSinkConfigured {
+		return cfg, nil
+	}
+	if cfg.Sink.Type == "cloudsearch" {
+		cs := cfg.Sink.CloudSearch
+		cs.IndexName += benchScratchSuffix
+		cs.IndexManagement = cloudsearch.CreateIfNotExists
+		if err := cs.Validate(); err != nil {
+			return cfg, usagef("--sink configured benchmarks a scratch index named after sink.cloudsearch.indexName, %q, which the service would refuse (%v); shorten sink.cloudsearch.indexName to at most %d characters",
+				cs.IndexName, err, 128-len(benchScratchSuffix))
+		}
+		cfg.Sink.CloudSearch = cs
+		return cfg, nil
+	}
+	if f.trial != "" && f.scratchPath == "" {
+		return cfg, usagef("--sink configured in a trial process needs --scratch-path, the scratch store sluice bench creates; run sluice bench without --trial")
+	}
+	cfg.Sink.Local.Path = f.scratchPath // "" in the parent until openBenchScratch
+	return cfg, nil
+}
+
+// openBenchScratch creates the scratch index of --sink configured in the
+// parent process and returns the function that removes it: for the local
+// store a temporary folder (the store file in it is created by the first
+// trial), whose path goes to the children as --scratch-path; for Cloud AI
+// Search the index <indexName>-sluice-bench, created now if missing and
+// deleted at the end.
+func (a *app) openBenchScratch(ctx context.Context, cfg *Config, f *benchFlags) (func() error, error) {
+	if cfg.Sink.Type == "cloudsearch" {
+		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log))
+		if err != nil {
+			return nil, fmt.Errorf("bench: creating the scratch index %s: %w", cfg.Sink.CloudSearch.IndexName, err)
+		}
+		fmt.Fprintf(a.stderr, "bench: writing to the scratch index %s, deleted at the end\n", cfg.Sink.CloudSearch.IndexName)
+		return func() error {
+			// Delete it even after Ctrl-C, within a bound.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := s.DeleteIndex(dctx); err != nil {
+				return fmt.Errorf("bench: deleting the scratch index %s: %w; delete it with `sluice index delete` and a config whose sink.cloudsearch.indexName is %s",
+					cfg.Sink.CloudSearch.IndexName, err, cfg.Sink.CloudSearch.IndexName)
+			}
+			return nil
+		}, nil
+	}
+	dir, err := os.MkdirTemp("", "sluice-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("bench: creating the scratch store's temporary folder (set TMPDIR to a writable folder): %w", err)
+	}
+	f.scratchPath = filepath.Join(dir, "index.db")
+	cfg.Sink.Local.Path = f.scratchPath
+	fmt.Fprintf(a.stderr, "bench: writing to the scratch local store %s, removed at the end\n", f.scratchPath)
+	return func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("bench: removing the scratch store %s: %w", dir, err)
+		}
+		return nil
+	}, nil
 }
 
 // benchTrial is the child: it measures one trial and prints its result.
 func (a *app) benchTrial(ctx context.Context, cfg Config, f *benchFlags) error {
 	t, _ := bench.ParseTrial(f.trial) // checked by validate
+	cfg, err := benchScratchConfig(cfg, f)
+	if err != nil {
+		return err
+	}
 	emb, tpm := cfg.Embedder, cfg.Embedder.TokensPerMinute
 	if f.simURL != "" {
 		emb, tpm = bench.SimulatedEmbedder(emb, f.simURL, f.sim), f.sim.TPM
@@ -224,7 +452,9 @@ func (a *app) benchTrial(ctx context.Context, cfg Config, f *benchFlags) error {
 	return bench.WriteResult(a.stdout, r)
 }
 
-// benchHarness measures trials over cfg's corpus in this process.
+// benchHarness measures trials over cfg's corpus in this process. With
+// --sink configured, cfg's sink must be the scratch index of
+// benchScratchConfig.
 func (a *app) benchHarness(ctx context.Context, cfg Config, emb embedder.Config, tpm int, f *benchFlags) (*bench.Harness, error) {
 	files, err := bench.Corpus(ctx, cfg.Source)
 	if err != nil {
@@ -258,13 +488,14 @@ func (a *app) benchHarness(ctx context.Context, cfg Config, emb embedder.Config,
 	return h, nil
 }
 
-// writeBenchResults prints the results and writes the CSV and the chart.
-func (a *app) writeBenchResults(results []bench.Result, f *benchFlags) error {
+// writeBenchResults prints the results and writes the CSV and the chart;
+// render marks the results of an interrupted benchmark.
+func (a *app) writeBenchResults(results []bench.Result, f *benchFlags, render ...bench.RenderOption) error {
 	var err error
 	if f.json {
-		err = bench.WriteJSON(a.stdout, results)
+		err = bench.WriteJSON(a.stdout, results, render...)
 	} else {
-		err = bench.WriteTable(a.stdout, results)
+		err = bench.WriteTable(a.stdout, results, render...)
 	}
 	if err != nil {
 		return err
@@ -273,11 +504,11 @@ func (a *app) writeBenchResults(results []bench.Result, f *benchFlags) error {
 		return fmt.Errorf("bench: creating --out %s: %w", f.out, err)
 	}
 	csvPath, svgPath := filepath.Join(f.out, "bench.csv"), filepath.Join(f.out, "bench.svg")
-	if err := writeFileWith(csvPath, func(w *os.File) error { return bench.WriteCSV(w, results) }); err != nil {
+	if err := writeFileWith(csvPath, func(w *os.File) error { return bench.WriteCSV(w, results, render...) }); err != nil {
 		return err
 	}
 	if bench.Pick(results) >= 0 {
-		if err := writeFileWith(svgPath, func(w *os.File) error { return bench.WriteChart(w, results, "svg") }); err != nil {
+		if err := writeFileWith(svgPath, func(w *os.File) error { return bench.WriteChart(w, results, "svg", render...) }); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stderr, "bench: wrote %s and %s\n", csvPath, svgPath)

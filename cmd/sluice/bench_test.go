@@ -25,6 +25,17 @@ func TestBenchSimulated(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("%d JSON lines, want one per configuration (4)", len(lines))
 	}
+	winners := 0
+	for _, l := range lines {
+		if w, ok := l["winner"].(bool); !ok {
+			t.Errorf("bench --json line lacks a boolean winner: %v", l)
+		} else if w {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Errorf("%d lines marked winner, want 1", winners)
+	}
 	for _, l := range lines {
 		for _, k := range []string{"batch_size", "concurrency", "chunks_per_s", "tokens_per_s", "tpm_utilization", "http_429", "retries", "p50_ms", "p95_ms", "peak_rss_mb"} {
 			if _, ok := l[k]; !ok {

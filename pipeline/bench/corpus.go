@@ -33,15 +33,25 @@ func Corpus(ctx context.Context, cfg reader.Config) ([]reader.File, error) {
 
 // cycle is a pipeline.FileSource that yields files again and again until
 // ctx is done, so that a trial measures steady state and never the tail of
-// a run. Re-ingested documents overwrite their earlier nodes.
-func cycle(files []reader.File) pipeline.FileSource {
+// a run. Re-ingested documents overwrite their earlier nodes. After each
+// pass it calls endOfPass (if not nil) with the number of files yielded so
+// far; an error from it ends the source, so that a corpus from which
+// nothing can be embedded is not fed to the pipeline forever.
+func cycle(files []reader.File, endOfPass func(ctx context.Context, yielded int64) error) pipeline.FileSource {
 	return func(ctx context.Context, fn func(reader.File, error) error) error {
+		var yielded int64
 		for {
 			for _, f := range files {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 				if err := fn(f, nil); err != nil {
+					return err
+				}
+				yielded++
+			}
+			if endOfPass != nil {
+				if err := endOfPass(ctx, yielded); err != nil {
 					return err
 				}
 			}

@@ -93,11 +93,43 @@ func TestRunRecordsFailuresAndGoesOn(t *testing.T) {
 	}
 }
 
+// cancelAt is a Measurer that measures every trial and cancels its
+// context while measuring the trial numbered at (from 0), as Ctrl-C would.
+type cancelAt struct {
+	at     int
+	n      *int
+	cancel context.CancelFunc
+}
+
+func (c cancelAt) Measure(ctx context.Context, t bench.Trial) (bench.Result, error) {
+	defer func() { *c.n++ }()
+	if *c.n == c.at {
+		c.cancel()
+		return bench.Result{}, ctx.Err()
+	}
+	return bench.Result{TokensPerS: 1}, nil
+}
+
+// TestRunStopsWhenCancelled checks that an interrupted Run returns the
+// results measured before the interruption and an error that names the
+// trial that was running (not one "before" it) and counts what was done.
 func TestRunStopsWhenCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	results, err := bench.Run(ctx, helperExec("ok"), []bench.Trial{{BatchSize: 1, Concurrency: 1}}, nil)
-	if !errors.Is(err, context.Canceled) || len(results) != 0 {
-		t.Errorf("Run() = %v, %v; want no results and context.Canceled", results, err)
+	trials := []bench.Trial{{BatchSize: 1, Concurrency: 1}, {BatchSize: 8, Concurrency: 1}, {BatchSize: 16, Concurrency: 1}}
+	tests := []struct {
+		at      int
+		results int
+		want    string
+	}{
+		{0, 0, "interrupted while measuring 1x1, after 0 of 3 configurations"},
+		{2, 2, "interrupted while measuring 16x1, after 2 of 3 configurations"},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithCancel(t.Context())
+		n := 0
+		results, err := bench.Run(ctx, cancelAt{at: tt.at, n: &n, cancel: cancel}, trials, nil)
+		cancel()
+		if !errors.Is(err, context.Canceled) || len(results) != tt.results || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Run() = %d results, %v; want %d results and context.Canceled saying %q", len(results), err, tt.results, tt.want)
+		}
 	}
 }

@@ -23,10 +23,11 @@ type Harness struct {
 	// until the trial ends. Required.
 	Files []reader.File
 	// Pipeline is the template of each run: Splitter is required; Logger,
-	// MemoryBudget, SplitConcurrency and the like are kept. Source,
-	// Embedder, Store, BatchSize, MaxBatchTokens, EmbedConcurrency, Stats
-	// and DryRun are set per trial, and State and Prescan are cleared: a
-	// benchmark neither reads nor writes the run manifest.
+	// MemoryBudget, SplitConcurrency and the like are kept, and OnDocument
+	// is called after the harness's own. Source, Embedder, Store,
+	// BatchSize, MaxBatchTokens, EmbedConcurrency, Stats and DryRun are set
+	// per trial, and State and Prescan are cleared: a benchmark neither
+	// reads nor writes the run manifest.
 	Pipeline pipeline.Options
 	// Embedder configures each trial's embedder; its batchSize and
 	// concurrency are replaced by the trial's.
@@ -58,10 +59,13 @@ func takeMark(ps *pipeline.Stats, emb embedder.Embedder) mark {
 	return m
 }
 
-// Measure runs trial t: it warms up for Options.Warmup, then measures a
-// window of at least Options.Duration holding at least
-// Options.MinRequests requests (up to Options.MaxDuration), then cancels
-// the run. PeakRSSMB is the running peak of this process.
+// Measure runs trial t: it waits Options.Cooldown when a quota applies,
+// warms up for Options.WarmupFor (at least the quota's burst window, see
+// BurstWindow), then measures a window of at least Options.Duration holding
+// at least Options.MinRequests requests (up to Options.MaxDuration), then
+// cancels the run. PeakRSSMB is the running peak of this process. A corpus
+// from which a whole pass embeds no token fails the trial with an error
+// wrapping ErrNothingEmbedded.
 func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	opts := h.Options
 	opts.ApplyDefaults()
@@ -70,8 +74,8 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	}
 	cfg := h.Embedder
 	cfg.BatchSize, cfg.Concurrency = t.BatchSize, t.Concurrency
-	if h.TokensPerMinute > 0 || cfg.TokensPerMinute > 0 || cfg.RequestsPerMinute > 0 {
-		if err := wait(ctx, opts.Cooldown); err != nil {
+	if hasQuota(cfg, h.TokensPerMinute) {
+		if err := wait(ctx, opts.cooldown()); err != nil {
 			return Result{}, err
 		}
 	}
@@ -93,8 +97,10 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	po := h.Pipeline
-	po.Source = cycle(h.Files)
 	po.Embedder, po.Store, po.Stats, po.DryRun = emb, store, new(pipeline.Stats), false
+	prog := newProgress(&po.Stats.Tokens, h.Files)
+	po.Source = cycle(h.Files, prog.endOfPass)
+	po.OnDocument = chainOnDocument(prog.onDocument, h.Pipeline.OnDocument)
 	po.State, po.Prescan = nil, false
 	po.BatchSize, po.EmbedConcurrency = t.BatchSize, t.Concurrency
 	po.MaxBatchTokens = cfg.Limits().MaxTokens
@@ -104,7 +110,8 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 		done <- err
 	}()
 
-	res, ended, err := h.window(runCtx, opts, po.Stats, emb, rec, done)
+	warmup := opts.WarmupFor(cfg, h.TokensPerMinute)
+	res, ended, err := h.window(runCtx, opts, warmup, po.Stats, emb, rec, done)
 	cancel()
 	if !ended {
 		<-done // the pipeline stops within a second of cancel
@@ -119,13 +126,26 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	return res, nil
 }
 
+// chainOnDocument calls first, then next (if not nil).
+func chainOnDocument(first, next func(context.Context, pipeline.DocumentResult) error) func(context.Context, pipeline.DocumentResult) error {
+	if next == nil {
+		return first
+	}
+	return func(ctx context.Context, d pipeline.DocumentResult) error {
+		if err := first(ctx, d); err != nil {
+			return err
+		}
+		return next(ctx, d)
+	}
+}
+
 // errRunEnded reports a pipeline run that ended by itself, which only an
 // error can cause since the source never ends.
 var errRunEnded = errors.New("the pipeline run ended before the measurement")
 
 // window waits out the warm-up, then measures. ended reports that it
 // received the run's end from done.
-func (h *Harness) window(ctx context.Context, opts Options, ps *pipeline.Stats, emb embedder.Embedder, rec *recorder, done <-chan error) (res Result, ended bool, err error) {
+func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration, ps *pipeline.Stats, emb embedder.Embedder, rec *recorder, done <-chan error) (res Result, ended bool, err error) {
 	runEnded := func(err error) (Result, bool, error) {
 		if err == nil {
 			err = errRunEnded
@@ -149,7 +169,7 @@ func (h *Harness) window(ctx context.Context, opts Options, ps *pipeline.Stats, 
 					warmFrom = now
 				}
 			case start.at.IsZero():
-				if now.Sub(warmFrom) >= opts.Warmup {
+				if now.Sub(warmFrom) >= warmup {
 					start = takeMark(ps, emb)
 					rec.active.Store(true)
 				}

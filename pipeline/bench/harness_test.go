@@ -172,3 +172,88 @@ func fmtPtr(p *float64) string {
 	}
 	return fmt.Sprint(*p)
 }
+
+// TestHarnessNothingEmbedded checks that a corpus from which no token can
+// be embedded (empty files, files that are not text) fails the trial after
+// one pass over it with ErrNothingEmbedded, naming the folder and the first
+// document error, instead of cycling over it forever. The warm-up and the
+// window are an hour long: only the pass ends the trial. The context's
+// deadline only turns a regression (a hang) into a failure.
+func TestHarnessNothingEmbedded(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string][]byte
+		want  []string // in the error, besides the folder
+	}{
+		{"empty files", map[string][]byte{"a.md": nil, "b.md": nil, "c.md": nil}, []string{"3 files"}},
+		{"not text", map[string][]byte{"a.md": {0xff, 0xfe, 0, 1, 2, 0x80}, "b.md": {0, 0, 0, 0xc3}}, []string{"2 files", "first document error: a.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := reader.DefaultConfig()
+			cfg.Dir = dir
+			emb := embedder.DefaultConfig()
+			emb.Dimensions = 32
+			h := tinyHarness(t, emb, 0)
+			files, err := bench.Corpus(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Files = files
+			h.Options = bench.Options{Warmup: time.Hour, Duration: time.Hour, MaxDuration: time.Hour}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			_, err = h.Measure(ctx, bench.Trial{BatchSize: 8, Concurrency: 2})
+			if !errors.Is(err, bench.ErrNothingEmbedded) {
+				t.Fatalf("Measure() = %v, want ErrNothingEmbedded", err)
+			}
+			for _, w := range append(tt.want, dir) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestHarnessQuotaBurst measures against the simulated provider's token
+// quota with (almost) no warm-up and a one-second window: the client's
+// bucket starts full, with a second's worth of the quota, and a window
+// that caught it reported up to twice the quota (163% in the audit). The
+// warm-up is raised to the burst window, so the utilisation stays at the
+// quota plus the jitter of a request cut by each end of the window and
+// some slack for a CPU-starved machine.
+func TestHarnessQuotaBurst(t *testing.T) {
+	sim := bench.SimOptions{Latency: 2 * time.Millisecond, TokenLatency: time.Microsecond, TPM: 600_000}
+	s, err := bench.StartSimulator(sim, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := embedder.DefaultConfig()
+	base.Dimensions = 64
+	h := tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), sim.TPM)
+	h.Options = bench.Options{Warmup: time.Millisecond, Cooldown: bench.None, Duration: time.Second, MaxDuration: time.Second, MinRequests: 1}
+	if w := h.Options.WarmupFor(h.Embedder, h.TokensPerMinute); w < time.Second {
+		t.Fatalf("WarmupFor() = %s, want the quota's burst window, 1s", w)
+	}
+	for _, trial := range []bench.Trial{{BatchSize: 4, Concurrency: 1}, {BatchSize: 16, Concurrency: 1}} {
+		r, err := h.Measure(t.Context(), trial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perWindow := float64(sim.TPM) / 60 * r.Seconds
+		jitter := 2 * float64(trial.BatchSize*64) / perWindow // a request's tokens (chunks of at most 64) at each end
+		limit := 1 + jitter + 0.1
+		t.Logf("trial %s: utilisation %s over %.2fs (limit %.2f)", trial, fmtPtr(r.TPMUtilization), r.Seconds, limit)
+		if r.TPMUtilization == nil || *r.TPMUtilization > limit {
+			t.Errorf("trial %s: tpm_utilization %s, want at most %.2f: the window caught the quota's burst", trial, fmtPtr(r.TPMUtilization), limit)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/embedder"
 )
 
 // ErrInvalidOptions marks every error returned by Options.Validate and
@@ -45,8 +47,14 @@ const (
 	DefaultCooldown    = time.Second
 )
 
+// None, as Options.Warmup or Options.Cooldown, means no warm-up or no
+// cool-down at all (0 means the default). Any negative duration means the
+// same.
+const None time.Duration = -1
+
 // Options choose the configurations to try and how long to measure each.
-// A zero field means its default; ApplyDefaults fills them in.
+// A zero field means its default; ApplyDefaults fills them in. To have no
+// warm-up or no cool-down, set Warmup or Cooldown to None.
 type Options struct {
 	// BatchSizes are the chunks per embedding request to try;
 	// default 1, 8, 16, 32, 64, 100, 256, 512, 1024, 2048.
@@ -55,12 +63,13 @@ type Options struct {
 	// default 1, 4, 16.
 	Concurrencies []int `yaml:"concurrency"`
 	// Warmup is run and discarded before each measurement, counted from
-	// the first embedded chunk; it must outlast the burst allowance of the
-	// quota and the client's first reactions to it. Default 2s.
+	// the first embedded chunk; default 2s, None for none. Against a quota
+	// it is raised to the quota's burst window (see WarmupFor), so that
+	// the measurement starts after the burst allowance is spent.
 	Warmup time.Duration `yaml:"warmup"`
 	// Cooldown is waited before each trial against a quota (an embedder
 	// budget or Harness.TokensPerMinute), so that the provider's quota,
-	// drained by the previous trial, refills; default 1s.
+	// drained by the previous trial, refills; default 1s, None for none.
 	Cooldown time.Duration `yaml:"cooldown"`
 	// Duration is the shortest measured window of each trial; default 5s.
 	Duration time.Duration `yaml:"duration"`
@@ -72,7 +81,8 @@ type Options struct {
 	MaxDuration time.Duration `yaml:"maxDuration"`
 }
 
-// ApplyDefaults replaces zero fields with their defaults.
+// ApplyDefaults replaces zero fields with their defaults. A negative
+// Warmup or Cooldown (None) is kept: it means none.
 func (o *Options) ApplyDefaults() {
 	if len(o.BatchSizes) == 0 {
 		o.BatchSizes = append([]int(nil), DefaultBatchSizes...)
@@ -120,10 +130,6 @@ func (o Options) Validate() error {
 		}
 	}
 	switch {
-	case o.Warmup < 0:
-		return optErr("bench.warmup (--warmup)", "must be a duration of 0s or more such as 2s, got %s", o.Warmup)
-	case o.Cooldown < 0:
-		return optErr("bench.cooldown (--cooldown)", "must be a duration of 0s or more such as 1s, got %s", o.Cooldown)
 	case o.Duration < 0:
 		return optErr("bench.duration (--duration)", "must be a positive duration such as 5s, got %s", o.Duration)
 	case o.MinRequests < 0:
@@ -132,6 +138,40 @@ func (o Options) Validate() error {
 		return optErr("bench.maxDuration (--max-duration)", "%s is shorter than bench.duration (%s); raise it", o.MaxDuration, o.Duration)
 	}
 	return nil
+}
+
+// warmup is the warm-up, defaults applied: 0 for None.
+func (o Options) warmup() time.Duration {
+	o.ApplyDefaults()
+	return max(o.Warmup, 0)
+}
+
+// cooldown is the cool-down, defaults applied: 0 for None.
+func (o Options) cooldown() time.Duration {
+	o.ApplyDefaults()
+	return max(o.Cooldown, 0)
+}
+
+// WarmupFor returns the warm-up of each trial against emb, measured
+// against a quota of tokensPerMinute (0: none known): Options.Warmup
+// (0 for None), raised to BurstWindow(emb, tokensPerMinute) when that is
+// longer.
+func (o Options) WarmupFor(emb embedder.Config, tokensPerMinute int) time.Duration {
+	return max(o.warmup(), BurstWindow(emb, tokensPerMinute))
+}
+
+// Estimate returns how long one trial against emb and a quota of
+// tokensPerMinute takes, not counting the time to the first embedded
+// chunk: typical is the cool-down (only against a quota), the warm-up
+// (WarmupFor) and Duration; most is the same with MaxDuration, which a
+// window that needs longer to hold MinRequests requests can reach.
+func (o Options) Estimate(emb embedder.Config, tokensPerMinute int) (typical, most time.Duration) {
+	o.ApplyDefaults()
+	fixed := o.WarmupFor(emb, tokensPerMinute)
+	if hasQuota(emb, tokensPerMinute) {
+		fixed += o.cooldown()
+	}
+	return fixed + o.Duration, fixed + max(o.MaxDuration, o.Duration)
 }
 
 // Trials returns every configuration to try: each batch size with each

@@ -9,13 +9,53 @@ import (
 	"strings"
 )
 
+// RenderOption changes what WriteTable, WriteJSON, WriteCSV and WriteChart
+// write.
+type RenderOption func(*renderOptions)
+
+type renderOptions struct {
+	planned     int  // configurations the benchmark meant to measure
+	interrupted bool // the benchmark stopped before measuring them all
+}
+
+// Interrupted marks the results as those of a benchmark that stopped
+// (interrupted, say by Ctrl-C) before it measured all of its planned
+// configurations. There is then no winner, only a best so far: the table
+// ends with "interrupted after N of M configurations; best so far: ..."
+// instead of the recommendation and marks the best row "best so far", the
+// JSON lines and the CSV rows carry partial true and winner false, and the
+// chart labels the best point "best so far".
+func Interrupted(planned int) RenderOption {
+	return func(o *renderOptions) { o.planned, o.interrupted = planned, true }
+}
+
+func renderOpts(results []Result, opts []RenderOption) renderOptions {
+	o := renderOptions{planned: len(results)}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.planned = max(o.planned, len(results))
+	return o
+}
+
+// winner is the index of the winning result, or -1 when there is none:
+// every trial failed, or the benchmark was interrupted.
+func (o renderOptions) winner(results []Result) int {
+	if o.interrupted {
+		return -1
+	}
+	return Pick(results)
+}
+
 // tableHeader are the columns of WriteTable.
 var tableHeader = []string{"batch", "conc", "chunks/req", "chunks/s", "tokens/s", "tpm used", "429", "retries", "p50 ms", "p95 ms", "rss MB"}
 
 // WriteTable writes results as a table of right-aligned columns with the
-// winner marked by "*", followed by the recommendation line.
-func WriteTable(w io.Writer, results []Result) error {
-	win := Pick(results)
+// winner marked by "*", followed by the recommendation line (see
+// Interrupted for results of a benchmark that did not finish).
+func WriteTable(w io.Writer, results []Result, opts ...RenderOption) error {
+	o := renderOpts(results, opts)
+	win, best := o.winner(results), Pick(results)
 	rows := [][]string{tableHeader}
 	notes := []string{""}
 	for i, r := range results {
@@ -25,6 +65,8 @@ func WriteTable(w io.Writer, results []Result) error {
 			note = "error: " + r.Error
 		case i == win:
 			note = "*"
+		case o.interrupted && i == best:
+			note = "best so far"
 		}
 		notes = append(notes, note)
 		if r.Error != "" {
@@ -58,7 +100,11 @@ func WriteTable(w io.Writer, results []Result) error {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("recommended: " + Recommendation(results) + "\n")
+	if o.interrupted {
+		fmt.Fprintf(&b, "interrupted after %d of %d configurations; best so far: %s\n", len(results), o.planned, describe(results, best))
+	} else {
+		b.WriteString("recommended: " + Recommendation(results) + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -70,28 +116,46 @@ func utilization(u *float64) string {
 	return strconv.FormatFloat(100**u, 'f', 1, 64) + "%"
 }
 
-// WriteJSON writes one JSON object per result, one per line.
-func WriteJSON(w io.Writer, results []Result) error {
+// jsonLine is a line of WriteJSON: the result and whether it won.
+type jsonLine struct {
+	Result
+	// Winner marks the recommended configuration, as the CSV's winner
+	// column does; false on every line of an interrupted benchmark.
+	Winner bool `json:"winner"`
+	// Partial is true on every line of an interrupted benchmark (see
+	// Interrupted); absent otherwise.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// WriteJSON writes one JSON object per result, one per line: the keys of
+// Result plus winner (true on the recommended configuration's line) and,
+// for an interrupted benchmark (see Interrupted), partial.
+func WriteJSON(w io.Writer, results []Result, opts ...RenderOption) error {
+	o := renderOpts(results, opts)
+	win := o.winner(results)
 	enc := json.NewEncoder(w)
-	for _, r := range results {
-		if err := enc.Encode(r); err != nil {
+	for i, r := range results {
+		if err := enc.Encode(jsonLine{Result: r, Winner: i == win, Partial: o.interrupted}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// csvHeader are the CSV columns: the JSON keys, in the same order.
+// csvHeader are the CSV columns: the JSON keys, in the same order, with
+// winner before error, and partial last.
 var csvHeader = []string{
 	"batch_size", "concurrency", "chunks_per_s", "tokens_per_s", "tpm_utilization", "http_429",
-	"retries", "p50_ms", "p95_ms", "peak_rss_mb", "requests", "chunks_per_request", "seconds", "winner", "error",
+	"retries", "p50_ms", "p95_ms", "peak_rss_mb", "requests", "chunks_per_request", "seconds", "winner", "error", "partial",
 }
 
 // WriteCSV writes results as CSV with a header row; the columns are the
-// JSON keys plus winner (true for the recommended row). An absent quota
+// JSON keys plus winner (true for the recommended row) and partial (true on
+// every row of an interrupted benchmark, see Interrupted). An absent quota
 // utilisation is an empty cell.
-func WriteCSV(w io.Writer, results []Result) error {
-	win := Pick(results)
+func WriteCSV(w io.Writer, results []Result, opts ...RenderOption) error {
+	o := renderOpts(results, opts)
+	win := o.winner(results)
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
@@ -106,6 +170,7 @@ func WriteCSV(w io.Writer, results []Result) error {
 			strconv.Itoa(r.BatchSize), strconv.Itoa(r.Concurrency), f(r.ChunksPerS), f(r.TokensPerS), util,
 			strconv.FormatInt(r.HTTP429, 10), strconv.FormatInt(r.Retries, 10), f(r.P50Ms), f(r.P95Ms),
 			f(r.PeakRSSMB), strconv.FormatInt(r.Requests, 10), f(r.ChunksPerRequest), f(r.Seconds), strconv.FormatBool(i == win), r.Error,
+			strconv.FormatBool(o.interrupted),
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -2,12 +2,15 @@ package bench_test
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"encoding/xml"
 	"flag"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,22 +48,96 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// TestRender checks the table, JSON lines and CSV of finished and of
+// interrupted benchmarks against golden files: an interrupted one has no
+// winner ("*", winner true) and no "recommended:" line, but a best so far
+// and the count of configurations measured, and partial true in JSON and
+// CSV.
 func TestRender(t *testing.T) {
+	interrupted := bench.Interrupted(7)
 	tests := []struct {
 		golden string
-		write  func(*bytes.Buffer, []bench.Result) error
+		write  func(io.Writer, []bench.Result, ...bench.RenderOption) error
+		opts   []bench.RenderOption
 	}{
-		{"table.golden", func(b *bytes.Buffer, r []bench.Result) error { return bench.WriteTable(b, r) }},
-		{"results.jsonl.golden", func(b *bytes.Buffer, r []bench.Result) error { return bench.WriteJSON(b, r) }},
-		{"results.csv.golden", func(b *bytes.Buffer, r []bench.Result) error { return bench.WriteCSV(b, r) }},
+		{"table.golden", bench.WriteTable, nil},
+		{"results.jsonl.golden", bench.WriteJSON, nil},
+		{"results.csv.golden", bench.WriteCSV, nil},
+		{"table-interrupted.golden", bench.WriteTable, []bench.RenderOption{interrupted}},
+		{"results-interrupted.jsonl.golden", bench.WriteJSON, []bench.RenderOption{interrupted}},
+		{"results-interrupted.csv.golden", bench.WriteCSV, []bench.RenderOption{interrupted}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := tt.write(&buf, sample()); err != nil {
+			if err := tt.write(&buf, sample(), tt.opts...); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.golden, buf.Bytes())
+		})
+	}
+}
+
+// TestWinnerColumns checks that the JSON lines' winner key marks the same
+// configuration as the CSV's winner column and the table's "*": the one
+// Pick chooses, and none when the benchmark was interrupted.
+func TestWinnerColumns(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []bench.RenderOption
+		want int
+	}{
+		{"finished", nil, bench.Pick(sample())},
+		{"interrupted", []bench.RenderOption{bench.Interrupted(10)}, -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var j, c, tab bytes.Buffer
+			if err := bench.WriteJSON(&j, sample(), tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if err := bench.WriteCSV(&c, sample(), tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if err := bench.WriteTable(&tab, sample(), tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			var jsonWin, csvWin, tableWin []int
+			for i, line := range strings.Split(strings.TrimSpace(j.String()), "\n") {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatal(err)
+				}
+				if w, ok := m["winner"].(bool); !ok {
+					t.Fatalf("line %d lacks a boolean winner: %s", i, line)
+				} else if w {
+					jsonWin = append(jsonWin, i)
+				}
+				if p, _ := m["partial"].(bool); p != (tt.opts != nil) {
+					t.Errorf("line %d: partial = %v, want %v", i, m["partial"], tt.opts != nil)
+				}
+			}
+			rows, err := csv.NewReader(&c).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := slices.Index(rows[0], "winner")
+			for i, row := range rows[1:] {
+				if row[col] == "true" {
+					csvWin = append(csvWin, i)
+				}
+			}
+			for i, line := range strings.Split(tab.String(), "\n")[1:] {
+				if strings.HasSuffix(line, "  *") {
+					tableWin = append(tableWin, i)
+				}
+			}
+			want := []int{tt.want}
+			if tt.want < 0 {
+				want = nil
+			}
+			if !slices.Equal(jsonWin, want) || !slices.Equal(csvWin, want) || !slices.Equal(tableWin, want) {
+				t.Errorf("winners: JSON %v, CSV %v, table %v; want %v in each", jsonWin, csvWin, tableWin, want)
+			}
 		})
 	}
 }
@@ -95,13 +172,34 @@ func TestWriteChart(t *testing.T) {
 				t.Fatalf("chart does not start like %s: %q", tt.format, buf.Bytes()[:min(buf.Len(), 64)])
 			}
 			if tt.format == "svg" {
-				for _, text := range []string{"concurrency 1", "concurrency 4", "recommended (64x1)", "tokens per second", "token quota"} {
+				for _, text := range []string{"concurrency 1", "concurrency 4", "recommended (64x1)", "tokens per second", "token quota", "throttled (HTTP 429)"} {
 					if !strings.Contains(buf.String(), text) {
 						t.Errorf("SVG lacks %q", text)
 					}
 				}
 			}
 		})
+	}
+	// Without a throttled result there is no throttled legend entry.
+	var buf bytes.Buffer
+	if err := bench.WriteChart(&buf, sample()[:2], "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "throttled") {
+		t.Error("SVG of unthrottled results has a throttled legend entry")
+	}
+	// An interrupted benchmark has a best so far, not a recommendation.
+	buf.Reset()
+	if err := bench.WriteChart(&buf, sample(), "svg", bench.Interrupted(9)); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"best so far (64x1)", "interrupted after 4 of 9 configurations"} {
+		if !strings.Contains(buf.String(), text) {
+			t.Errorf("SVG of an interrupted benchmark lacks %q", text)
+		}
+	}
+	if strings.Contains(buf.String(), "recommended") {
+		t.Error("SVG of an interrupted benchmark recommends")
 	}
 	if err := bench.WriteChart(&bytes.Buffer{}, sample()[3:], "svg"); err == nil {
 		t.Error("WriteChart with only failed trials returned nil, want an error")

@@ -50,19 +50,40 @@ type Result struct {
 // Trial returns the configuration r measured.
 func (r Result) Trial() Trial { return Trial{BatchSize: r.BatchSize, Concurrency: r.Concurrency} }
 
-// nearBest is the share of the best throughput within which Pick prefers
-// the cheaper configuration: differences that small are measurement noise.
+// nearBest is the share of the best throughput within which Pick counts
+// two results as equally fast: differences that small are measurement
+// noise.
 const nearBest = 0.98
 
+// sameBatch is the share of the largest mean batch within which Pick
+// counts two results as sending requests as often: the request caps cut
+// batches by tokens, so equal caps give mean batches a few chunks apart,
+// and a few percent more requests per second matter less than the
+// concurrency.
+const sameBatch = 0.9
+
 // Pick returns the index of the winning result, or -1 if every trial
-// failed. The winner is the unthrottled result (no 429) with the most
-// tokens per second; among results within 2% of that, the one with the
-// lowest concurrency, then the smallest batch, wins, since differences that
-// small are noise and fewer requests in flight are kinder to the quota.
-// Throughput above the token quota (a window that caught a burst) counts as
-// the quota: no setting beats the quota in the long run.
-// When every result was throttled, the one with the fewest 429s wins, by
-// throughput on a tie.
+// failed. The winner is chosen among the unthrottled results (no 429) by
+// these rules, in order:
+//
+//  1. Throughput: only results whose sustained tokens per second are
+//     within 2% of the best, or within one request of their window (a
+//     window counts whole requests; at most 10%), are kept. Throughput
+//     above the token quota (a window that caught a burst) counts as the
+//     quota: no setting beats the quota in the long run.
+//  2. Fewest requests per second, i.e. the largest batches actually sent
+//     (ChunksPerRequest, or BatchSize for a result that does not record
+//     it): at equal throughput, fewer requests stay further from a
+//     provider's requests-per-minute limit and pay less per-request
+//     overhead. Mean batches within 10% of the largest count as equal.
+//  3. Lowest concurrency: fewer requests in flight hold less memory and
+//     are kinder to the quota.
+//  4. Smallest batch size setting: when the request caps cut batches to
+//     the same size, the smaller setting sends the same requests.
+//
+// So at equal throughput 256x4 beats 1x4 (one request where 1x4 sends 256),
+// and 256x4 beats 256x16. When every result was throttled, the one with
+// the fewest 429s wins, by throughput on a tie.
 func Pick(results []Result) int {
 	ok := make([]int, 0, len(results))
 	for i, r := range results {
@@ -87,10 +108,20 @@ func Pick(results []Result) int {
 	for _, i := range ok {
 		top = max(top, sustained(results[i]))
 	}
-	best := -1
+	fast := ok[:0]
 	for _, i := range ok {
+		if r := results[i]; sustained(r)*(1+resolution(r)) >= nearBest*top {
+			fast = append(fast, i)
+		}
+	}
+	largest := 0.0
+	for _, i := range fast {
+		largest = max(largest, sentBatch(results[i]))
+	}
+	best := -1
+	for _, i := range fast {
 		r := results[i]
-		if sustained(r) < nearBest*top {
+		if sentBatch(r) < sameBatch*largest {
 			continue
 		}
 		if best < 0 || cheaper(r, results[best]) {
@@ -108,6 +139,34 @@ func sustained(r Result) float64 {
 	return r.TokensPerS
 }
 
+// maxResolution caps resolution.
+const maxResolution = 0.1
+
+// resolution is the share of r's throughput that one request of its window
+// makes up (1/Requests, at most maxResolution; 0 when r does not record
+// its requests): a window counts whole requests, so a window of a few
+// large requests may read that much low.
+func resolution(r Result) float64 {
+	if r.Requests <= 0 {
+		return 0
+	}
+	return min(1/float64(r.Requests), maxResolution)
+}
+
+// sentBatch is the mean batch r actually sent (ChunksPerRequest), or its
+// BatchSize when it does not say. At equal throughput, requests per second
+// go as its inverse; unlike a count of requests in a short window, it does
+// not jump by a whole request.
+func sentBatch(r Result) float64 {
+	if r.ChunksPerRequest > 0 {
+		return r.ChunksPerRequest
+	}
+	return float64(r.BatchSize)
+}
+
+// cheaper breaks a tie between two results as fast as each other and
+// sending requests as often: the lower concurrency, then the smaller batch
+// size.
 func cheaper(a, b Result) bool {
 	if a.Concurrency != b.Concurrency {
 		return a.Concurrency < b.Concurrency
@@ -121,6 +180,15 @@ func Recommendation(results []Result) string {
 	i := Pick(results)
 	if i < 0 {
 		return "no recommendation: every configuration failed (see the errors above)"
+	}
+	return describe(results, i)
+}
+
+// describe is the one-line summary of results[i], or of there being none
+// if i < 0.
+func describe(results []Result, i int) string {
+	if i < 0 {
+		return "none (every configuration measured failed)"
 	}
 	r := results[i]
 	s := fmt.Sprintf("batchSize %d, concurrency %d: %s tokens/s, %d throttled", r.BatchSize, r.Concurrency, human(r.TokensPerS), r.HTTP429)

@@ -12,14 +12,16 @@ type Measurer interface {
 
 // Run measures the trials in turn with m and returns one Result per trial,
 // in order. A trial that fails is recorded with its Error and the run goes
-// on; done, if set, is called after each trial. Run stops early only when
-// ctx is done, returning the results so far with ctx's error.
+// on; done, if not nil, is called after each trial. Run stops early only when
+// ctx is done, returning the results measured so far (the interrupted trial
+// is not among them) with an error wrapping ctx's error that names the
+// trial interrupted and counts the configurations measured.
 func Run(ctx context.Context, m Measurer, trials []Trial, done func(Result)) ([]Result, error) {
 	results := make([]Result, 0, len(trials))
 	for _, t := range trials {
 		r, err := m.Measure(ctx, t)
 		if ctx.Err() != nil {
-			return results, fmt.Errorf("bench: stopped before trial %s: %w", t, ctx.Err())
+			return results, fmt.Errorf("bench: interrupted while measuring %s, after %d of %d configurations: %w", t, len(results), len(trials), ctx.Err())
 		}
 		if err != nil {
 			r = Result{Error: err.Error()}

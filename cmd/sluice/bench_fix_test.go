@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/bench"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+// benchCorpus writes a small corpus under dir/corpus.
+func benchCorpus(t *testing.T, dir string) {
+	t.Helper()
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{
+		"a.md": strings.Repeat("Benchmarks measure throughput of embedding batches. ", 100),
+		"b.md": strings.Repeat("Quotas limit tokens per minute and requests per minute. ", 100),
+	})
+}
+
+// quickBench are flags that keep a benchmark short.
+var quickBench = []string{"--batch-sizes", "4", "--concurrency", "1", "--warmup", "0s", "--cooldown", "0s",
+	"--duration", "100ms", "--max-duration", "100ms", "--min-requests", "1", "--out", "results"}
+
+// TestBenchUsageErrors checks that wrong flags are refused with exit 2
+// before anything is measured, naming the flag: zero durations and counts
+// that make no sense, batch sizes and concurrencies the embedder
+// configuration refuses (for every provider), and an --out folder that
+// cannot be written.
+func TestBenchUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	writeFiles(t, dir, map[string]string{"afile": "not a folder"})
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"duration 0", []string{"--duration", "0s"}, "--duration is 0s"},
+		{"min requests 0", []string{"--min-requests", "0"}, "--min-requests is 0"},
+		{"negative warm-up", []string{"--warmup", "-1s"}, "--warmup is -1s"},
+		{"negative cool-down", []string{"--cooldown", "-1s"}, "--cooldown is -1s"},
+		{"concurrency above the limit", []string{"--concurrency", "4,1000"}, "--concurrency: 1000 is tried as embedder.concurrency"},
+		{"local batch above the limit", []string{"--batch-sizes", "8,10000"}, "--batch-sizes: 10000 is tried as embedder.batchSize"},
+		{"batch above maxInputsPerRequest", []string{"--simulate", "--batch-sizes", "4096"}, "embedder.maxInputsPerRequest"},
+		{"out under a file", []string{"--out", "afile/sub"}, "--out afile/sub cannot be created"},
+		{"unknown sink", []string{"--sink", "index"}, `--sink is "index"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := sluice(t, dir, append([]string{"bench", "corpus"}, tt.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming %q", code, stderr, tt.want)
+			}
+			if stdout != "" || strings.Contains(stderr, "configurations over") {
+				t.Errorf("measured before refusing:\n%s\n%s", stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestBenchOutUnwritable checks that an --out folder that exists but
+// cannot be written is refused before measuring (exit 2).
+func TestBenchOutUnwritable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes to read-only folders")
+	}
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := sluice(t, dir, "bench", "corpus", "--out", "ro")
+	if code != exitUsage || !strings.Contains(stderr, "--out ro cannot be written") || strings.Contains(stderr, "configurations over") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming --out before measuring", code, stderr)
+	}
+}
+
+// TestBenchAnnounce checks the start-up lines: the warm-up raised to a
+// quota's burst window, with a note; the estimate of each configuration:
+// the cool-down only against a quota, 0s warm-up and cool-down as none, and
+// "up to" the longest window when --min-requests may extend it.
+func TestBenchAnnounce(t *testing.T) {
+	hash := embedder.DefaultConfig()
+	sim := bench.SimulatedEmbedder(hash, "http://127.0.0.1:1/v1", bench.SimOptions{TPM: 600_000})
+	opts := func(warmup, cooldown, duration, most time.Duration, minRequests int) bench.Options {
+		return bench.Options{Warmup: warmup, Cooldown: cooldown, Duration: duration, MaxDuration: most, MinRequests: minRequests}
+	}
+	tests := []struct {
+		name     string
+		opts     bench.Options
+		emb      embedder.Config
+		tpm      int
+		want     []string
+		dontWant []string
+	}{
+		{"zero warm-up and cool-down: none", opts(0, 0, time.Second, time.Second, 1), hash, 0,
+			[]string{"about 1s each\n"}, []string{"up to", "raised"}},
+		{"no quota: no cool-down", opts(2*time.Second, 10*time.Second, 5*time.Second, 30*time.Second, 20), hash, 0,
+			[]string{"about 7s each, up to 32s when --min-requests (20) needs a longer window"}, []string{"raised"}},
+		{"quota: cool-down and burst", opts(time.Millisecond, time.Second, time.Second, time.Second, 1), sim, 600_000,
+			[]string{"warm-up raised from 1ms to 1s", "about 3s each\n"}, []string{"up to"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			a := &app{stderr: &stderr}
+			f := &benchFlags{opts: tt.opts, sink: benchSinkDiscard}
+			if err := f.validate(); err != nil {
+				t.Fatal(err)
+			}
+			a.benchAnnounce(3, "corpus", tt.emb, tt.tpm, f)
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("%q lacks %q", stderr.String(), w)
+				}
+			}
+			for _, w := range tt.dontWant {
+				if strings.Contains(stderr.String(), w) {
+					t.Errorf("%q has %q", stderr.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+// TestBenchNeverTouchesTheLocalIndex checks that bench never writes to the
+// configured local store: by default (no --simulate) the nodes are
+// discarded, and --sink configured writes to a scratch store in a
+// temporary folder made by the parent (passed to each trial's process with
+// --scratch-path), removed at the end. The configured index.db is not
+// created, or, when it exists, left byte for byte as it was; `sluice get`
+// lists no benchmark node.
+func TestBenchNeverTouchesTheLocalIndex(t *testing.T) {
+	t.Setenv(cliChildEnv, "1") // trial processes are this test binary acting as sluice
+	tests := []struct {
+		name    string
+		args    []string
+		scratch bool
+	}{
+		{"default sink, a process per trial", nil, false},
+		{"configured sink, a process per trial", []string{"--sink", "configured"}, true},
+		{"configured sink, in process", []string{"--sink", "configured", "--in-process"}, true},
+	}
+	for _, tt := range tests {
+		for _, existing := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/index exists %v", tt.name, existing), func(t *testing.T) {
+				dir := t.TempDir()
+				tmp := t.TempDir()
+				t.Setenv("TMPDIR", tmp)
+				benchCorpus(t, dir)
+				index := filepath.Join(dir, ".sluice", "index.db")
+				var before [32]byte
+				if existing {
+					writeFiles(t, dir, map[string]string{"real/one.md": "The one real document of the index."})
+					if _, stderr, code := sluice(t, dir, "run", "real"); code != 0 {
+						t.Fatalf("run: exit %d\n%s", code, stderr)
+					}
+					before = fileSum(t, index)
+				}
+				args := append(append([]string{"bench", "corpus", "--json"}, quickBench...), tt.args...)
+				stdout, stderr, code := sluice(t, dir, args...)
+				if code != 0 {
+					t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
+				}
+				if got := len(jsonLines(t, stdout)); got != 1 {
+					t.Errorf("%d result lines, want 1", got)
+				}
+				if !existing {
+					if _, err := os.Stat(index); !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("bench created the configured index %s (%v)", index, err)
+					}
+				} else {
+					if fileSum(t, index) != before {
+						t.Error("bench changed the configured index.db")
+					}
+					out, _, code := sluice(t, dir, "get", "--json")
+					if lines := jsonLines(t, out); code != 0 || len(lines) != 1 || lines[0]["doc_id"] != "one.md" {
+						t.Errorf("get after bench: exit %d, %d nodes %v; want only the real document's", code, len(lines), lines)
+					}
+				}
+				used := strings.Contains(stderr, "bench: writing to the scratch local store "+tmp)
+				if used != tt.scratch {
+					t.Errorf("scratch store announced %v, want %v:\n%s", used, tt.scratch, stderr)
+				}
+				if left, _ := filepath.Glob(filepath.Join(tmp, "sluice-bench-*")); len(left) > 0 {
+					t.Errorf("the scratch store was left behind: %v", left)
+				}
+			})
+		}
+	}
+}
+
+// TestBenchTrialNeedsScratchPath checks that a trial process told to write
+// to the configured sink without the parent's scratch store refuses,
+// instead of opening the configured index.
+func TestBenchTrialNeedsScratchPath(t *testing.T) {
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	_, stderr, code := sluice(t, dir, append([]string{"bench", "corpus", "--trial", "4x1", "--sink", "configured"}, quickBench...)...)
+	if code != exitUsage || !strings.Contains(stderr, "--scratch-path") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming --scratch-path", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sluice", "index.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the trial created the configured index (%v)", err)
+	}
+}
+
+// TestBenchScratchCloudIndex checks --sink configured with Cloud AI Search
+// against the strict test server: the benchmark creates the index
+// <indexName>-sluice-bench, writes there, and deletes it at the end; the
+// configured index gets no request at all. A name too long for the
+// suffix is a usage error.
+func TestBenchScratchCloudIndex(t *testing.T) {
+	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "bench-key"})
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "bench-key")
+	config := func(index string) string {
+		return fmt.Sprintf(`
+embedder: {dimensions: 32}
+sink:
+  type: cloudsearch
+  cloudsearch: {endpoint: %s, indexName: %s, embeddingDimensionality: 32}
+`, endpoint, index)
+	}
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	writeFiles(t, dir, map[string]string{"sluice.yaml": config("real")})
+	if _, stderr, code := sluice(t, dir, "index", "create"); code != 0 {
+		t.Fatalf("index create: exit %d\n%s", code, stderr)
+	}
+	seen := len(srv.Requests())
+
+	stdout, stderr, code := sluice(t, dir, append([]string{"bench", "corpus", "--sink", "configured", "--in-process"}, quickBench...)...)
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var created, wrote, deleted bool
+	for _, r := range srv.Requests()[seen:] {
+		scratch := strings.Contains(r.Path, "real-sluice-bench")
+		switch {
+		case scratch && strings.HasSuffix(r.Path, "/docs/index"):
+			wrote = wrote || r.Status < 300
+		case scratch && r.Method == "DELETE":
+			deleted = deleted || r.Status < 300
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/indexes") && bytes.Contains(r.Body, []byte(`"real-sluice-bench"`)):
+			created = created || r.Status < 300
+		case !scratch && (strings.Contains(r.Path, "/indexes/real") || strings.Contains(r.Path, "'real'")):
+			t.Errorf("bench sent %s %s to the configured index", r.Method, r.Path)
+		}
+	}
+	if !created || !wrote || !deleted {
+		t.Errorf("scratch index created %v, written %v, deleted %v; want all", created, wrote, deleted)
+	}
+	if _, ok := srv.Index("real-sluice-bench"); ok {
+		t.Error("the scratch index is left behind")
+	}
+	if _, ok := srv.Index("real"); !ok || len(srv.Documents("real")) != 0 {
+		t.Errorf("the configured index is gone or was written to: %d documents", len(srv.Documents("real")))
+	}
+
+	long := strings.Repeat("x", 120)
+	writeFiles(t, dir, map[string]string{"sluice.yaml": config(long)})
+	if _, stderr, code := sluice(t, dir, "bench", "corpus", "--sink", "configured"); code != exitUsage || !strings.Contains(stderr, "sink.cloudsearch.indexName") {
+		t.Errorf("a %d-character indexName: exit %d, stderr %q; want exit 2 naming sink.cloudsearch.indexName", len(long), code, stderr)
+	}
+}
+
+// TestBenchNothingEmbeddedFails checks that a folder whose files all fail
+// (empty, not text) ends the benchmark with exit 1 and the reason, instead
+// of hanging.
+func TestBenchNothingEmbeddedFails(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{"a.md": "", "b.md": "\xff\xfe\x00\x01"})
+	args := append([]string{"bench", "corpus", "--in-process"}, quickBench...)
+	args = append(args, "--warmup", "1h", "--duration", "1h", "--max-duration", "1h")
+	_, stderr, code := sluice(t, dir, args...)
+	if code != exitFatal || !strings.Contains(stderr, "no document could be embedded") || !strings.Contains(stderr, "corpus") {
+		t.Errorf("exit %d, stderr %q; want exit 1 saying no document could be embedded", code, stderr)
+	}
+}
+
+// TestBenchOutcome checks the exit status of a benchmark that measured
+// something: 0 only when every configuration was measured; 1 when some or
+// all failed, or when it was interrupted, saying so.
+func TestBenchOutcome(t *testing.T) {
+	ok, failed := bench.Result{BatchSize: 8, Concurrency: 1, TokensPerS: 10}, bench.Result{BatchSize: 16, Concurrency: 1, Error: "boom"}
+	interrupted := errors.New("bench: interrupted while measuring 32x1, after 2 of 3 configurations: context canceled")
+	tests := []struct {
+		name    string
+		results []bench.Result
+		runErr  error
+		want    string // "" for success
+	}{
+		{"all measured", []bench.Result{ok, ok}, nil, ""},
+		{"some failed", []bench.Result{ok, failed, ok}, nil, "1 of 3 configurations failed"},
+		{"all failed", []bench.Result{failed, failed}, nil, "every configuration failed"},
+		{"interrupted", []bench.Result{ok, ok}, interrupted, "interrupted while measuring 32x1, after 2 of 3 configurations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := benchOutcome(tt.results, tt.runErr, "out")
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("benchOutcome() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || exitCodeOf(err) != exitFatal):
+				t.Errorf("benchOutcome() = %v (exit %d), want exit 1 saying %q", err, exitCodeOf(err), tt.want)
+			}
+		})
+	}
+}
+
+// TestBenchSomeFailedExits1 runs a benchmark in which one configuration
+// fails (its requests take the simulated provider 10 s, five times
+// embedder.timeout, while the other's take 0.3 s) and checks that what was
+// measured is printed and written, and that the exit status is 1 with
+// "1 of 2 configurations failed".
+func TestBenchSomeFailedExits1(t *testing.T) {
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	writeFiles(t, dir, map[string]string{"sluice.yaml": "splitter: {chunkSize: 64, chunkOverlap: 0}\nembedder: {timeout: 2s, maxRetries: -1}\n"})
+	stdout, stderr, code := sluice(t, dir, "bench", "corpus", "--in-process", "--simulate", "--sim-latency", "0s", "--sim-token-latency", "5ms",
+		"--batch-sizes", "1,512", "--concurrency", "1", "--warmup", "0s", "--cooldown", "0s",
+		"--duration", "500ms", "--max-duration", "500ms", "--min-requests", "1", "--out", "results")
+	if code != exitFatal || !strings.Contains(stderr, "1 of 2 configurations failed") {
+		t.Errorf("exit %d, stderr %q; want exit 1 saying 1 of 2 configurations failed", code, stderr)
+	}
+	if !strings.Contains(stdout, "recommended: batchSize 1, concurrency 1") {
+		t.Errorf("the table lacks the measured configuration's recommendation:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results", "bench.csv")); err != nil {
+		t.Errorf("bench.csv not written: %v", err)
+	}
+}

@@ -58,16 +58,24 @@ func tinyHarness(t *testing.T, emb embedder.Config, tpm int) *bench.Harness {
 	}
 }
 
-func TestHarnessAgainstSimulator(t *testing.T) {
+// simHarness returns a tinyHarness against a simulated provider with a
+// quota of 600,000 tokens per minute, and the provider, closed when the
+// test ends.
+func simHarness(t *testing.T) (*bench.Harness, *bench.Simulator) {
+	t.Helper()
 	sim := bench.SimOptions{Latency: 2 * time.Millisecond, TokenLatency: time.Microsecond, TPM: 600_000}
 	s, err := bench.StartSimulator(sim, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	base := embedder.DefaultConfig()
 	base.Dimensions = 64
-	h := tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), sim.TPM)
+	return tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), sim.TPM), s
+}
+
+func TestHarnessAgainstSimulator(t *testing.T) {
+	h, s := simHarness(t)
 
 	results, err := bench.Run(t.Context(), h, []bench.Trial{{BatchSize: 4, Concurrency: 2}, {BatchSize: 16, Concurrency: 2}}, nil)
 	if err != nil {
@@ -230,15 +238,7 @@ func TestHarnessNothingEmbedded(t *testing.T) {
 // quota plus the jitter of a request cut by each end of the window and
 // some slack for a CPU-starved machine.
 func TestHarnessQuotaBurst(t *testing.T) {
-	sim := bench.SimOptions{Latency: 2 * time.Millisecond, TokenLatency: time.Microsecond, TPM: 600_000}
-	s, err := bench.StartSimulator(sim, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	base := embedder.DefaultConfig()
-	base.Dimensions = 64
-	h := tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), sim.TPM)
+	h, _ := simHarness(t)
 	h.Options = bench.Options{Warmup: time.Millisecond, Cooldown: bench.None, Duration: time.Second, MaxDuration: time.Second, MinRequests: 1}
 	if w := h.Options.WarmupFor(h.Embedder, h.TokensPerMinute); w < time.Second {
 		t.Fatalf("WarmupFor() = %s, want the quota's burst window, 1s", w)
@@ -248,7 +248,7 @@ func TestHarnessQuotaBurst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		perWindow := float64(sim.TPM) / 60 * r.Seconds
+		perWindow := float64(h.TokensPerMinute) / 60 * r.Seconds
 		jitter := 2 * float64(trial.BatchSize*64) / perWindow // a request's tokens (chunks of at most 64) at each end
 		limit := 1 + jitter + 0.1
 		t.Logf("trial %s: utilisation %s over %.2fs (limit %.2f)", trial, fmtPtr(r.TPMUtilization), r.Seconds, limit)

@@ -574,7 +574,7 @@ func TestNewFileSettings(t *testing.T) {
 	for query, want := range map[string]string{
 		`PRAGMA page_size`:    strconv.Itoa(pageSize),
 		`PRAGMA journal_mode`: "wal",
-		`PRAGMA synchronous`:  "1", // NORMAL
+		`PRAGMA synchronous`:  "2", // FULL: see TestCommitsAreDurable
 		`SELECT v FROM nodes_fts_config WHERE k = 'automerge'`:   "16",
 		`SELECT v FROM nodes_fts_config WHERE k = 'crisismerge'`: "32",
 	} {

@@ -26,8 +26,9 @@ type progress struct {
 	files  []reader.File
 
 	mu       sync.Mutex
-	done     int64 // documents completed, ingested or failed
-	firstErr error // the first document error, with its document
+	done     int64  // documents completed, ingested or failed
+	firstErr error  // the error of the failed document first by id, with its id
+	firstID  string // that document's id
 	notify   chan struct{}
 }
 
@@ -36,12 +37,14 @@ func newProgress(tokens *atomic.Int64, files []reader.File) *progress {
 }
 
 // onDocument is the run's pipeline.Options.OnDocument: it counts the
-// document and keeps the first error.
+// document and keeps the error of the failed document first by id, so that
+// the message does not depend on which document the pipeline finished
+// first.
 func (p *progress) onDocument(_ context.Context, d pipeline.DocumentResult) error {
 	p.mu.Lock()
 	p.done++
-	if d.Err != nil && p.firstErr == nil {
-		p.firstErr = fmt.Errorf("%s: %w", d.File.ID, d.Err)
+	if d.Err != nil && (p.firstErr == nil || d.File.ID < p.firstID) {
+		p.firstErr, p.firstID = fmt.Errorf("%s: %w", d.File.ID, d.Err), d.File.ID
 	}
 	p.mu.Unlock()
 	select {

@@ -35,16 +35,9 @@ func (a *app) failedCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := readManifest(ctx, cfg)
+			fails, err := readFailures(ctx, cfg)
 			if err != nil {
 				return err
-			}
-			var fails []state.Failure
-			if st != nil {
-				defer st.Close()
-				if fails, err = st.Failures(ctx); err != nil {
-					return err
-				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -82,13 +75,17 @@ func (a *app) failedCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if manifestMissing(cfg) { // nothing failed, and nothing to create
+				fmt.Fprintln(a.stdout, "no failed documents to retry")
+				return nil
+			}
 			in, err := a.newIngester(ctx, cfg, rf.dryRun, false)
 			if err != nil {
 				return err
 			}
 			defer in.Close()
 			var fails []state.Failure
-			if in.opts.State != nil { // nil: a dry run without a manifest
+			if in.opts.State != nil { // nil: a dry run whose manifest was deleted meanwhile
 				if fails, err = in.opts.State.Failures(ctx); err != nil {
 					return err
 				}
@@ -119,6 +116,17 @@ func (a *app) failedCommand() *cobra.Command {
 	retry.Flags().BoolVar(&rf.dryRun, "dry-run", false, "show the plan without embedding or writing")
 	cmd.AddCommand(list, retry)
 	return cmd
+}
+
+// readFailures returns the dead letters of cfg's index, reading the
+// manifest without creating it: none if it does not exist.
+func readFailures(ctx context.Context, cfg Config) ([]state.Failure, error) {
+	st, err := readManifest(ctx, cfg)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Failures(ctx)
 }
 
 // retryable splits the dead letters into the ids a retry replays and those

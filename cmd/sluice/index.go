@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -124,48 +125,115 @@ func (a *app) localCheck(ctx context.Context, cfg Config) error {
 }
 
 func (a *app) indexDelete(ctx context.Context, cfg Config) error {
-	// Hold the writers' lock, so that no run or watch writes into the index
-	// while it is deleted. A state file that cannot be opened (damaged, say)
-	// does not stop the delete: deleting is often how one starts over.
-	st, err := state.OpenForWriting(ctx, cfg.State.Path, sinkScope(cfg))
-	switch {
-	case errors.Is(err, state.ErrLocked):
-		return err
-	case err != nil:
-		a.log.Warn("deleting the index without the writers' lock", "state", cfg.State.Path, "err", err)
-		st = nil
-	default:
-		defer st.Close()
-	}
-	// The manifest's records go first: should the delete fail or die after
-	// this, the next run finds no record and replaces what the index holds.
-	manifest := "; run with --full to rebuild it, since the manifest in " + cfg.State.Path + " could not be cleared"
-	if st != nil {
-		if err := st.Drop(ctx); err != nil {
+	var cloud *cloudsearch.Store
+	if cfg.Sink.Type == "cloudsearch" {
+		// Settings and credentials first: a refused delete changes nothing.
+		s, err := a.cloudStore(ctx, cfg)
+		if err != nil {
 			return err
 		}
-		manifest = " and its records in the manifest " + cfg.State.Path + "; `sluice run` rebuilds it"
+		defer s.Close()
+		cloud = s
 	}
-	if cfg.Sink.Type != "cloudsearch" {
-		path := cfg.Sink.Local.Path
-		for _, p := range []string{path, path + "-wal", path + "-shm"} {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		fmt.Fprintf(a.stdout, "deleted local store %s%s\n", path, manifest)
-		return nil
-	}
-	s, err := a.cloudStore(ctx, cfg)
+	// Hold the writers' lock, so that no run or watch writes into the index
+	// while it is deleted.
+	w, err := a.lockIndex(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	if err := s.DeleteIndex(ctx); err != nil {
+	defer w.Close()
+	if cloud != nil {
+		// Reach the service before the manifest is cleared: an unreachable
+		// service or a refused key changes nothing either.
+		if _, err := cloud.GetIndex(ctx); err != nil && !errors.Is(err, cloudsearch.ErrIndexNotFound) {
+			return err
+		}
+	}
+	// The manifest's records go first: should the delete fail or die after
+	// this, the next run finds no record and replaces what the index holds.
+	manifest, err := w.drop(ctx)
+	if err != nil {
+		return err
+	}
+	if cloud == nil {
+		path := cfg.Sink.Local.Path
+		what := "there was no local store at "
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			switch err := os.Remove(p); {
+			case err == nil:
+				what = "deleted local store "
+			case !errors.Is(err, fs.ErrNotExist):
+				return err
+			}
+		}
+		fmt.Fprintf(a.stdout, "%s%s%s\n", what, path, manifest)
+		return nil
+	}
+	if err := cloud.DeleteIndex(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "deleted index %s%s\n", cfg.Sink.CloudSearch.IndexName, manifest)
 	return nil
+}
+
+// indexWriter holds the writers' lock of an index for `index delete`:
+// through its manifest, or without it when there is none or it cannot be
+// opened (openErr).
+type indexWriter struct {
+	path    string // the state file
+	st      *state.Store
+	lock    *state.IndexLock
+	openErr error
+}
+
+// lockIndex takes the writers' lock of cfg's index. A manifest that does
+// not exist is not created; one that cannot be opened (damaged, say) does
+// not stop the delete, since deleting is often how one starts over, but the
+// index's lock is taken all the same.
+func (a *app) lockIndex(ctx context.Context, cfg Config) (*indexWriter, error) {
+	w := &indexWriter{path: cfg.State.Path}
+	scope := sinkScope(cfg)
+	if !manifestMissing(cfg) {
+		st, err := state.OpenForWriting(ctx, w.path, scope)
+		switch {
+		case err == nil:
+			w.st = st
+			return w, nil
+		case errors.Is(err, state.ErrLocked):
+			return nil, err
+		}
+		a.log.Warn("the manifest could not be opened to clear the index's records", "state", w.path, "err", err)
+		w.openErr = err
+	}
+	l, err := state.LockIndex(w.path, scope)
+	if err != nil {
+		return nil, err
+	}
+	w.lock = l
+	return w, nil
+}
+
+// drop clears the index's records in the manifest, if there is one, and
+// says what became of them, for the message.
+func (w *indexWriter) drop(ctx context.Context) (string, error) {
+	switch {
+	case w.st != nil:
+		if err := w.st.Drop(ctx); err != nil {
+			return "", err
+		}
+		return " and its records in the manifest " + w.path + "; `sluice run` rebuilds it", nil
+	case w.openErr != nil:
+		return "; the manifest " + w.path + " could not be opened (see the warning above), so it may still list the index's documents: delete it and run, or repair it and run with --full", nil
+	}
+	return "; `sluice run` rebuilds it", nil
+}
+
+// Close releases the lock.
+func (w *indexWriter) Close() error {
+	if w.st != nil {
+		return w.st.Close()
+	}
+	return w.lock.Close()
 }
 
 // indexStatsView is the output of `index stats`.

@@ -90,7 +90,19 @@ func (a *app) queryCommand() *cobra.Command {
 			if topK < 1 {
 				return usagef("--top-k is %d; it must be at least 1", topK)
 			}
-			return a.withStore(ctx, func(cfg Config, store sink.VectorStore) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			if m == sink.SemanticHybrid && cfg.Sink.Type != "cloudsearch" {
+				// Said before the store is opened: even a local store yet
+				// to be built could not answer it.
+				return &sink.UnsupportedError{
+					What: "query mode semantic_hybrid: the local store has no semantic ranker",
+					Hint: "use mode hybrid, or the cloudsearch sink (sink.type: cloudsearch) with a semantic configuration",
+				}
+			}
+			return a.withStoreOf(ctx, cfg, func(cfg Config, store sink.VectorStore) error {
 				q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
 				if m.NeedsEmbedding() {
 					emb, err := a.openEmbedder(ctx, cfg)
@@ -197,7 +209,7 @@ func (a *app) deleteCommand() *cobra.Command {
 				defer st.Close()
 				// Delete its nodes, then forget it in the manifest, so that the
 				// next run ingests the document again if its file is still there.
-				_, known, err := st.Doc(ctx, docID)
+				known, err := st.Has(ctx, docID)
 				if err != nil {
 					return err
 				}

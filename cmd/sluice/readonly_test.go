@@ -20,11 +20,15 @@ func TestReadersCreateNothing(t *testing.T) {
 		want string // in stdout, or in stderr when code is not 0
 	}{
 		{[]string{"query", "pelicans"}, exitFatal, "does not exist yet: run `sluice run`"},
+		// A mode the local store lacks is a usage error, store or not.
+		{[]string{"query", "pelicans", "--mode", "semantic_hybrid"}, exitUsage, "semantic_hybrid: the local store has no semantic ranker"},
 		{[]string{"get"}, exitFatal, "does not exist yet: run `sluice run`"},
 		{[]string{"delete", "--doc-id", "a.md"}, exitFatal, "does not exist yet: run `sluice run`"},
 		{[]string{"index", "stats"}, exitFatal, "does not exist yet: run `sluice run`"},
 		{[]string{"failed", "list"}, exitOK, "no failed documents"},
 		{[]string{"failed", "retry", "docs", "--dry-run"}, exitOK, "no failed documents"},
+		// A writer, but with nothing to retry it has nothing to create.
+		{[]string{"failed", "retry", "docs"}, exitOK, "no failed documents"},
 		{[]string{"run", "docs", "--dry-run", "--json"}, exitOK, `"files_added":1`},
 	}
 	for _, tt := range tests {
@@ -45,19 +49,27 @@ func TestReadersCreateNothing(t *testing.T) {
 }
 
 // TestDeleteUnknownDocument: deleting a document the manifest does not know
-// says so, with a hint about document ids, instead of claiming a delete.
+// says so, with a hint about document ids, instead of claiming a delete; a
+// document the manifest knows only as a dead letter is known.
 func TestDeleteUnknownDocument(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
-	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
-		t.Fatalf("run: exit %d: %s", code, errOut)
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md":     "Alpha document about pelicans.\n",
+		"docs/empty.md": "", // a dead letter: it never had a record
+	})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitPartial {
+		t.Fatalf("run: exit %d, want 3 (empty.md failed): %s", code, errOut)
 	}
 	for _, tt := range []struct{ id, want string }{
 		{"docs/a.md", "is not in the manifest"},
 		{"a.md", "deleted the nodes of document"},
+		{"empty.md", "deleted the nodes of document"},
 	} {
 		if out, errOut, code := sluice(t, dir, "delete", "--doc-id", tt.id); code != exitOK || !strings.Contains(out, tt.want) {
 			t.Errorf("delete --doc-id %s: exit %d, %q %q; want %q", tt.id, code, out, errOut, tt.want)
 		}
+	}
+	if out, _, _ := sluice(t, dir, "failed", "list"); !strings.Contains(out, "no failed documents") {
+		t.Errorf("after deleting empty.md, failed list says %q; want its dead letter gone", out)
 	}
 }

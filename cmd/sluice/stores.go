@@ -36,6 +36,12 @@ func (a *app) withStore(ctx context.Context, fn func(cfg Config, store sink.Vect
 	if err != nil {
 		return err
 	}
+	return a.withStoreOf(ctx, cfg, fn)
+}
+
+// withStoreOf opens cfg's store, runs fn and closes the store. A local
+// store that does not exist is an error: it is not created.
+func (a *app) withStoreOf(ctx context.Context, cfg Config, fn func(cfg Config, store sink.VectorStore) error) error {
 	if err := checkLocalStoreExists(cfg); err != nil {
 		return err
 	}
@@ -65,8 +71,14 @@ func checkLocalStoreExists(cfg Config) error {
 // if its file does not exist: the commands that only read the manifest do
 // not create it, and for them a missing one is an empty one.
 func readManifest(ctx context.Context, cfg Config) (*state.Store, error) {
-	if _, err := os.Stat(cfg.State.Path); errors.Is(err, fs.ErrNotExist) {
+	if manifestMissing(cfg) {
 		return nil, nil
 	}
 	return state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+}
+
+// manifestMissing reports whether cfg's state file does not exist.
+func manifestMissing(cfg Config) bool {
+	_, err := os.Stat(cfg.State.Path)
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -70,6 +70,44 @@ func (e *LockedError) Error() string {
 // Unwrap returns ErrLocked.
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
+// IndexLock is the write lock of an index held without its manifest; see
+// LockIndex.
+type IndexLock struct {
+	l *writeLock
+}
+
+// LockIndex takes the write lock of the index scope, the one OpenForWriting
+// takes through the state file at path, without opening that file: for a
+// command that writes the index while its manifest does not exist, which it
+// should not create, or cannot be opened (damaged, say). Like
+// OpenForWriting it does not wait: while another writer holds the lock, it
+// fails with a *LockedError. The lock is held until Close, or until the
+// process exits. A Store of this process cannot write the scope meanwhile.
+func LockIndex(path, scope string) (*IndexLock, error) {
+	if path == "" {
+		return nil, errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("state: state.path %s: %w", path, err)
+	}
+	l, err := lock(abs, scope)
+	if err != nil {
+		return nil, err
+	}
+	return &IndexLock{l: l}, nil
+}
+
+// Close releases the lock; calling it twice is harmless.
+func (l *IndexLock) Close() error {
+	if l.l == nil {
+		return nil
+	}
+	err := l.l.release()
+	l.l = nil
+	return err
+}
+
 // localScope starts the scope of a local store; see LocalScope.
 const localScope = "local:"
 
@@ -99,33 +137,66 @@ var lockFolder = func() (string, error) {
 	return filepath.Join(dir, "sluice", "locks"), nil
 }
 
-// lockPath is the lock file of the index scope, written through the state
-// file at path. For the scopes LocalScope and ServiceScope build, it is the
-// index's, whichever state file reaches it:
-//   - a local store's is beside its file (index.db.lock), so that every
-//     process writing that file, through any state file and as any user,
-//     takes the same lock;
+// lockPaths returns the lock files of the index scope, written through the
+// state file at path, in the order a writer takes them. For the scopes
+// LocalScope and ServiceScope build, they are the index's, whichever state
+// file reaches it:
+//   - a local store's is beside its file (index.db.lock), its symbolic links
+//     resolved, so that every process writing that file, through any path,
+//     any state file and as any user, takes the same lock;
 //   - a search service's index's is in the user's cache folder
 //     (~/.cache/sluice/locks on Linux), named after the service and the
-//     index, so that every configuration of that user on this machine takes
-//     the same lock.
+//     index (host names are case-insensitive, index names lower-case), so
+//     that every configuration of that user on this machine takes the same
+//     lock; and a second one is next to the state file, so that the writers
+//     sharing a state file exclude each other even when one of them has no
+//     cache folder (a service started without HOME, say).
 //
-// Any other scope, or a service's index without a cache folder, has its
-// lock next to the state file, named after it and the scope. Writers of
-// different indexes never exclude each other.
-func lockPath(path, scope string) string {
+// Any other scope has its lock next to the state file only, named after it
+// and the scope. Writers of different indexes never exclude each other.
+func lockPaths(path, scope string) []string {
 	if file, ok := strings.CutPrefix(scope, localScope); ok && filepath.IsAbs(file) {
-		return file + ".lock"
+		return []string{realPath(file) + ".lock"}
 	}
-	// Host names are case-insensitive, index names lower-case.
-	sum := sha256.Sum256([]byte(strings.ToLower(scope)))
+	service := isServiceScope(scope)
+	key := scope
+	if service {
+		key = strings.ToLower(scope)
+	}
+	sum := sha256.Sum256([]byte(key))
 	name := hex.EncodeToString(sum[:6]) + ".lock"
-	if isServiceScope(scope) {
+	beside := path + "." + name
+	if service {
 		if dir, err := lockFolder(); err == nil && os.MkdirAll(dir, 0o700) == nil {
-			return filepath.Join(dir, name)
+			return []string{filepath.Join(dir, name), beside}
 		}
 	}
-	return path + "." + name
+	return []string{beside}
+}
+
+// maxLinks bounds the symbolic links realPath follows by hand.
+const maxLinks = 40
+
+// realPath returns the absolute path with its symbolic links resolved, so
+// that two paths of one file name one lock. A file that does not exist yet
+// is only reached through symbolic links to folders, which lead to the same
+// folder anyway, or through a dangling link, which realPath follows to the
+// file it will create.
+func realPath(path string) string {
+	for range maxLinks {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			return real
+		}
+		target, err := os.Readlink(path)
+		if err != nil { // not a link: a file yet to be created
+			return path
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return path
 }
 
 // isServiceScope reports whether scope is one ServiceScope builds: a kind,
@@ -139,21 +210,38 @@ func isServiceScope(scope string) bool {
 	return err == nil && u.Scheme != "" && u.Host != ""
 }
 
-// writeLock is a held write lock: an OS lock on the lock file, which the
+// writeLock is a held write lock: OS locks on the lock files, which the
 // operating system releases when the process exits, however it exits.
 type writeLock struct {
-	f *os.File
+	files []*os.File
 }
 
 // maxHolderBytes bounds what is read of a lock file.
 const maxHolderBytes = 4 << 10
 
 // lock takes the write lock of scope in the state file at path (absolute)
-// without waiting. A lock held by another writer is a *LockedError.
+// without waiting: each of its lock files (see lockPaths), in order. A lock
+// held by another writer is a *LockedError.
 func lock(path, scope string) (*writeLock, error) {
-	name := lockPath(path, scope)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	l := &writeLock{}
+	for _, name := range lockPaths(path, scope) {
+		f, err := lockFile(path, scope, name)
+		if err != nil {
+			l.release()
+			return nil, err
+		}
+		l.files = append(l.files, f)
+	}
+	return l, nil
+}
+
+// lockFile takes the lock file name of scope in the state file at path.
+func lockFile(path, scope, name string) (*os.File, error) {
+	f, err := openLockFile(name)
 	if err != nil {
+		if !strings.HasPrefix(name, path+".") { // beside the index, or in the cache folder
+			return nil, fmt.Errorf("state: creating the lock file %s of the index %s: %w; check the permissions of its folder", name, scope, err)
+		}
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, &FileError{Path: path, Op: "creating the lock file of", Err: err, Kind: ErrAccess}
 		}
@@ -170,23 +258,53 @@ func lock(path, scope string) (*writeLock, error) {
 		return nil, &LockedError{Path: path, Scope: scope, Lock: name, Holder: h}
 	}
 	// Who holds the lock is for the messages of other writers only: a
-	// failure to record it costs them the details, not the lock.
+	// failure to record it (a lock file opened read-only) costs them the
+	// details, not the lock.
 	if data, err := json.Marshal(Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().Truncate(time.Second), Scope: scope, State: path}); err == nil {
 		if f.Truncate(0) == nil {
 			f.WriteAt(append(data, '\n'), 0)
 		}
 	}
-	return &writeLock{f: f}, nil
+	return f, nil
 }
 
-// release empties the lock file and releases the lock.
-func (l *writeLock) release() error {
-	l.f.Truncate(0) // before unlocking: the next holder's record is its own
-	err := unlock(l.f)
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
+// openLockFile opens the lock file name, creating it and its folder if
+// need be. Another user's lock file, which this one may not write, is
+// opened read-only: that is enough to lock it, and the users who share an
+// index must share its lock.
+func openLockFile(name string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, err
 	}
-	return err
+	f, err := openFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) {
+		if ro, rerr := openFile(name, os.O_RDONLY, 0); rerr == nil {
+			return ro, nil
+		}
+	}
+	return f, err
+}
+
+// openFile opens lock files; a variable so that tests can refuse access.
+var openFile = os.OpenFile
+
+// release empties the lock files and releases the locks, in the reverse
+// order of lock.
+func (l *writeLock) release() error {
+	var first error
+	for i := len(l.files) - 1; i >= 0; i-- {
+		f := l.files[i]
+		f.Truncate(0) // before unlocking: the next holder's record is its own
+		err := unlock(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	l.files = nil
+	return first
 }
 
 // readHolder reads the record of the holder of a lock file; zero if there

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestSecondWriterLocked(t *testing.T) {
 	if !strings.Contains(err.Error(), "close that Store first") {
 		t.Errorf("a lock held by this very process: message %q does not say to close the other Store", err)
 	}
-	if want := lockPath(path, "x"); le.Lock != want {
+	if want := lockPaths(path, "x")[0]; le.Lock != want {
 		t.Errorf("lock file %s, want %s", le.Lock, want)
 	}
 
@@ -349,7 +350,176 @@ func TestPrivateScopeLock(t *testing.T) {
 	dir := t.TempDir()
 	first := openForWriting(t, filepath.Join(dir, "a.db"), "test")
 	openForWriting(t, filepath.Join(dir, "b.db"), "test")
-	if want := filepath.Join(dir, "a.db") + "."; !strings.HasPrefix(first.lock.f.Name(), want) {
-		t.Errorf("lock file %s, want it next to the state file (%s…)", first.lock.f.Name(), want)
+	if want := filepath.Join(dir, "a.db") + "."; !strings.HasPrefix(first.lock.files[0].Name(), want) {
+		t.Errorf("lock file %s, want it next to the state file (%s…)", first.lock.files[0].Name(), want)
+	}
+}
+
+// TestLockOfOneStoreFile: every path that reaches a local store's file —
+// through a link to the file, a dangling link to the file yet to be
+// created, a link to its folder, or a folder that does not exist yet —
+// takes the same lock, whose file is created with its folder if need be;
+// another file's lock is another.
+func TestLockOfOneStoreFile(t *testing.T) {
+	ctx := context.Background()
+	symlink := func(t *testing.T, target, link string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+	}
+	tests := []struct {
+		name string
+		// setup prepares dir and returns the store's path as the two
+		// writers name it.
+		setup func(t *testing.T, dir string) (first, second string)
+	}{
+		{"folder not created yet", func(t *testing.T, dir string) (string, string) {
+			p := filepath.Join(dir, "new", "sub", "index.db")
+			return p, p
+		}},
+		{"link to the file", func(t *testing.T, dir string) (string, string) {
+			index := filepath.Join(dir, "data", "index.db")
+			writeFile(t, index)
+			symlink(t, filepath.Join("..", "data", "index.db"), filepath.Join(dir, "other", "link.db"))
+			return index, filepath.Join(dir, "other", "link.db")
+		}},
+		{"dangling link to the file", func(t *testing.T, dir string) (string, string) {
+			index := filepath.Join(dir, "data", "index.db")
+			if err := os.MkdirAll(filepath.Dir(index), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, index, filepath.Join(dir, "link.db"))
+			return filepath.Join(dir, "link.db"), index
+		}},
+		{"link to the folder", func(t *testing.T, dir string) (string, string) {
+			index := filepath.Join(dir, "data", "index.db")
+			writeFile(t, index)
+			symlink(t, filepath.Join(dir, "data"), filepath.Join(dir, "alias"))
+			return filepath.Join(dir, "alias", "index.db"), index
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			first, second := tt.setup(t, dir)
+			holder := openForWriting(t, filepath.Join(dir, "a", "state.db"), LocalScope(first))
+			_, err := OpenForWriting(ctx, filepath.Join(dir, "b", "state.db"), LocalScope(second))
+			if !errors.Is(err, ErrLocked) {
+				t.Fatalf("second writer of %s as %s: %v, want ErrLocked", first, second, err)
+			}
+			openForWriting(t, filepath.Join(dir, "b", "state.db"), LocalScope(filepath.Join(dir, "another.db")))
+			if err := holder.Close(); err != nil {
+				t.Fatal(err)
+			}
+			openForWriting(t, filepath.Join(dir, "b", "state.db"), LocalScope(second))
+		})
+	}
+}
+
+func writeFile(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServiceLockWithAndWithoutCacheFolder: two writers of a search
+// service's index through one state file exclude each other even when only
+// one of them has a user cache folder (a service started without HOME).
+func TestServiceLockWithAndWithoutCacheFolder(t *testing.T) {
+	saved := lockFolder
+	t.Cleanup(func() { lockFolder = saved })
+	none := func() (string, error) { return "", errors.New("no cache folder") }
+	path := filepath.Join(t.TempDir(), "state.db")
+	scope := ServiceScope("cloudsearch", "https://svc.search.windows.net/indexes/docs")
+	for _, tt := range []struct {
+		name          string
+		first, second func() (string, error)
+	}{
+		{"cache folder first", saved, none},
+		{"no cache folder first", none, saved},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lockFolder = tt.first
+			holder := openForWriting(t, path, scope)
+			lockFolder = tt.second
+			_, err := OpenForWriting(context.Background(), path, scope)
+			wantLocked(t, "second writer", err, path, scope, os.Getpid())
+			if err := holder.Close(); err != nil {
+				t.Fatal(err)
+			}
+			openForWriting(t, path, scope).Close()
+		})
+	}
+}
+
+// TestLockIndexWithoutManifest: LockIndex takes the lock OpenForWriting
+// takes, without creating the state file.
+func TestLockIndexWithoutManifest(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.db")
+	scope := LocalScope(filepath.Join(dir, "index.db"))
+	l, err := LockIndex(path, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("LockIndex created the state file: %v", err)
+	}
+	if _, err := LockIndex(filepath.Join(dir, "other.db"), scope); !errors.Is(err, ErrLocked) {
+		t.Errorf("LockIndex while the lock is held: %v, want ErrLocked", err)
+	}
+	_, err = OpenForWriting(context.Background(), filepath.Join(dir, "other.db"), scope)
+	wantLocked(t, "OpenForWriting while LockIndex holds the lock", err, filepath.Join(dir, "other.db"), scope, os.Getpid())
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	openForWriting(t, path, scope)
+}
+
+// TestLockFileOfAnotherUser: a lock file this process may not write (another
+// user's, beside a store they share) is locked read-only, and excludes the
+// other writers all the same; one it cannot open at all is an error naming
+// it, not the state file.
+func TestLockFileOfAnotherUser(t *testing.T) {
+	saved := openFile
+	t.Cleanup(func() { openFile = saved })
+	denied := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		return nil, &os.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	readOnly := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		if flag&(os.O_RDWR|os.O_WRONLY) != 0 {
+			return denied(name, flag, perm)
+		}
+		return saved(name, flag, perm)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	index := filepath.Join(dir, "shared", "index.db")
+	scope := LocalScope(index)
+	openForWriting(t, filepath.Join(dir, "owner", "state.db"), scope).Close() // the owner's lock file
+
+	openFile = readOnly
+	holder := openForWriting(t, filepath.Join(dir, "a", "state.db"), scope)
+	openFile = saved
+	if _, err := OpenForWriting(ctx, filepath.Join(dir, "b", "state.db"), scope); !errors.Is(err, ErrLocked) {
+		t.Errorf("while a read-only lock file is locked: %v, want ErrLocked", err)
+	}
+	holder.Close()
+
+	openFile = denied
+	_, err := OpenForWriting(ctx, filepath.Join(dir, "a", "state.db"), scope)
+	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), index+".lock") || strings.Contains(err.Error(), "(state.path)") {
+		t.Errorf("a lock file that cannot be opened: %v; want a permission error naming %s.lock, not state.path", err, index)
 	}
 }

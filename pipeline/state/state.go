@@ -18,17 +18,20 @@
 // damaged documents unchanged. So a Store writes only under its scope's
 // write lock: an exclusive OS lock — flock(2) on unix, LockFileEx on
 // Windows — on a lock file of the index, whichever state file reaches it: a
-// local store's is beside its file (index.db.lock); a search service's index
-// has one in the user's cache folder (on Linux
-// ~/.cache/sluice/locks/5d41402abc4b.lock), or next to the state file where
-// there is no cache folder. So two configurations whose state files differ
-// still cannot write one index at once. That holds for the scopes
-// LocalScope and ServiceScope build; any other scope is taken for a name
-// private to its state file, and its lock is next to that file. The lock is taken without
-// waiting, by OpenForWriting when it opens the manifest or by a Store from
-// Open at its first write, and held until Close. While another writer holds
-// it, taking it fails with a *LockedError (errors.Is ErrLocked) that says
-// which process holds it, as that process recorded itself in the lock file.
+// local store's is beside its file (index.db.lock, symbolic links
+// resolved); a search service's index has one in the user's cache folder
+// (on Linux ~/.cache/sluice/locks/5d41402abc4b.lock) and one next to the
+// state file, so that the writers sharing a state file exclude each other
+// even when one of them has no cache folder. So two configurations whose
+// state files differ still cannot write one index at once (for a search
+// service: as long as they run as one user with a cache folder). That holds
+// for the scopes LocalScope and ServiceScope build; any other scope is taken
+// for a name private to its state file, and its lock is next to that file.
+// The lock is taken without waiting, by OpenForWriting when it opens the
+// manifest, by a Store from Open at its first write, or by LockIndex
+// without a manifest, and held until Close. While another writer holds it,
+// taking it fails with a *LockedError (errors.Is ErrLocked) that says which
+// process holds it, as that process recorded itself in the lock file.
 // The operating system releases the lock when its process exits, however it
 // exits (kill -9 included), so a lock is never left stale; the lock file
 // stays, and its content is only a hint. Readers take no lock: they work
@@ -628,6 +631,19 @@ func (s *Store) Fail(ctx context.Context, id, reason string, at time.Time) error
 			s.scope, id, reason, at.UnixNano())
 		return err
 	})
+}
+
+// Has reports whether the manifest holds any record of a document: a
+// committed one, node ids of a run that did not finish it, or a dead letter.
+func (s *Store) Has(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM docs WHERE scope = ?1 AND id = ?2)
+		OR EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = ?2)
+		OR EXISTS (SELECT 1 FROM failures WHERE scope = ?1 AND id = ?2)`, s.scope, id).Scan(&n)
+	if err != nil {
+		return false, s.fail(fmt.Errorf("reading %s: %w", id, err))
+	}
+	return n != 0, nil
 }
 
 // Failures lists the dead-letter table, sorted by document id.

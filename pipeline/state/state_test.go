@@ -371,3 +371,39 @@ func TestDrop(t *testing.T) {
 		}
 	}
 }
+
+// TestHas: a document is known by a committed record, by pending node ids
+// or by a dead letter, in its own scope only.
+func TestHas(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, other := open(t, path, "x"), open(t, path, "y")
+	run := begin(t, s)
+	if err := run.Ack(ctx, nodes("committed.md", "n1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, "committed.md", Stamp{Hash: "h"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Intend(ctx, nodes("pending.md", "n2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fail(ctx, "failed.md", "boom", time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		s    *Store
+		id   string
+		want bool
+	}{
+		{s, "committed.md", true},
+		{s, "pending.md", true},
+		{s, "failed.md", true},
+		{s, "unknown.md", false},
+		{other, "committed.md", false},
+	} {
+		if got, err := tt.s.Has(ctx, tt.id); err != nil || got != tt.want {
+			t.Errorf("scope %s: Has(%s) = %v, %v; want %v", tt.s.Scope(), tt.id, got, err, tt.want)
+		}
+	}
+}

@@ -289,6 +289,7 @@ func (r *run) unchanged(ctx context.Context, d *document) error {
 			return err
 		}
 	}
+	r.opts.Stats.BytesDone.Add(d.file.Size)
 	r.opts.Stats.FilesDone.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()

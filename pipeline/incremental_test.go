@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -419,6 +420,64 @@ func TestJournalOnlyForRemoteEmbedders(t *testing.T) {
 			}
 			if got := len(saved) > 0; got != tc.wantAny {
 				t.Errorf("journal holds %d of the document's %d vectors; want some: %v", len(saved), len(keys), tc.wantAny)
+			}
+		})
+	}
+}
+
+// TestManifestFailureWhileKeepingStopsTheRun makes the manifest refuse to
+// acknowledge nodes (a trigger on its pending table) during a run in which
+// a changed document keeps every one of its chunks as they are. That is an
+// error of the manifest, not of the document: the run stops with it, as it
+// does when acknowledging written nodes fails, instead of failing the
+// document or, when the acknowledgement comes mid-document, leaving the
+// document never completed, its chunks neither written nor skipped.
+func TestManifestFailureWhileKeepingStopsTheRun(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		sentences int // of the document: keptBatch chunks or more are acknowledged mid-document
+	}{
+		{"acknowledged at the end of the document", 20},
+		{"acknowledged mid-document", 900},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "state.db")
+			st, err := state.Open(ctx, path, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			body := paragraphText("alpha", tt.sentences)
+			in := &incr{t: t, root: writeTree(t, map[string]string{"a.md": body}), store: newMemStore(), state: st, emb: &fakeEmbedder{dims: 8}}
+			stable := func(o *Options) { o.Source = stableMetadata(o.Reader) }
+			first := in.run(stable)
+			if first.ChunksWritten < 2 || (tt.sentences > 100 && first.ChunksWritten < keptBatch) {
+				t.Fatalf("first run wrote %d chunks", first.ChunksWritten)
+			}
+			// A changed size, the same chunks and metadata: every chunk is
+			// kept as it is.
+			in.write("a.md", body+"\n\n")
+
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.ExecContext(ctx, `CREATE TRIGGER refuse_ack BEFORE INSERT ON pending WHEN NEW.acked
+				BEGIN SELECT RAISE(ABORT, 'manifest refuses acknowledgements'); END`); err != nil {
+				t.Fatal(err)
+			}
+			stats := new(Stats)
+			o := in.options()
+			stable(&o)
+			o.Stats = stats
+			rep, err := Run(ctx, o)
+			if err == nil || !strings.Contains(err.Error(), "manifest refuses acknowledgements") {
+				t.Fatalf("Run = %v (report %+v), want the manifest's error", err, rep)
+			}
+			if s := stats.Snapshot(); s.ChunksDone != 0 || s.FilesFailed != 0 {
+				t.Errorf("%d chunks written, %d documents failed; want none: only the manifest failed", s.ChunksDone, s.FilesFailed)
 			}
 		})
 	}

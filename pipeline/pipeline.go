@@ -387,8 +387,10 @@ func drain[T any](ctx context.Context, ch <-chan T) error {
 func (r *run) prescan(ctx context.Context) error {
 	var n, bytes int64
 	err := r.opts.Source(ctx, func(f reader.File, err error) error {
+		// A per-file problem counts too: the walk reports it as a
+		// document done and failed.
+		n++
 		if err == nil {
-			n++
 			bytes += f.Size
 		}
 		return nil
@@ -438,9 +440,6 @@ func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error)
 		return err
 	}
 	d := newDocument(f, hold)
-	// The pre-scan counted the file by this size: it is done once the
-	// splitter is through with it, read, found unchanged or failed.
-	defer r.opts.Stats.BytesDone.Add(f.Size)
 	unchanged, err := r.plan(ctx, d)
 	if err != nil || unchanged {
 		r.budget.Release(hold)
@@ -576,14 +575,19 @@ func (r *run) keep(ctx context.Context, d *document, id, key string) error {
 }
 
 // flushKept sends the reused chunks not yet acknowledged. It runs before the
-// document is sealed, so before it can commit.
+// document is sealed, so before it can commit. An error of the manifest
+// stops the run (a *stopError), as it does when written nodes are
+// acknowledged: it is not the document's fault.
 func (r *run) flushKept(ctx context.Context, d *document) error {
 	if len(d.kept) == 0 {
 		return nil
 	}
 	err := r.manifest.Ack(ctx, map[string][]state.Node{d.file.ID: d.kept})
 	d.kept = d.kept[:0]
-	return err
+	if err != nil {
+		return &stopError{err}
+	}
+	return nil
 }
 
 // drop settles chunks that will not be written because their document
@@ -624,6 +628,7 @@ func (r *run) finish(ctx context.Context, d *document) error {
 		return err
 	}
 	st := r.opts.Stats
+	st.BytesDone.Add(d.file.Size)
 	st.FilesDone.Add(1)
 	if o.err != nil {
 		st.FilesFailed.Add(1)

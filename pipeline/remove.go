@@ -18,8 +18,8 @@ type Deleter interface {
 // that fails, leaves the manifest record, so the removal is retried (the
 // next run over the folder deletes again the nodes of a recorded document
 // whose file is gone). The other order could leave nodes that no record
-// points to. Run's removal of documents
-// whose file is gone, watch mode's and `sluice delete` all go through it.
+// points to. Run's removal of documents whose file is gone, watch mode's
+// and `sluice delete` all go through it.
 func RemoveDocument(ctx context.Context, store Deleter, manifest *state.Store, docID string) error {
 	if err := store.Delete(ctx, docID); err != nil {
 		return fmt.Errorf("pipeline: deleting the nodes of %s: %w", docID, err)

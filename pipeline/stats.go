@@ -6,20 +6,26 @@ import "sync/atomic"
 // while the pipeline runs; the progress display, watch mode's metrics and
 // benchmarks read them.
 //
-// Two pairs of counters measure progress, and both reach their total when
-// a run completes:
+// Counters of work done reach their totals when a run completes:
 //
-//   - BytesDone against BytesTotal: every file the pre-scan counted is done
-//     once, whether it was read, found unchanged without being read (the
-//     common case of an incremental run) or failed. BytesRead, which counts
-//     the bytes actually read, is the throughput, not the progress: it
-//     stays below BytesTotal when files are skipped, and a touched file
-//     read once to hash it and again to split it counts twice.
+//   - FilesDone against FilesTotal, and BytesDone against BytesTotal: a
+//     document is done, and its bytes with it, when it completes, as the
+//     report counts it: ingested (every chunk in the store), found
+//     unchanged, read to hash it or not at all (the common case of an
+//     incremental run), or failed, a file the walk could not take
+//     included. BytesRead, which counts the bytes actually read, is the
+//     throughput, not the progress: it stays below BytesTotal when files
+//     are skipped, and a touched file read once to hash it and again to
+//     split it counts twice.
 //   - ChunksDone + ChunksSkipped against Chunks: every chunk the splitter
 //     produced is either written (ChunksDone) or needs no write
 //     (ChunksSkipped).
+//
+// The totals come from the pre-scan (Options.Prescan), a walk of its own:
+// a file added, removed or resized between it and the run's walk makes the
+// done counters end above or below them.
 type Stats struct {
-	FilesTotal  atomic.Int64 // files found by the pre-scan (0 until it ends)
+	FilesTotal  atomic.Int64 // files found by the pre-scan, per-file problems included (0 until it ends)
 	BytesTotal  atomic.Int64 // bytes of those files
 	ScanDone    atomic.Bool  // the pre-scan has finished; the totals are final
 	FilesSeen   atomic.Int64 // files taken by the walk
@@ -28,10 +34,9 @@ type Stats struct {
 	// BytesRead counts the source bytes read, to split or to hash a file;
 	// Report.BytesRead is its value at the end of the run.
 	BytesRead atomic.Int64
-	// BytesDone counts the bytes of the files the splitter is through
-	// with, by their size when the walk found them: read and split, found
-	// unchanged (read to hash them, or not at all) or failed. It is the
-	// progress to compare with BytesTotal.
+	// BytesDone counts the bytes of the documents done (FilesDone), by
+	// their size when the walk found them. It is the progress to compare
+	// with BytesTotal.
 	BytesDone atomic.Int64
 	Chunks    atomic.Int64 // chunks produced by the splitter, reused ones included
 	// ChunksDone counts the chunks written to the store: new nodes added
@@ -58,21 +63,25 @@ type Snapshot struct {
 }
 
 // Snapshot copies the counters. Each counter is read atomically, but not
-// all of them at one instant.
+// all of them at one instant: a counter of work done is read before the
+// counter of the work it completes (ChunksDone and ChunksSkipped before
+// Chunks, FilesFailed before FilesDone before FilesSeen), and ScanDone
+// before the totals, so that a snapshot never shows more done than
+// produced, nor a finished pre-scan without its totals.
 func (s *Stats) Snapshot() Snapshot {
-	return Snapshot{
-		FilesTotal:    s.FilesTotal.Load(),
-		BytesTotal:    s.BytesTotal.Load(),
-		ScanDone:      s.ScanDone.Load(),
-		FilesSeen:     s.FilesSeen.Load(),
-		FilesDone:     s.FilesDone.Load(),
-		FilesFailed:   s.FilesFailed.Load(),
-		BytesRead:     s.BytesRead.Load(),
-		BytesDone:     s.BytesDone.Load(),
-		Chunks:        s.Chunks.Load(),
-		ChunksDone:    s.ChunksDone.Load(),
-		ChunksSkipped: s.ChunksSkipped.Load(),
-		Tokens:        s.Tokens.Load(),
-		Batches:       s.Batches.Load(),
-	}
+	var v Snapshot
+	v.ScanDone = s.ScanDone.Load()
+	v.FilesTotal = s.FilesTotal.Load()
+	v.BytesTotal = s.BytesTotal.Load()
+	v.BytesDone = s.BytesDone.Load()
+	v.FilesFailed = s.FilesFailed.Load()
+	v.FilesDone = s.FilesDone.Load()
+	v.FilesSeen = s.FilesSeen.Load()
+	v.BytesRead = s.BytesRead.Load()
+	v.ChunksDone = s.ChunksDone.Load()
+	v.ChunksSkipped = s.ChunksSkipped.Load()
+	v.Chunks = s.Chunks.Load()
+	v.Tokens = s.Tokens.Load()
+	v.Batches = s.Batches.Load()
+	return v
 }

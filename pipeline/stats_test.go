@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,19 @@ func TestStatsReachTotals(t *testing.T) {
 			check: checkOneFailed,
 		},
 		{
+			name: "a file the walk cannot take",
+			change: func(in *incr) {
+				if err := os.Symlink("missing.md", filepath.Join(in.root, "d01/broken.md")); err != nil {
+					t.Skipf("no symlinks here: %v", err)
+				}
+			},
+			check: func(t *testing.T, s Snapshot, rep *Report, _ *incr) {
+				if rep.FilesFailed != 1 || s.FilesFailed != 1 || rep.FilesUnchanged != 6 {
+					t.Errorf("failed %d (stats %d), unchanged %d; want the broken symlink and 6", rep.FilesFailed, s.FilesFailed, rep.FilesUnchanged)
+				}
+			},
+		},
+		{
 			name:   "dry run",
 			stable: true,
 			change: func(in *incr) { in.write(edited, editSentence(t, in, "Sentence 12 ", "A new sentence. ")) },
@@ -128,8 +142,8 @@ func TestStatsReachTotals(t *testing.T) {
 				}
 			})
 			s := stats.Snapshot()
-			if !s.ScanDone || s.FilesTotal != 6 || s.FilesDone != 6 {
-				t.Errorf("scan done %v, files %d/%d; want true, 6/6", s.ScanDone, s.FilesDone, s.FilesTotal)
+			if !s.ScanDone || s.FilesTotal != int64(rep.FilesSeen) || s.FilesDone != s.FilesTotal {
+				t.Errorf("scan done %v, files %d/%d, %d seen; want true and all of them", s.ScanDone, s.FilesDone, s.FilesTotal, rep.FilesSeen)
 			}
 			if s.BytesTotal == 0 || s.BytesDone != s.BytesTotal {
 				t.Errorf("bytes done %d of %d, want all of them", s.BytesDone, s.BytesTotal)
@@ -162,4 +176,102 @@ func editSentence(t *testing.T, in *incr, old, new string) string {
 		t.Fatalf("d01/f01.md has no %q", old)
 	}
 	return strings.Replace(string(body), old, new, 1)
+}
+
+// TestSnapshotNeverShowsMoreDoneThanTotal takes snapshots while another
+// goroutine counts as the pipeline does: a chunk is produced before it is
+// written or skipped, a document is taken before it is done and done before
+// it is counted failed, and the pre-scan's totals are stored before
+// ScanDone. Whenever the snapshot is taken, it must not show more done than
+// produced, nor a finished pre-scan without its totals. The counters are
+// loaded one by one, so only the order of the loads guarantees this; with
+// the totals loaded first, the check fails within a few thousand
+// snapshots on any machine with two cores.
+func TestSnapshotNeverShowsMoreDoneThanTotal(t *testing.T) {
+	var s Stats
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.Chunks.Add(1)
+			if i%2 == 0 {
+				s.ChunksDone.Add(1)
+			} else {
+				s.ChunksSkipped.Add(1)
+			}
+			s.FilesSeen.Add(1)
+			s.FilesDone.Add(1)
+			s.FilesFailed.Add(1)
+			if i == 1000 {
+				s.FilesTotal.Store(7)
+				s.BytesTotal.Store(70)
+				s.ScanDone.Store(true)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	// For as long as the counting goroutine takes to count 100,000
+	// chunks, however late it starts.
+	for i := 0; ; i++ {
+		v := s.Snapshot()
+		if v.ChunksDone+v.ChunksSkipped > v.Chunks || v.FilesDone > v.FilesSeen || v.FilesFailed > v.FilesDone ||
+			(v.ScanDone && (v.FilesTotal != 7 || v.BytesTotal != 70)) {
+			t.Fatalf("snapshot %d: %+v: more done than produced, or totals missing after the scan", i, v)
+		}
+		if v.Chunks >= 100000 {
+			break
+		}
+	}
+}
+
+// TestBytesDoneWhenDocumentsComplete checks that a document's bytes count
+// as done when the document completes, as FilesDone counts it, not when
+// the splitter is through with it: files split while the embedder lags
+// behind are not done, or the ETA would take them for done.
+func TestBytesDoneWhenDocumentsComplete(t *testing.T) {
+	files := map[string]string{}
+	var total int64
+	for i := range 4 {
+		body := paragraphText(fmt.Sprint("topic", i), 3)
+		files[fmt.Sprintf("f%d.md", i)] = body
+		total += int64(len(body))
+	}
+	emb := &fakeEmbedder{dims: 8, block: make(chan struct{})}
+	stats := new(Stats)
+	opts := baseOptions(t, writeTree(t, files), emb, newMemStore())
+	opts.Stats, opts.SplitConcurrency = stats, 1
+	cfg := opts.Reader
+	var held Snapshot
+	walked := 0
+	opts.Source = func(ctx context.Context, fn func(reader.File, error) error) error {
+		return reader.Walk(ctx, cfg, func(f reader.File, err error) error {
+			if err := fn(f, err); err != nil {
+				return err
+			}
+			if walked++; walked == 4 {
+				// The queue of walked files holds two: the one splitter
+				// has taken the second file, so it is through with the
+				// first, and the held embedder lets no document complete.
+				held = stats.Snapshot()
+				close(emb.block)
+			}
+			return nil
+		})
+	}
+	rep, err := Run(context.Background(), opts)
+	if err != nil || rep.FilesIngested != 4 {
+		t.Fatalf("Run = %+v, %v; want 4 files ingested", rep, err)
+	}
+	if held.Chunks == 0 || held.FilesDone != 0 || held.BytesDone != 0 {
+		t.Errorf("with the embedder held: %d chunks split, %d files and %d bytes done; want some, 0 and 0", held.Chunks, held.FilesDone, held.BytesDone)
+	}
+	if s := stats.Snapshot(); s.FilesDone != 4 || s.BytesDone != total {
+		t.Errorf("at the end: %d files and %d bytes done, want 4 and %d", s.FilesDone, s.BytesDone, total)
+	}
 }

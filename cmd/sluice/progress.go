@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -70,11 +71,12 @@ func (p *progress) Stop() {
 }
 
 // statusLine renders files, chunks, bytes, throughput and ETA. Progress
-// counts work done whichever way it was done: bytes of files read or found
-// unchanged (BytesDone), chunks written or needing no write (ChunksDone +
-// ChunksSkipped, the latter shown apart), so an incremental run ends at its
-// totals. The throughput is of bytes actually read; the ETA divides the
-// bytes left by the rate at which bytes were done so far.
+// counts work done whichever way it was done: bytes of documents ingested,
+// found unchanged or failed (BytesDone), chunks written or needing no
+// write (ChunksDone + ChunksSkipped, the latter shown apart), so an
+// incremental run ends at its totals. The throughput is of bytes actually
+// read; the ETA divides the bytes left by the rate at which bytes were
+// done so far.
 func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	files := fmt.Sprintf("%d", s.FilesDone)
 	bytes := mb(s.BytesDone)
@@ -97,8 +99,11 @@ func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	}
 	if s.ScanDone && secs > 0 && s.BytesDone > 0 && s.BytesTotal > s.BytesDone {
 		left := float64(s.BytesTotal - s.BytesDone)
-		eta := time.Duration(left / float64(s.BytesDone) * secs * float64(time.Second))
-		line += " · ETA " + eta.Round(time.Second).String()
+		// Early on, a few bytes done of many can make an ETA longer than
+		// a Duration holds: none is shown then.
+		if eta := left / float64(s.BytesDone) * secs * float64(time.Second); eta < math.MaxInt64 {
+			line += " · ETA " + time.Duration(eta).Round(time.Second).String()
+		}
 	}
 	return line
 }

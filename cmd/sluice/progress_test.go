@@ -52,6 +52,15 @@ func TestStatusLine(t *testing.T) {
 			want: "files 4/10 · chunks 20/20 (15 skipped) · 4.0 MB/10.0 MB · 0.1 MB/s · 1 failed · ETA 12s",
 		},
 		{
+			// 1e12 bytes left at 1 byte in 10 s: 1e13 s, past what a
+			// time.Duration holds (292 years); converted, it would wrap
+			// around to a negative ETA.
+			name:    "no ETA too long to hold",
+			s:       pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 1e12, FilesDone: 1, BytesRead: 1, BytesDone: 1},
+			elapsed: 10 * time.Second,
+			want:    "files 1/10 · chunks 0/0 · 0.0 MB/1000000.0 MB · 0.0 MB/s",
+		},
+		{
 			name:    "no ETA before anything is done",
 			s:       pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 10e6},
 			elapsed: time.Second,

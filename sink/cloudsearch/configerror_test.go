@@ -46,6 +46,13 @@ func TestCredentialConfigErrorKeepsCause(t *testing.T) {
 			if tt.env != "" {
 				t.Setenv("AZURE_TOKEN_CREDENTIALS", tt.env)
 			}
+			// azidentity reads the process environment, not WithGetenv's:
+			// the secrets it could put in a message are set there.
+			for k, v := range map[string]string{"AZURE_TENANT_ID": "tenant-2718", "AZURE_CLIENT_ID": "client-1618",
+				"AZURE_CLIENT_SECRET": "client-secret-31415", "AZURE_CLIENT_CERTIFICATE_PASSWORD": "cert-password-1414",
+				"AZURE_PASSWORD": "user-password-1732"} {
+				t.Setenv(k, v)
+			}
 			cfg := testConfig("https://example.search.windows.net")
 			cfg.Credential = tt.kind
 			opts := []Option{WithGetenv(envOf(map[string]string{EnvKey: testKey, "AZURE_CLIENT_SECRET": "client-secret-31415"}))}
@@ -72,7 +79,7 @@ func TestCredentialConfigErrorKeepsCause(t *testing.T) {
 					t.Errorf("message %q lacks %q", err, w)
 				}
 			}
-			for _, s := range []string{testKey, "client-secret-31415"} {
+			for _, s := range []string{testKey, "client-secret-31415", "cert-password-1414", "user-password-1732"} {
 				if strings.Contains(err.Error(), s) {
 					t.Errorf("message %q leaks a secret", err)
 				}

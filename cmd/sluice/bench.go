@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/bench"
+	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/splitter"
 )
@@ -106,22 +107,21 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
 	}
-	scratchCfg, err := benchPreflight(ctx, cfg, f)
+	scratchCfg, files, err := benchPreflight(ctx, cfg, f)
 	if err != nil {
 		return err
 	}
-	emb, tpm := cfg.Embedder, cfg.Embedder.TokensPerMinute
 	if f.simulate {
-		sim, err := bench.StartSimulator(f.sim, emb.Dimensions)
+		sim, err := bench.StartSimulator(f.sim, cfg.Embedder.Dimensions)
 		if err != nil {
 			return err
 		}
 		defer sim.Close()
 		f.simURL = sim.URL()
-		emb, tpm = bench.SimulatedEmbedder(emb, f.simURL, f.sim), f.sim.TPM
 		fmt.Fprintf(a.stderr, "bench: simulated provider at %s (latency %s + %s/token, rpm %d, tpm %d)\n",
 			f.simURL, f.sim.Latency, f.sim.TokenLatency, f.sim.RPM, f.sim.TPM)
 	}
+	emb, tpm := benchEmbedder(cfg, f)
 	if f.sink == benchSinkConfigured {
 		cleanup, err := a.openBenchScratch(ctx, &scratchCfg, f)
 		if err != nil {
@@ -129,7 +129,7 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 		}
 		defer func() { err = errors.Join(err, cleanup()) }()
 	}
-	m, err := a.benchMeasurer(ctx, cfg, scratchCfg, emb, tpm, f)
+	m, err := a.benchMeasurer(cfg, scratchCfg, files, emb, tpm, f)
 	if err != nil {
 		return err
 	}
@@ -160,32 +160,54 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 // scratch index's name, every batch size and concurrency against the
 // embedder's limits, the corpus, and the --out folder, which it creates.
 // It returns cfg with the scratch sink of --sink configured (see
-// benchScratchConfig).
-func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, error) {
+// benchScratchConfig) and the corpus.
+func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []reader.File, error) {
 	scratchCfg, err := benchScratchConfig(cfg, f)
 	if err != nil {
-		return cfg, err
+		return cfg, nil, err
 	}
-	emb := cfg.Embedder
-	if f.simulate { // its URL is not known yet; any URL validates the same
-		emb = bench.SimulatedEmbedder(emb, "http://127.0.0.1/v1", f.sim)
-	}
+	emb, _ := benchEmbedder(cfg, f)
 	if err := checkTrialLimits(emb, f.opts); err != nil {
-		return cfg, err
+		return cfg, nil, err
 	}
-	if !f.inProcess { // the in-process harness lists the corpus itself
-		if _, err := bench.Corpus(ctx, cfg.Source); err != nil {
-			return cfg, usagef("%v", err)
-		}
+	files, err := listBenchCorpus(ctx, cfg)
+	if err != nil {
+		return cfg, nil, err
 	}
-	return scratchCfg, checkBenchOut(f.out)
+	return scratchCfg, files, checkBenchOut(f.out)
+}
+
+// listBenchCorpus lists the files to benchmark with; none is a usage error.
+func listBenchCorpus(ctx context.Context, cfg Config) ([]reader.File, error) {
+	files, err := bench.Corpus(ctx, cfg.Source)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return files, nil
+}
+
+// benchEmbedder returns the embedder configuration trials run against and
+// the tokens-per-minute quota their utilisation is measured against: the
+// configured embedder and its budget, or with --simulate (or a child's
+// --sim-url) the simulated provider and its quota. Before the simulator
+// has started its URL is a placeholder, which validates the same.
+func benchEmbedder(cfg Config, f *benchFlags) (embedder.Config, int) {
+	if !f.simulate && f.simURL == "" {
+		return cfg.Embedder, cfg.Embedder.TokensPerMinute
+	}
+	url := f.simURL
+	if url == "" {
+		url = "http://127.0.0.1/v1"
+	}
+	return bench.SimulatedEmbedder(cfg.Embedder, url, f.sim), f.sim.TPM
 }
 
 // benchMeasurer returns what measures each trial: a child process running
-// `sluice bench --trial`, or with --in-process a harness over scratchCfg.
-func (a *app) benchMeasurer(ctx context.Context, cfg, scratchCfg Config, emb embedder.Config, tpm int, f *benchFlags) (bench.Measurer, error) {
+// `sluice bench --trial`, or with --in-process a harness over files and
+// scratchCfg.
+func (a *app) benchMeasurer(cfg, scratchCfg Config, files []reader.File, emb embedder.Config, tpm int, f *benchFlags) (bench.Measurer, error) {
 	if f.inProcess {
-		return a.benchHarness(ctx, scratchCfg, emb, tpm, f)
+		return a.benchHarness(scratchCfg, files, emb, tpm, f)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -215,7 +237,7 @@ func benchOutcome(results []bench.Result, runErr error, out string) error {
 	}
 	switch {
 	case failed == len(results):
-		return errors.New("bench: every configuration failed; the error of each is printed above and in the error column of bench.csv")
+		return fmt.Errorf("bench: every configuration failed; the error of each is printed above and in the error column of %s", filepath.Join(out, "bench.csv"))
 	case failed > 0:
 		return fmt.Errorf("bench: %d of %d configurations failed; the error of each is printed above and in the error column of %s, and the recommendation is among the others only",
 			failed, len(results), filepath.Join(out, "bench.csv"))
@@ -408,6 +430,7 @@ func (a *app) openBenchScratch(ctx context.Context, cfg *Config, f *benchFlags) 
 			// Delete it even after Ctrl-C, within a bound.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
+			defer s.Close()
 			if err := s.DeleteIndex(dctx); err != nil {
 				return fmt.Errorf("bench: deleting the scratch index %s: %w; delete it with `sluice index delete` and a config whose sink.cloudsearch.indexName is %s",
 					cfg.Sink.CloudSearch.IndexName, err, cfg.Sink.CloudSearch.IndexName)
@@ -437,11 +460,12 @@ func (a *app) benchTrial(ctx context.Context, cfg Config, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	emb, tpm := cfg.Embedder, cfg.Embedder.TokensPerMinute
-	if f.simURL != "" {
-		emb, tpm = bench.SimulatedEmbedder(emb, f.simURL, f.sim), f.sim.TPM
+	files, err := listBenchCorpus(ctx, cfg)
+	if err != nil {
+		return err
 	}
-	h, err := a.benchHarness(ctx, cfg, emb, tpm, f)
+	emb, tpm := benchEmbedder(cfg, f)
+	h, err := a.benchHarness(cfg, files, emb, tpm, f)
 	if err != nil {
 		return err
 	}
@@ -452,14 +476,9 @@ func (a *app) benchTrial(ctx context.Context, cfg Config, f *benchFlags) error {
 	return bench.WriteResult(a.stdout, r)
 }
 
-// benchHarness measures trials over cfg's corpus in this process. With
-// --sink configured, cfg's sink must be the scratch index of
-// benchScratchConfig.
-func (a *app) benchHarness(ctx context.Context, cfg Config, emb embedder.Config, tpm int, f *benchFlags) (*bench.Harness, error) {
-	files, err := bench.Corpus(ctx, cfg.Source)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
+// benchHarness measures trials over files in this process. With --sink
+// configured, cfg's sink must be the scratch index of benchScratchConfig.
+func (a *app) benchHarness(cfg Config, files []reader.File, emb embedder.Config, tpm int, f *benchFlags) (*bench.Harness, error) {
 	split, err := splitter.New(cfg.Splitter)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -513,6 +532,11 @@ func (a *app) writeBenchResults(results []bench.Result, f *benchFlags, render ..
 		}
 		fmt.Fprintf(a.stderr, "bench: wrote %s and %s\n", csvPath, svgPath)
 		return nil
+	}
+	// No chart to go with this bench.csv: one an earlier run left would
+	// read as this run's.
+	if err := os.Remove(svgPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("bench: removing the chart of an earlier run, %s: %w", svgPath, err)
 	}
 	fmt.Fprintf(a.stderr, "bench: wrote %s (no chart: every configuration failed)\n", csvPath)
 	return nil

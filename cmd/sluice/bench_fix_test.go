@@ -68,18 +68,23 @@ func TestBenchUsageErrors(t *testing.T) {
 
 // TestBenchOutUnwritable checks that an --out folder that exists but
 // cannot be written is refused before measuring (exit 2).
+//
+// Root writes to read-only folders; as root (as in many CI containers) the
+// folder is /proc/self instead, in which nobody can create a file.
 func TestBenchOutUnwritable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root writes to read-only folders")
-	}
 	dir := t.TempDir()
 	benchCorpus(t, dir)
-	ro := filepath.Join(dir, "ro")
-	if err := os.Mkdir(ro, 0o555); err != nil {
+	ro := "ro"
+	if os.Geteuid() == 0 {
+		if fi, err := os.Stat("/proc/self"); err != nil || !fi.IsDir() {
+			t.Skip("root writes to read-only folders, and there is no /proc/self")
+		}
+		ro = "/proc/self"
+	} else if err := os.Mkdir(filepath.Join(dir, ro), 0o555); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := sluice(t, dir, "bench", "corpus", "--out", "ro")
-	if code != exitUsage || !strings.Contains(stderr, "--out ro cannot be written") || strings.Contains(stderr, "configurations over") {
+	_, stderr, code := sluice(t, dir, "bench", "corpus", "--out", ro)
+	if code != exitUsage || !strings.Contains(stderr, "--out "+ro+" cannot be written") || strings.Contains(stderr, "configurations over") {
 		t.Errorf("exit %d, stderr %q; want exit 2 naming --out before measuring", code, stderr)
 	}
 }
@@ -284,15 +289,45 @@ sink:
 
 // TestBenchNothingEmbeddedFails checks that a folder whose files all fail
 // (empty, not text) ends the benchmark with exit 1 and the reason, instead
-// of hanging.
+// of hanging; and that, with no chart to draw, the bench.svg an earlier run
+// left in --out is removed rather than left beside the new bench.csv as if
+// it were this run's.
 func TestBenchNothingEmbeddedFails(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{"a.md": "", "b.md": "\xff\xfe\x00\x01"})
+	writeFiles(t, dir, map[string]string{"results/bench.svg": "<svg>an earlier run's chart</svg>"})
 	args := append([]string{"bench", "corpus", "--in-process"}, quickBench...)
 	args = append(args, "--warmup", "1h", "--duration", "1h", "--max-duration", "1h")
 	_, stderr, code := sluice(t, dir, args...)
 	if code != exitFatal || !strings.Contains(stderr, "no document could be embedded") || !strings.Contains(stderr, "corpus") {
 		t.Errorf("exit %d, stderr %q; want exit 1 saying no document could be embedded", code, stderr)
+	}
+	if !strings.Contains(stderr, "in the error column of "+filepath.Join("results", "bench.csv")) {
+		t.Errorf("stderr %q does not name the bench.csv holding the errors", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results", "bench.csv")); err != nil {
+		t.Errorf("bench.csv not written: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results", "bench.svg")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an earlier run's bench.svg is left beside this run's bench.csv (%v)", err)
+	}
+}
+
+// TestBenchInProcessCorpusFirst checks that --in-process finds a folder
+// with nothing to benchmark before it starts anything: exit 2, and no
+// scratch store (or scratch Cloud AI Search index) is made for nothing.
+func TestBenchInProcessCorpusFirst(t *testing.T) {
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{"notes.txt": "not selected by source.include"})
+	args := append([]string{"bench", "corpus", "--in-process", "--sink", "configured", "--simulate"}, quickBench...)
+	_, stderr, code := sluice(t, dir, args...)
+	if code != exitUsage || !strings.Contains(stderr, "no files to benchmark with") {
+		t.Errorf("exit %d, stderr %q; want exit 2 saying there are no files", code, stderr)
+	}
+	if strings.Contains(stderr, "scratch") || strings.Contains(stderr, "simulated provider at") {
+		t.Errorf("started the simulator or a scratch store before finding the corpus empty:\n%s", stderr)
 	}
 }
 

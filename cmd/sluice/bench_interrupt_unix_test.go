@@ -18,21 +18,28 @@ import (
 )
 
 // TestBenchInterrupted runs `sluice bench` as a child process, sends it
-// SIGINT while it measures its second configuration (whose first request
-// the simulated provider takes minutes to answer) and checks that what was
+// SIGINT while it measures its second configuration and checks that what was
 // measured is printed and written marked partial, with a best so far and
 // no recommendation, that the message names the configuration that was
 // running, and that it exits 1, as an interrupted `sluice run` does.
+//
+// At 20 ms a token, the first configuration's requests (one chunk of at
+// most 32 tokens) take under a second, and the second's first request (a
+// batch of up to 2048 chunks: the corpus, some 1,800 tokens, or at least
+// one of its two files) 16 s or more, so that the signal, sent as soon as
+// the first result is printed, finds the second configuration running even
+// on a slow machine.
 func TestBenchInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	benchCorpus(t, dir)
+	writeFiles(t, dir, map[string]string{"sluice.yaml": "splitter: {chunkSize: 32, chunkOverlap: 0}\n"})
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "bench", "corpus", "--simulate", "--sim-latency", "1ms", "--sim-token-latency", "1ms",
+	cmd := exec.CommandContext(ctx, exe, "bench", "corpus", "--simulate", "--sim-latency", "0s", "--sim-token-latency", "20ms",
 		"--batch-sizes", "1,2048", "--concurrency", "1", "--warmup", "0s", "--cooldown", "0s",
 		"--duration", "100ms", "--max-duration", "100ms", "--min-requests", "1", "--out", "results")
 	cmd.Dir = dir

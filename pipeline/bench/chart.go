@@ -102,11 +102,11 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 		p.Add(mark)
 		p.Legend.Add("throttled (HTTP 429)", mark)
 	}
-	label, win := "recommended", o.winner(results)
+	label := "recommended"
 	if o.interrupted {
-		label, win = "best so far", Pick(results)
+		label = "best so far" // see Interrupted: no winner, the best is still marked
 	}
-	if win >= 0 {
+	if win := Pick(results); win >= 0 {
 		r := results[win]
 		mark, err := plotter.NewScatter(plotter.XYs{{X: float64(r.BatchSize), Y: r.TokensPerS}})
 		if err != nil {

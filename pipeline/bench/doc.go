@@ -4,11 +4,12 @@
 //
 // A trial feeds the corpus to pipeline.Run again and again, discards a
 // warm-up period (against a quota at least its burst window, see
-// BurstWindow, so that the burst allowance the quota starts with is spent),
-// then measures a window of steady state: chunks and tokens per second, the
-// share of the tokens-per-minute quota used, HTTP 429 answers, retries,
-// request latency percentiles and the peak resident memory. A corpus from
-// which a whole pass embeds no token fails the trial (ErrNothingEmbedded).
+// Options.WarmupFor, so that the burst allowance the quota starts with is
+// spent), then measures a window of steady state: chunks and tokens per
+// second, the share of the tokens-per-minute quota used, HTTP 429 answers,
+// retries, request latency percentiles and the peak resident memory. A
+// corpus from which a whole pass embeds no token fails the trial
+// (ErrNothingEmbedded).
 // Run runs the trials in turn through a Measurer: Harness measures in this
 // process, Exec in a child process per trial so that each peak RSS is the
 // trial's own. Pick chooses the winner (see its rules); WriteTable,

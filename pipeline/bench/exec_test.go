@@ -94,18 +94,23 @@ func TestRunRecordsFailuresAndGoesOn(t *testing.T) {
 }
 
 // cancelAt is a Measurer that measures every trial and cancels its
-// context while measuring the trial numbered at (from 0), as Ctrl-C would.
+// context while measuring the trial numbered at (from 0), as Ctrl-C would;
+// with finished, that trial completes all the same (Ctrl-C came as it
+// ended).
 type cancelAt struct {
-	at     int
-	n      *int
-	cancel context.CancelFunc
+	at       int
+	finished bool
+	n        *int
+	cancel   context.CancelFunc
 }
 
 func (c cancelAt) Measure(ctx context.Context, t bench.Trial) (bench.Result, error) {
 	defer func() { *c.n++ }()
 	if *c.n == c.at {
 		c.cancel()
-		return bench.Result{}, ctx.Err()
+		if !c.finished {
+			return bench.Result{}, ctx.Err()
+		}
 	}
 	return bench.Result{TokensPerS: 1}, nil
 }
@@ -116,20 +121,37 @@ func (c cancelAt) Measure(ctx context.Context, t bench.Trial) (bench.Result, err
 func TestRunStopsWhenCancelled(t *testing.T) {
 	trials := []bench.Trial{{BatchSize: 1, Concurrency: 1}, {BatchSize: 8, Concurrency: 1}, {BatchSize: 16, Concurrency: 1}}
 	tests := []struct {
-		at      int
-		results int
-		want    string
+		at       int
+		finished bool // the trial at completes although ctx was cancelled
+		results  int
+		want     string // "" for no error
 	}{
-		{0, 0, "interrupted while measuring 1x1, after 0 of 3 configurations"},
-		{2, 2, "interrupted while measuring 16x1, after 2 of 3 configurations"},
+		{0, false, 0, "interrupted while measuring 1x1, after 0 of 3 configurations"},
+		{2, false, 2, "interrupted while measuring 16x1, after 2 of 3 configurations"},
+		// A trial measured whole is kept, and the next one is not started.
+		{1, true, 2, "interrupted while measuring 16x1, after 2 of 3 configurations"},
+		{2, true, 3, ""},
 	}
 	for _, tt := range tests {
 		ctx, cancel := context.WithCancel(t.Context())
 		n := 0
-		results, err := bench.Run(ctx, cancelAt{at: tt.at, n: &n, cancel: cancel}, trials, nil)
+		results, err := bench.Run(ctx, cancelAt{at: tt.at, finished: tt.finished, n: &n, cancel: cancel}, trials, nil)
 		cancel()
+		if tt.want == "" {
+			if err != nil || len(results) != tt.results {
+				t.Errorf("at %d, finished: Run() = %d results, %v; want %d results and no error", tt.at, len(results), err, tt.results)
+			}
+			continue
+		}
 		if !errors.Is(err, context.Canceled) || len(results) != tt.results || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Run() = %d results, %v; want %d results and context.Canceled saying %q", len(results), err, tt.results, tt.want)
+			t.Errorf("at %d: Run() = %d results, %v; want %d results and context.Canceled saying %q", tt.at, len(results), err, tt.results, tt.want)
+		}
+		started := tt.results // and the interrupted one, unless it finished
+		if !tt.finished {
+			started++
+		}
+		if n != started {
+			t.Errorf("at %d: %d trials started, want %d: none after the interruption", tt.at, n, started)
 		}
 	}
 }

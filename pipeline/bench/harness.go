@@ -60,10 +60,10 @@ func takeMark(ps *pipeline.Stats, emb embedder.Embedder) mark {
 }
 
 // Measure runs trial t: it waits Options.Cooldown when a quota applies,
-// warms up for Options.WarmupFor (at least the quota's burst window, see
-// BurstWindow), then measures a window of at least Options.Duration holding
-// at least Options.MinRequests requests (up to Options.MaxDuration), then
-// cancels the run. PeakRSSMB is the running peak of this process. A corpus
+// warms up for Options.WarmupFor (at least the quota's burst window), then
+// measures a window of at least Options.Duration holding at least
+// Options.MinRequests requests (up to Options.MaxDuration), then cancels
+// the run. PeakRSSMB is the running peak of this process. A corpus
 // from which a whole pass embeds no token fails the trial with an error
 // wrapping ErrNothingEmbedded.
 func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {

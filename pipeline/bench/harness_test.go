@@ -233,24 +233,35 @@ func TestHarnessNothingEmbedded(t *testing.T) {
 // TestHarnessQuotaBurst measures against the simulated provider's token
 // quota with (almost) no warm-up and a one-second window: the client's
 // bucket starts full, with a second's worth of the quota, and a window
-// that caught it reported up to twice the quota (163% in the audit). The
-// warm-up is raised to the burst window, so the utilisation stays at the
-// quota plus the jitter of a request cut by each end of the window and
-// some slack for a CPU-starved machine.
+// that caught it reported up to twice the quota (163% in the audit, 166%
+// here for 4x1). The warm-up is raised to the burst window: Measure takes
+// at least that long before its window (a lower bound, which a slow machine
+// only makes longer), and the utilisation stays at the quota plus the
+// jitter of a request cut by each end of the window and slack for a
+// CPU-starved machine, where the client drains the burst more slowly (20%,
+// against the 60% or more a caught burst adds). Each trial gets a provider
+// of its own, whose bucket starts full as after a benchmark's cool-down: a
+// trial against a drained provider could not catch a burst and so could
+// not fail.
 func TestHarnessQuotaBurst(t *testing.T) {
-	h, _ := simHarness(t)
-	h.Options = bench.Options{Warmup: time.Millisecond, Cooldown: bench.None, Duration: time.Second, MaxDuration: time.Second, MinRequests: 1}
-	if w := h.Options.WarmupFor(h.Embedder, h.TokensPerMinute); w < time.Second {
-		t.Fatalf("WarmupFor() = %s, want the quota's burst window, 1s", w)
-	}
 	for _, trial := range []bench.Trial{{BatchSize: 4, Concurrency: 1}, {BatchSize: 16, Concurrency: 1}} {
+		h, _ := simHarness(t)
+		h.Options = bench.Options{Warmup: time.Millisecond, Cooldown: bench.None, Duration: time.Second, MaxDuration: time.Second, MinRequests: 1}
+		warmup := h.Options.WarmupFor(h.Embedder, h.TokensPerMinute)
+		if warmup < time.Second {
+			t.Fatalf("WarmupFor() = %s, want the quota's burst window, 1s", warmup)
+		}
+		start := time.Now()
 		r, err := h.Measure(t.Context(), trial)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if took := time.Since(start); took < warmup+h.Options.Duration {
+			t.Errorf("trial %s: Measure took %s, less than the raised warm-up and the window (%s)", trial, took, warmup+h.Options.Duration)
+		}
 		perWindow := float64(h.TokensPerMinute) / 60 * r.Seconds
 		jitter := 2 * float64(trial.BatchSize*64) / perWindow // a request's tokens (chunks of at most 64) at each end
-		limit := 1 + jitter + 0.1
+		limit := 1 + jitter + 0.2
 		t.Logf("trial %s: utilisation %s over %.2fs (limit %.2f)", trial, fmtPtr(r.TPMUtilization), r.Seconds, limit)
 		if r.TPMUtilization == nil || *r.TPMUtilization > limit {
 			t.Errorf("trial %s: tpm_utilization %s, want at most %.2f: the window caught the quota's burst", trial, fmtPtr(r.TPMUtilization), limit)

@@ -153,11 +153,15 @@ func (o Options) cooldown() time.Duration {
 }
 
 // WarmupFor returns the warm-up of each trial against emb, measured
-// against a quota of tokensPerMinute (0: none known): Options.Warmup
-// (0 for None), raised to BurstWindow(emb, tokensPerMinute) when that is
-// longer.
+// against a quota of tokensPerMinute (0: none known): Options.Warmup (0 for
+// None), raised to the quota's burst window when that is longer. A quota's
+// token bucket starts full, and a window that caught its burst would report
+// more than the quota sustains; the burst window is how long the largest
+// burst the client or the provider allows (a request's token cap, a
+// second's worth of requests or tokens) takes to refill at the quota's
+// rate, and 0 without a quota. quota.go has the details.
 func (o Options) WarmupFor(emb embedder.Config, tokensPerMinute int) time.Duration {
-	return max(o.warmup(), BurstWindow(emb, tokensPerMinute))
+	return max(o.warmup(), burstWindow(emb, tokensPerMinute))
 }
 
 // Estimate returns how long one trial against emb and a quota of

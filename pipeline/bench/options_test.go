@@ -142,8 +142,9 @@ func TestWarmupAndEstimate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := bench.BurstWindow(tt.emb, tt.tpm); got != tt.burst {
-				t.Errorf("BurstWindow() = %s, want %s", got, tt.burst)
+			// With no warm-up of its own, the warm-up is the burst window.
+			if got := (bench.Options{Warmup: bench.None}).WarmupFor(tt.emb, tt.tpm); got != tt.burst {
+				t.Errorf("WarmupFor() with Warmup None = %s, want the burst window, %s", got, tt.burst)
 			}
 			if got := tt.opts.WarmupFor(tt.emb, tt.tpm); got != tt.warmup {
 				t.Errorf("WarmupFor() = %s, want %s", got, tt.warmup)

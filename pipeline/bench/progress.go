@@ -83,8 +83,12 @@ func (p *progress) nothingEmbedded(firstErr error) error {
 	if firstErr != nil {
 		why = "the first document error: " + firstErr.Error()
 	}
-	return fmt.Errorf("%w from %s: a whole pass over its %d files embedded no token; %s. Check that source.include selects text files that can be read and embedded",
-		ErrNothingEmbedded, corpusDir(p.files), len(p.files), why)
+	files := fmt.Sprintf("its %d files", len(p.files))
+	if len(p.files) == 1 {
+		files = "its one file"
+	}
+	return fmt.Errorf("%w from %s: a whole pass over %s embedded no token; %s. Check that source.include selects text files that can be read and embedded",
+		ErrNothingEmbedded, corpusDir(p.files), files, why)
 }
 
 // corpusDir is the folder the files were found in: a file's Path is the

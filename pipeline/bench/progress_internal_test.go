@@ -68,6 +68,18 @@ func TestProgressEndOfPass(t *testing.T) {
 	}
 }
 
+// TestNothingEmbeddedOneFile checks the message's grammar for a corpus of
+// a single file: "its one file", not "its 1 files".
+func TestNothingEmbeddedOneFile(t *testing.T) {
+	var tokens atomic.Int64
+	p := newProgress(&tokens, []reader.File{{ID: "a.md", Path: "/corpus/a.md"}})
+	_ = p.onDocument(t.Context(), pipeline.DocumentResult{File: p.files[0]})
+	err := p.endOfPass(t.Context(), 1)
+	if !errors.Is(err, ErrNothingEmbedded) || !strings.Contains(err.Error(), "a whole pass over its one file embedded") {
+		t.Errorf("endOfPass() = %v, want ErrNothingEmbedded over its one file", err)
+	}
+}
+
 // TestCycleStopsAtEndOfPass checks that cycle yields each file once per
 // pass and ends when endOfPass fails, instead of looping over files that
 // all fail.

@@ -16,7 +16,7 @@ func hasQuota(emb embedder.Config, tokensPerMinute int) bool {
 	return !emb.Local() && (emb.TokensPerMinute > 0 || emb.RequestsPerMinute > 0)
 }
 
-// BurstWindow returns how long the burst allowance of the quotas a trial
+// burstWindow returns how long the burst allowance of the quotas a trial
 // against emb runs under lasts at their refill rate, or 0 when no quota
 // applies. A token bucket starts full: in its first moments a trial sends
 // its burst on top of the quota's rate, so a measurement that starts before
@@ -24,17 +24,23 @@ func hasQuota(emb embedder.Config, tokensPerMinute int) bool {
 // it). The window is the longest of:
 //
 //   - emb's tokensPerMinute budget (HTTP providers): the client lets one
-//     request's token cap (embedder.Config.Limits().MaxTokens) through at
-//     once, which the budget refills in MaxTokens/(tokensPerMinute/60)
-//     seconds;
+//     request's token cap (embedder.Config.Limits().MaxTokens, never less
+//     than one input's cap) through at once, which the budget refills in
+//     MaxTokens/(tokensPerMinute/60) seconds;
 //   - emb's requestsPerMinute budget: max(1, rpm/60) requests at once, at
 //     least one second's worth;
 //   - the provider's quota of tokensPerMinute (the simulated provider's,
 //     or the one utilisation is measured against): one second's worth, the
-//     refill window of the simulated provider and of per-second limits.
+//     refill window of per-second limits. The simulated provider's bucket
+//     also holds at least one input's cap; SimulatedEmbedder gives the
+//     client the same budget (unless the configuration sets its own),
+//     whose window (above) covers it.
 //
+// The window assumes the burst is spent at once. A configuration only a
+// little faster than the quota spends it more slowly, so its window may
+// still read a little above 100% of the quota, which Pick counts as 100%.
 // Options.WarmupFor raises the warm-up to it.
-func BurstWindow(emb embedder.Config, tokensPerMinute int) time.Duration {
+func burstWindow(emb embedder.Config, tokensPerMinute int) time.Duration {
 	var w time.Duration
 	if tokensPerMinute > 0 {
 		w = time.Second

@@ -14,13 +14,18 @@ type Measurer interface {
 // in order. A trial that fails is recorded with its Error and the run goes
 // on; done, if not nil, is called after each trial. Run stops early only when
 // ctx is done, returning the results measured so far (the interrupted trial
-// is not among them) with an error wrapping ctx's error that names the
-// trial interrupted and counts the configurations measured.
+// is not among them; a trial that completed before ctx was done is) with an
+// error wrapping ctx's error that names the trial interrupted and counts
+// the configurations measured.
 func Run(ctx context.Context, m Measurer, trials []Trial, done func(Result)) ([]Result, error) {
 	results := make([]Result, 0, len(trials))
 	for _, t := range trials {
-		r, err := m.Measure(ctx, t)
-		if ctx.Err() != nil {
+		var r Result
+		err := ctx.Err()
+		if err == nil {
+			r, err = m.Measure(ctx, t)
+		}
+		if err != nil && ctx.Err() != nil {
 			return results, fmt.Errorf("bench: interrupted while measuring %s, after %d of %d configurations: %w", t, len(results), len(trials), ctx.Err())
 		}
 		if err != nil {

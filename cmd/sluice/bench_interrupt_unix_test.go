@@ -41,7 +41,7 @@ func TestBenchInterrupted(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "bench", "corpus", "--simulate", "--sim-latency", "0s", "--sim-token-latency", "20ms",
 		"--batch-sizes", "1,2048", "--concurrency", "1", "--warmup", "0s", "--cooldown", "0s",
-		"--duration", "100ms", "--max-duration", "100ms", "--min-requests", "1", "--out", "results")
+		"--duration", "100ms", "--max-duration", "5s", "--min-requests", "1", "--out", "results")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), cliChildEnv+"=1")
 	var stdout bytes.Buffer

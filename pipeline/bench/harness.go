@@ -119,6 +119,11 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
 	}
+	if res.Requests == 0 {
+		// Nothing to measure: a figure of 0 tokens/s would say the setting
+		// is slow when the window was only too short for its requests.
+		return Result{}, fmt.Errorf("bench: trial %s: no embedding request completed in its measured window of %.1fs; raise --max-duration (bench.maxDuration) above the latency of one request", t, res.Seconds)
+	}
 	if peak, err := rss.Peak(); err == nil {
 		res.PeakRSSMB = float64(peak) / (1 << 20)
 	}

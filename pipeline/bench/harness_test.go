@@ -268,3 +268,25 @@ func TestHarnessQuotaBurst(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessNoRequestInWindow: a window in which no request completed
+// measured nothing; it is an error naming the setting to raise, not a
+// result of 0 tokens/s that Pick could recommend.
+func TestHarnessNoRequestInWindow(t *testing.T) {
+	// One request in flight at a time, each taking a second: the window,
+	// which opens when the first request returns, closes before the next.
+	sim := bench.SimOptions{Latency: time.Second}
+	s, err := bench.StartSimulator(sim, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	base := embedder.DefaultConfig()
+	base.Dimensions = 64
+	h := tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), 0)
+	h.Options = bench.Options{Warmup: bench.None, Cooldown: bench.None, Duration: 50 * time.Millisecond, MaxDuration: 100 * time.Millisecond, MinRequests: 1}
+	_, err = h.Measure(t.Context(), bench.Trial{BatchSize: 1, Concurrency: 1})
+	if err == nil || !strings.Contains(err.Error(), "no embedding request completed") || !strings.Contains(err.Error(), "--max-duration") {
+		t.Fatalf("Measure() = %v, want an error saying no request completed and naming --max-duration", err)
+	}
+}

@@ -101,6 +101,11 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if err != nil {
 		return err
 	}
+	// A --duration above the default --max-duration raises it, rather than
+	// failing on a flag the user did not give.
+	if !cmd.Flags().Changed("max-duration") && f.opts.Duration > f.opts.MaxDuration {
+		f.opts.MaxDuration = f.opts.Duration
+	}
 	if err := f.validate(); err != nil {
 		return err
 	}

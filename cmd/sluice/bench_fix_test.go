@@ -52,6 +52,10 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"batch above maxInputsPerRequest", []string{"--simulate", "--batch-sizes", "4096"}, "embedder.maxInputsPerRequest"},
 		{"out under a file", []string{"--out", "afile/sub"}, "--out afile/sub cannot be created"},
 		{"unknown sink", []string{"--sink", "index"}, `--sink is "index"`},
+		// A --duration above the default --max-duration raises it: the
+		// refusal is the next setting's, not --max-duration's.
+		{"duration above the default max-duration", []string{"--duration", "40s", "--sink", "index"}, `--sink is "index"`},
+		{"duration above a given max-duration", []string{"--duration", "40s", "--max-duration", "30s"}, "bench.maxDuration (--max-duration)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

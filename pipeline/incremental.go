@@ -388,7 +388,7 @@ func (r *run) conclude(ctx context.Context) error {
 // again. A file that only the include settings leave out stays listed: the
 // run did not look at it (a run with a narrower --include is partial).
 func settled(cfg reader.Config, id string) bool {
-	if cfg.Match(id) || excluded(cfg, id) {
+	if cfg.Match(id) || cfg.Excludes(id) {
 		return true
 	}
 	p := filepath.Join(cfg.Dir, filepath.FromSlash(id))
@@ -402,25 +402,6 @@ func settled(cfg reader.Config, id string) bool {
 		return readableDir(p)
 	}
 	return false
-}
-
-// excluded reports whether cfg's exclude patterns leave out id (a file or
-// a folder), whatever its include patterns say.
-func excluded(cfg reader.Config, id string) bool {
-	only := reader.Config{Dir: cfg.Dir, Include: []string{"/" + escapeGlob(id)}, Exclude: cfg.Exclude}
-	return !only.Match(id)
-}
-
-// escapeGlob quotes the glob metacharacters of a path.
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[]{}\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // readableDir reports whether the folder at p can be listed.

@@ -105,3 +105,10 @@ func validatePattern(setting, p string) error {
 func (c Config) Match(relPath string) bool {
 	return compile(c.WithDefaults()).match(relPath)
 }
+
+// Excludes reports whether c's exclude patterns leave out the
+// root-relative, '/'-separated path relPath or one of its folders, whatever
+// the include patterns say. Empty exclude lists get their defaults.
+func (c Config) Excludes(relPath string) bool {
+	return compile(c.WithDefaults()).excluded(relPath)
+}

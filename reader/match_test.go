@@ -60,6 +60,30 @@ func TestConfigMatch(t *testing.T) {
 	}
 }
 
+// TestConfigExcludes: Excludes answers for the exclude patterns alone, for
+// files and folders, including paths no include pattern selects and paths
+// with glob metacharacters, which are only characters in a path.
+func TestConfigExcludes(t *testing.T) {
+	cfg := Config{Dir: ".", Include: []string{"**/*.md"}, Exclude: []string{"drafts/**", "**/*.tmp", "odd[1].md"}}
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"drafts", true},
+		{"drafts/a.md", true},
+		{"notes/x.tmp", true}, // not included either
+		{"odd1.md", true},     // the pattern's [1] is a character class
+		{"odd[1].md", false},  // the path's brackets are only characters
+		{"notes/a.md", false},
+		{"notes/a.txt", false}, // not included, but not excluded
+	}
+	for _, tt := range tests {
+		if got := cfg.Excludes(tt.path); got != tt.want {
+			t.Errorf("Excludes(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}
+
 func TestMayMatchBelow(t *testing.T) {
 	tests := []struct {
 		pattern, dir string

@@ -85,8 +85,8 @@ measure() {
   rm -rf "$WORK/run" && mkdir -p "$WORK/run"
   (cd "$WORK/run" && run_sampled "$WORK/run/sluice" "$WORK/sluice" run "$dir" --json --config "$WORK/sluice.yaml")
   s="$(wall_s "$WORK/run/sluice")"
-  printf '| %s | %.1f | %s | %.2f | %s | %.1f |\n' "$name" "$(awk -v b="$bytes" 'BEGIN {print b / 1e6}')" "$s" \
-    "$(BYTES="$bytes" mb_per_s "$WORK/run/sluice")" "$(peak_mib "$WORK/run/sluice")" \
+  printf '| %s | %.1f | %s | %s | %s | %.1f |\n' "$name" "$(awk -v b="$bytes" 'BEGIN {print b / 1e6}')" "$s" \
+    "$(BYTES="$bytes" mb_per_s "$WORK/run/sluice" %.2f)" "$(peak_mib "$WORK/run/sluice")" \
     "$(awk '{print $1 / 1024}' "$WORK/run/sluice.anon")"
 }
 

@@ -14,8 +14,9 @@ const redacted = "[redacted]"
 // secret holds an API key inside a closure. fmt prints a func as an address
 // for every verb and never reaches the variables it captured, whereas it
 // prints a pointer field's target (after a verb it cannot apply, such as %s
-// on a *struct) or a string field in full. Its own methods print
-// "[redacted]", should the field ever be printed directly.
+// on a *struct) or a string field in full. Its own methods, Format (which
+// fmt uses for every verb) and LogValue, print "[redacted]", should the
+// field ever be printed or logged directly.
 type secret func() string
 
 // newSecret returns a secret holding key.
@@ -28,12 +29,6 @@ func (s secret) value() string {
 	}
 	return s()
 }
-
-// String returns "[redacted]".
-func (s secret) String() string { return redacted }
-
-// GoString returns "[redacted]".
-func (s secret) GoString() string { return redacted }
 
 // Format writes "[redacted]" for every verb.
 func (s secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
@@ -61,9 +56,6 @@ func (c *Client) String() string {
 	b.WriteString("}")
 	return b.String()
 }
-
-// GoString returns String, so that %#v shows no credential either.
-func (c *Client) GoString() string { return c.String() }
 
 // Format writes String for every verb (%v, %+v, %#v, %s, %q, %d, ...): fmt
 // never walks the Client's fields, some of which hold credentials.

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -175,23 +174,10 @@ func TestInterruptedFullRunsConverge(t *testing.T) {
 	in := newIncr(t, files)
 	in.run(nil)
 	for i := range 8 {
-		ctx, cancel := context.WithCancel(context.Background())
 		o := in.options()
 		o.Full = true
 		o.BatchSize, o.EmbedConcurrency = 3, 1
-		limit := int64(i + 1)
-		o.Stats = new(Stats)
-		o.OnDocument = func(context.Context, DocumentResult) error {
-			if o.Stats.Batches.Load() >= limit {
-				cancel()
-			}
-			return nil
-		}
-		_, err := Run(ctx, o)
-		cancel()
-		if err != nil && !errors.Is(err, context.Canceled) {
-			t.Fatalf("interrupted run %d: %v", i, err)
-		}
+		in.runInterrupted(o, int64(i+1))
 	}
 	in.run(nil)
 	in.assertEqualsCleanRun()

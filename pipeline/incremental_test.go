@@ -55,6 +55,27 @@ func (in *incr) run(mod func(*Options)) *Report {
 	return rep
 }
 
+// runInterrupted runs o and cancels it once it has sent batches embedding
+// batches, as when the process is killed; an error other than the
+// cancellation fails the test.
+func (in *incr) runInterrupted(o Options, batches int64) *Report {
+	in.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Stats = new(Stats)
+	o.OnDocument = func(context.Context, DocumentResult) error {
+		if o.Stats.Batches.Load() >= batches {
+			cancel()
+		}
+		return nil
+	}
+	rep, err := Run(ctx, o)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		in.t.Fatalf("run interrupted after %d batches: %v", batches, err)
+	}
+	return rep
+}
+
 func (in *incr) write(name, body string) {
 	in.t.Helper()
 	p := filepath.Join(in.root, name)
@@ -304,22 +325,9 @@ func TestInterruptedRunsConverge(t *testing.T) {
 	const interruptions, conc, batch, chunkSize = 12, 2, 3, 64
 	total := int64(0)
 	for i := range interruptions {
-		ctx, cancel := context.WithCancel(context.Background())
 		o := in.options()
 		o.BatchSize, o.EmbedConcurrency = batch, conc
-		limit := int64(i*2 + 1)
-		o.Stats = new(Stats)
-		o.OnDocument = func(context.Context, DocumentResult) error {
-			if o.Stats.Batches.Load() >= limit {
-				cancel()
-			}
-			return nil
-		}
-		rep, err := Run(ctx, o)
-		cancel()
-		if err != nil && !errors.Is(err, context.Canceled) {
-			t.Fatalf("interrupted run %d: %v", i, err)
-		}
+		rep := in.runInterrupted(o, int64(i*2+1))
 		total += rep.TokensEmbedded
 		if i == 5 { // change the folder between interruptions too
 			in.write("d00/f00.md", files["d00/f00.md"]+" Appended sentence.")

@@ -425,12 +425,7 @@ func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
 	store := newMemStore()
 	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
 	opts.MemoryBudget = 64 << 10 // smaller than big.md: it must be streamed
-	splits := newSplitLog()
-	opts.Logger = slog.New(splits)
-	rep, err := Run(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, splits := runSplitLogged(t, opts)
 	if rep.FilesIngested != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -474,12 +469,7 @@ func TestStreamThreshold(t *testing.T) {
 			opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
 			opts.StreamThreshold = tt.threshold
 			opts.MemoryBudget = tt.budget
-			splits := newSplitLog()
-			opts.Logger = slog.New(splits)
-			rep, err := Run(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep, splits := runSplitLogged(t, opts)
 			if rep.FilesIngested != 1 {
 				t.Fatalf("report = %+v, want doc.md ingested", rep)
 			}
@@ -506,6 +496,19 @@ type splitLog struct {
 }
 
 func newSplitLog() *splitLog { return &splitLog{streamed: map[string]slog.Value{}} }
+
+// runSplitLogged runs opts with a splitLog for its logger and returns the
+// report and the log; an error fails t.
+func runSplitLogged(t *testing.T, opts Options) (*Report, *splitLog) {
+	t.Helper()
+	splits := newSplitLog()
+	opts.Logger = slog.New(splits)
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, splits
+}
 
 func (l *splitLog) Enabled(context.Context, slog.Level) bool { return true }
 

@@ -94,22 +94,27 @@ func Open(f File) (*Content, error) {
 	if err != nil {
 		return nil, statFault(id, err)
 	}
-	fi, err = fh.Stat()
-	if err == nil {
-		err = CheckRegular(id, fi)
-	} else {
-		err = &FileError{Path: id, Err: ErrUnreadable, Cause: err}
-	}
-	if err == nil {
-		if berr := setBlocking(fh); berr != nil {
-			err = &FileError{Path: id, Err: ErrUnreadable, Cause: berr}
-		}
-	}
-	if err != nil {
+	if fi, err = checkOpened(id, fh); err != nil {
 		fh.Close()
 		return nil, err
 	}
 	return &Content{f: fh, src: fh, id: id, path: f.Path, size: fi.Size(), h: sha256.New(), buf: make([]byte, bufSize), first: true}, nil
+}
+
+// checkOpened checks that the file Open opened without blocking is a
+// regular file, and makes its reads blocking again.
+func checkOpened(id string, fh *os.File) (fs.FileInfo, error) {
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, &FileError{Path: id, Err: ErrUnreadable, Cause: err}
+	}
+	if err := CheckRegular(id, fi); err != nil {
+		return nil, err
+	}
+	if err := setBlocking(fh); err != nil {
+		return nil, &FileError{Path: id, Err: ErrUnreadable, Cause: err}
+	}
+	return fi, nil
 }
 
 // Read reads text into p. It returns a *FileError wrapping ErrBinary,

@@ -224,11 +224,21 @@ func statFault(id string, err error) *FileError {
 
 // within reports whether the resolved path p is root or inside it.
 func within(root, p string) bool {
+	_, ok := relTo(root, p)
+	return ok
+}
+
+// relTo returns p relative to root with forward slashes ("" for root
+// itself), and false if p is neither root nor inside it.
+func relTo(root, p string) (string, bool) {
 	r, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
 	}
-	return r == "." || (r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)))
+	if r == "." {
+		return "", true
+	}
+	return filepath.ToSlash(r), true
 }
 
 func joinRel(rel, name string) string {

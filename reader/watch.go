@@ -400,11 +400,17 @@ func (w *Watcher) appeared(rel string, now time.Time) {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		w.link(rel, true, now)
 	case fi.IsDir():
-		if w.wanted(rel) && w.addDir(rel) {
-			w.scan(rel, true, now)
-		}
+		w.enter(rel, now)
 	default:
 		w.mark(rel, now)
+	}
+}
+
+// enter watches the folder rel, unless it is watched already or not to be
+// watched, and touches the documents below it.
+func (w *Watcher) enter(rel string, now time.Time) {
+	if !w.dirs[rel] && w.wanted(rel) && w.addDir(rel) {
+		w.scan(rel, true, now)
 	}
 }
 
@@ -415,24 +421,15 @@ func (w *Watcher) appeared(rel string, now time.Time) {
 func (w *Watcher) chmod(rel string, now time.Time) {
 	fi, err := os.Lstat(w.abs(rel))
 	if err == nil && fi.IsDir() {
-		if !w.dirs[rel] && w.wanted(rel) && w.addDir(rel) {
-			w.scan(rel, true, now)
-		}
+		w.enter(rel, now)
 		return
 	}
 	w.mark(rel, now)
 }
 
-func (w *Watcher) rel(name string) (string, bool) {
-	r, err := filepath.Rel(w.root, name)
-	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	if r == "." {
-		return "", true
-	}
-	return filepath.ToSlash(r), true
-}
+// rel returns the root-relative path of the event path name, and false if
+// it lies outside the root.
+func (w *Watcher) rel(name string) (string, bool) { return relTo(w.root, name) }
 
 // abs returns the path on disk of the root-relative path rel.
 func (w *Watcher) abs(rel string) string {
@@ -527,23 +524,23 @@ func (w *Watcher) record(id string, touch bool, now time.Time) {
 func (w *Watcher) link(id string, touch bool, now time.Time) {
 	w.unlink(id)
 	fi, err := os.Stat(w.abs(id))
-	t, inRoot := "", false
-	if err == nil {
-		t, inRoot = w.resolve(id)
-	}
-	switch {
-	case err == nil && inRoot && fi.IsDir():
-		if !w.m.descend(id) || inside(id, t) {
-			return // not entered, or a loop Walk does not follow
-		}
-		w.register(id, link{target: t, dir: true})
+	if err != nil { // a broken or looping link, which Walk reports as failed
+		w.record(id, touch, now)
 		return
-	case err == nil && inRoot:
-		w.register(id, link{target: t})
-	case err == nil && fi.IsDir():
-		return // a folder outside the root: not followed
 	}
-	// A file, or a broken or outside link, which Walk reports as failed.
+	t, inRoot := w.resolve(id)
+	switch {
+	case fi.IsDir():
+		// Followed as Walk follows it: inside the root, into a folder
+		// Walk enters, and not into a loop.
+		if inRoot && w.m.descend(id) && !inside(id, t) {
+			w.register(id, link{target: t, dir: true})
+		}
+		return
+	case inRoot:
+		w.register(id, link{target: t})
+	}
+	// A file, or a link outside the root, which Walk reports as failed.
 	w.record(id, touch, now)
 }
 
@@ -551,17 +548,10 @@ func (w *Watcher) link(id string, touch bool, now time.Time) {
 // whether the target lies inside the root.
 func (w *Watcher) resolve(id string) (string, bool) {
 	real, err := realPath(w.abs(id))
-	if err != nil || !within(w.realRoot, real) {
-		return "", false
-	}
-	r, err := filepath.Rel(w.realRoot, real)
 	if err != nil {
 		return "", false
 	}
-	if r == "." {
-		return "", true
-	}
-	return filepath.ToSlash(r), true
+	return relTo(w.realRoot, real)
 }
 
 func (w *Watcher) register(id string, l link) {

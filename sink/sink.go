@@ -8,6 +8,8 @@ package sink
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 )
 
 // Node is one chunk of a source document as stored in a vector store.
@@ -228,13 +230,7 @@ func (e *WriteError) Error() string {
 	if len(e.Failed) == 0 {
 		return "sink: write failed"
 	}
-	first := true
-	var id string
-	for k := range e.Failed {
-		if first || k < id {
-			id, first = k, false
-		}
-	}
+	id := slices.Min(slices.Collect(maps.Keys(e.Failed)))
 	msg := "<nil>"
 	if err := e.Failed[id]; err != nil {
 		msg = err.Error()

@@ -41,7 +41,10 @@ mapfile -t files <"$work/files"
 BYTES=$(cd "$corpus" && cat -- "${files[@]}" | wc -c)
 
 echo "corpus: $corpus (${#files[@]} files, $BYTES bytes), chunkSize $size, chunkOverlap $overlap" >&2
-timed "$work/llamaindex" node "$here/reference.mjs" "$corpus" "$work/llamaindex.jsonl" "$size" "$overlap" "$work/files" 2>"$work/llamaindex.log"
+# reference.mjs reports on stderr, and so does timed when it fails: show that
+# report rather than exiting without a word.
+(timed "$work/llamaindex" node "$here/reference.mjs" "$corpus" "$work/llamaindex.jsonl" "$size" "$overlap" "$work/files" 2>"$work/llamaindex.log") ||
+	die "LlamaIndex.TS failed: $(tail -n 20 "$work/llamaindex.log")"
 split=(split --json --chunk-size "$size" --chunk-overlap "$overlap" -- "${files[@]}")
 (cd "$corpus" && timed "$work/sluice" "$work/sluice" "${split[@]}")
 mv "$work/sluice.out" "$work/sluice.jsonl"

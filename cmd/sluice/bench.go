@@ -253,9 +253,8 @@ func benchOutcome(results []bench.Result, runErr error, out string) error {
 // benchAnnounce prints what the benchmark will do and roughly how long
 // each configuration takes.
 func (a *app) benchAnnounce(n int, dir string, emb embedder.Config, tpm int, f *benchFlags) {
-	if w := f.opts.WarmupFor(emb, tpm); w > max(f.opts.Warmup, 0) {
-		fmt.Fprintf(a.stderr, "bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent\n",
-			max(f.opts.Warmup, 0), w)
+	if given, w := max(f.opts.Warmup, 0), f.opts.WarmupFor(emb, tpm); w > given {
+		fmt.Fprintf(a.stderr, "bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent\n", given, w)
 	}
 	typical, most := f.opts.Estimate(emb, tpm)
 	each := "about " + roundDuration(typical) + " each"
@@ -501,13 +500,7 @@ func (a *app) benchHarness(cfg Config, files []reader.File, emb embedder.Config,
 		Options:         f.opts,
 	}
 	if f.sink == benchSinkConfigured {
-		h.OpenStore = func(ctx context.Context) (pipeline.Writer, error) {
-			s, err := a.openStore(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		}
+		h.OpenStore = func(ctx context.Context) (pipeline.Writer, error) { return a.openStore(ctx, cfg) }
 	}
 	return h, nil
 }

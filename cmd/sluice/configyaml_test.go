@@ -19,11 +19,8 @@ var goTypeName = regexp.MustCompile(`\b(main|reader|splitter|embedder|cloudsearc
 func runWithConfig(t *testing.T, body string, args ...string) (string, string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sluice(t, dir, append(args, "--config", path)...)
+	writeFiles(t, dir, map[string]string{"c.yaml": body})
+	return sluice(t, dir, append(args, "--config", filepath.Join(dir, "c.yaml"))...)
 }
 
 // TestWholeNumberSettings checks that a decimal in a whole-number setting

@@ -45,9 +45,7 @@ func (a *app) checkDimensions(ctx context.Context, cfg Config, store sink.Vector
 	case *cloudsearch.Store:
 		have, err := s.Dimensions(ctx)
 		if err != nil {
-			if a.log != nil {
-				a.log.Debug("cannot read the index's dimensions before the run", "err", err)
-			}
+			a.log.Debug("cannot read the index's dimensions before the run", "err", err)
 			return nil
 		}
 		name := cfg.Sink.CloudSearch.IndexName

@@ -98,16 +98,7 @@ func TestIndexDeleteRefusedKeepsTheManifest(t *testing.T) {
 	_, endpoint := searchtest.Start(t, searchtest.Options{Key: key, RecordLimit: -1})
 	t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", endpoint)
 	t.Setenv("CLOUD_AI_SEARCH_KEY", key)
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"docs/a.md": "Alpha document about pelicans.\n",
-		"docs/b.md": "Bravo document about herons.\n",
-		"sluice.yaml": `embedder: {dimensions: 16}
-sink:
-  type: cloudsearch
-  cloudsearch: {indexName: kept, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
-`,
-	})
+	dir := writeCloudProject(t, "kept")
 	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
 		t.Fatalf("run: exit %d: %s", code, errOut)
 	}

@@ -36,6 +36,25 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
+// writeCloudProject writes, into a new folder it returns, two documents
+// under docs/ and a sluice.yaml for the Cloud AI Search index indexName
+// (16 dimensions, created by the first run); the endpoint and key come
+// from the environment.
+func writeCloudProject(t *testing.T, indexName string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md": "Alpha document about pelicans.\n",
+		"docs/b.md": "Bravo document about herons.\n",
+		"sluice.yaml": `embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch: {indexName: ` + indexName + `, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
+`,
+	})
+	return dir
+}
+
 func jsonLines(t *testing.T, s string) []map[string]any {
 	t.Helper()
 	var out []map[string]any

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/local"
 )
 
 // filterFlags collects repeated --filter flags.
@@ -94,12 +95,11 @@ func (a *app) queryCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if m == sink.SemanticHybrid && cfg.Sink.Type != "cloudsearch" {
+			if cfg.Sink.Type != "cloudsearch" {
 				// Said before the store is opened: even a local store yet
 				// to be built could not answer it.
-				return &sink.UnsupportedError{
-					What: "query mode semantic_hybrid: the local store has no semantic ranker",
-					Hint: "use mode hybrid, or the cloudsearch sink (sink.type: cloudsearch) with a semantic configuration",
+				if err := local.CheckMode(m); err != nil {
+					return err
 				}
 			}
 			return a.withStoreOf(ctx, cfg, func(cfg Config, store sink.VectorStore) error {

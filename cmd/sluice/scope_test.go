@@ -16,16 +16,7 @@ func TestScopeOfEnvironmentEndpoint(t *testing.T) {
 	_, first := searchtest.Start(t, searchtest.Options{Key: key, RecordLimit: -1})
 	_, second := searchtest.Start(t, searchtest.Options{Key: key, RecordLimit: -1})
 	t.Setenv("CLOUD_AI_SEARCH_KEY", key)
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"docs/a.md": "Alpha document about pelicans.\n",
-		"docs/b.md": "Bravo document about herons.\n",
-		"sluice.yaml": `embedder: {dimensions: 16}
-sink:
-  type: cloudsearch
-  cloudsearch: {indexName: twin, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
-`,
-	})
+	dir := writeCloudProject(t, "twin")
 	for _, endpoint := range []string{first, second + "/"} {
 		t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", endpoint)
 		out, errOut, code := sluice(t, dir, "run", "docs", "--json")

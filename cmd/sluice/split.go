@@ -54,10 +54,10 @@ func (a *app) splitCommand() *cobra.Command {
 				cfg.Splitter.ChunkOverlap = overlap
 			}
 			sp, err := splitter.New(cfg.Splitter)
-			if err != nil && (cmd.Flags().Changed("chunk-size") || cmd.Flags().Changed("chunk-overlap")) {
-				return usagef("--chunk-size or --chunk-overlap: %v", err)
-			}
 			if err != nil {
+				if cmd.Flags().Changed("chunk-size") || cmd.Flags().Changed("chunk-overlap") {
+					return usagef("--chunk-size or --chunk-overlap: %v", err)
+				}
 				return &usageError{err}
 			}
 			out := bufio.NewWriterSize(a.stdout, 1<<16)

@@ -18,6 +18,7 @@
 package embedtest
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -326,8 +327,8 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.Key {
 		s.unauthorized.Add(1)
 		msg := "Incorrect API key provided. You can find your API key in your account settings."
-		if got := bearerKey(r); s.opts.EchoKey != EchoNone && got != "" {
-			msg = "Incorrect API key provided: " + s.echo(got) + ". You can find your API key at https://platform.openai.com/account/api-keys."
+		if q := s.quoteKey(bearerKey(r)); q != "" {
+			msg = "Incorrect API key provided: " + q + ". You can find your API key at https://platform.openai.com/account/api-keys."
 		}
 		writeError(w, http.StatusUnauthorized, "invalid_api_key", msg)
 		return
@@ -356,12 +357,8 @@ func (s *Server) serveAzure(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Key != "" && r.Header.Get("api-key") != s.opts.Key && r.Header.Get("Authorization") != "Bearer "+s.opts.Key {
 		s.unauthorized.Add(1)
 		msg := "Access denied due to invalid subscription key or wrong API endpoint."
-		got := r.Header.Get("api-key")
-		if got == "" {
-			got = bearerKey(r)
-		}
-		if s.opts.EchoKey != EchoNone && got != "" {
-			msg = "Access denied due to invalid subscription key " + s.echo(got) + " or wrong API endpoint."
+		if q := s.quoteKey(cmp.Or(r.Header.Get("api-key"), bearerKey(r))); q != "" {
+			msg = "Access denied due to invalid subscription key " + q + " or wrong API endpoint."
 		}
 		writeError(w, http.StatusUnauthorized, "401", msg)
 		return
@@ -395,9 +392,12 @@ func bearerKey(r *http.Request) string {
 	return ""
 }
 
-// echo quotes a refused key as Options.EchoKey says.
-func (s *Server) echo(key string) string {
+// quoteKey quotes a refused key as Options.EchoKey says; "" when the answer
+// quotes none (EchoNone, or the request carried no key).
+func (s *Server) quoteKey(key string) string {
 	switch {
+	case s.opts.EchoKey == EchoNone || key == "":
+		return ""
 	case s.opts.EchoKey == EchoFull:
 		return key
 	case len(key) < 12:

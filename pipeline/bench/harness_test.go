@@ -58,12 +58,15 @@ func tinyHarness(t *testing.T, emb embedder.Config, tpm int) *bench.Harness {
 	}
 }
 
-// simHarness returns a tinyHarness against a simulated provider with a
-// quota of 600,000 tokens per minute, and the provider, closed when the
-// test ends.
-func simHarness(t *testing.T) (*bench.Harness, *bench.Simulator) {
+// quotaSim is a fast simulated provider with a quota of 600,000 tokens per
+// minute.
+var quotaSim = bench.SimOptions{Latency: 2 * time.Millisecond, TokenLatency: time.Microsecond, TPM: 600_000}
+
+// simHarness returns a tinyHarness against a simulated provider with the
+// options sim, utilisation measured against its quota, and the provider,
+// closed when the test ends.
+func simHarness(t *testing.T, sim bench.SimOptions) (*bench.Harness, *bench.Simulator) {
 	t.Helper()
-	sim := bench.SimOptions{Latency: 2 * time.Millisecond, TokenLatency: time.Microsecond, TPM: 600_000}
 	s, err := bench.StartSimulator(sim, 64)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func simHarness(t *testing.T) (*bench.Harness, *bench.Simulator) {
 }
 
 func TestHarnessAgainstSimulator(t *testing.T) {
-	h, s := simHarness(t)
+	h, s := simHarness(t, quotaSim)
 
 	results, err := bench.Run(t.Context(), h, []bench.Trial{{BatchSize: 4, Concurrency: 2}, {BatchSize: 16, Concurrency: 2}}, nil)
 	if err != nil {
@@ -245,7 +248,7 @@ func TestHarnessNothingEmbedded(t *testing.T) {
 // not fail.
 func TestHarnessQuotaBurst(t *testing.T) {
 	for _, trial := range []bench.Trial{{BatchSize: 4, Concurrency: 1}, {BatchSize: 16, Concurrency: 1}} {
-		h, _ := simHarness(t)
+		h, _ := simHarness(t, quotaSim)
 		h.Options = bench.Options{Warmup: time.Millisecond, Cooldown: bench.None, Duration: time.Second, MaxDuration: time.Second, MinRequests: 1}
 		warmup := h.Options.WarmupFor(h.Embedder, h.TokensPerMinute)
 		if warmup < time.Second {
@@ -275,17 +278,9 @@ func TestHarnessQuotaBurst(t *testing.T) {
 func TestHarnessNoRequestInWindow(t *testing.T) {
 	// One request in flight at a time, each taking a second: the window,
 	// which opens when the first request returns, closes before the next.
-	sim := bench.SimOptions{Latency: time.Second}
-	s, err := bench.StartSimulator(sim, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	base := embedder.DefaultConfig()
-	base.Dimensions = 64
-	h := tinyHarness(t, bench.SimulatedEmbedder(base, s.URL(), sim), 0)
+	h, _ := simHarness(t, bench.SimOptions{Latency: time.Second})
 	h.Options = bench.Options{Warmup: bench.None, Cooldown: bench.None, Duration: 50 * time.Millisecond, MaxDuration: 100 * time.Millisecond, MinRequests: 1}
-	_, err = h.Measure(t.Context(), bench.Trial{BatchSize: 1, Concurrency: 1})
+	_, err := h.Measure(t.Context(), bench.Trial{BatchSize: 1, Concurrency: 1})
 	if err == nil || !strings.Contains(err.Error(), "no embedding request completed") || !strings.Contains(err.Error(), "--max-duration") {
 		t.Fatalf("Measure() = %v, want an error saying no request completed and naming --max-duration", err)
 	}

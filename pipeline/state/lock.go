@@ -84,12 +84,9 @@ type IndexLock struct {
 // fails with a *LockedError. The lock is held until Close, or until the
 // process exits. A Store of this process cannot write the scope meanwhile.
 func LockIndex(path, scope string) (*IndexLock, error) {
-	if path == "" {
-		return nil, errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
-	}
-	abs, err := filepath.Abs(path)
+	abs, err := absPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("state: state.path %s: %w", path, err)
+		return nil, err
 	}
 	l, err := lock(abs, scope)
 	if err != nil {

@@ -215,15 +215,12 @@ const schemaVersion = 3
 // A command that is going to write uses OpenForWriting instead, so that it
 // fails before doing any work.
 func Open(ctx context.Context, path, scope string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
+	abs, err := absPath(path)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("state: creating the folder of state.path %s: %w", path, err)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("state: state.path %s: %w", path, err)
 	}
 	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
@@ -236,6 +233,19 @@ func Open(ctx context.Context, path, scope string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// absPath returns the absolute path of the state file at path, the
+// state.path setting, which must not be empty.
+func absPath(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("state: state.path is empty; set it to a file such as .sluice/state.db")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("state: state.path %s: %w", path, err)
+	}
+	return abs, nil
 }
 
 // OpenForWriting opens the manifest at path for scope like Open and takes
@@ -397,47 +407,59 @@ func (s *Store) Uncommitted(ctx context.Context) ([]string, error) {
 // the sink; intended ids were being written when that run stopped and may or
 // may not be stored.
 func (s *Store) Pending(ctx context.Context, id string) (acked, intended []string, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
-	if err != nil {
-		return nil, nil, s.fail(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err = s.each(ctx, func(rows *sql.Rows) error {
 		var n string
 		var ok bool
 		if err := rows.Scan(&n, &ok); err != nil {
-			return nil, nil, s.fail(err)
+			return err
 		}
 		if ok {
 			acked = append(acked, n)
 		} else {
 			intended = append(intended, n)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, s.fail(err)
+		return nil
+	}, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
+	if err != nil {
+		return nil, nil, err
 	}
 	return acked, intended, nil
 }
 
+// ids returns the first column of the rows of query.
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
+	err := s.each(ctx, func(rows *sql.Rows) error {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, s.fail(err)
+			return err
 		}
 		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(err)
+		return nil
+	}, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// each runs query and calls scan on each of its rows; an error of the
+// query, of scan or of reading the rows ends it, wrapped by fail.
+func (s *Store) each(ctx context.Context, scan func(*sql.Rows) error, query string, args ...any) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return s.fail(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 // Run is one ingestion run's view of the manifest. The node ids it records
@@ -578,22 +600,23 @@ func (s *Store) ClearFailure(ctx context.Context, id string) error {
 // die in between, the next run finds no record, takes the document for new
 // and writes it whole, instead of trusting a record of nodes that are gone.
 func (s *Store) Reset(ctx context.Context, id string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, s.scope, id); err != nil {
-			return err
-		}
-		return s.clear(ctx, tx, id, "docs", "pending")
-	})
+	return s.forget(ctx, id, "docs", "pending")
 }
 
 // Forget removes every record of a document (after its nodes were deleted
 // from the sink).
 func (s *Store) Forget(ctx context.Context, id string) error {
+	return s.forget(ctx, id, "docs", "pending", "failures")
+}
+
+// forget deletes, in one transaction, a document's committed node ids and
+// its rows of tables.
+func (s *Store) forget(ctx context.Context, id string, tables ...string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, s.scope, id); err != nil {
 			return err
 		}
-		return s.clear(ctx, tx, id, "docs", "pending", "failures")
+		return s.clear(ctx, tx, id, tables...)
 	})
 }
 
@@ -648,23 +671,19 @@ func (s *Store) Has(ctx context.Context, id string) (bool, error) {
 
 // Failures lists the dead-letter table, sorted by document id.
 func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, reason, attempts, last_ns FROM failures WHERE scope = ? ORDER BY id`, s.scope)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	defer rows.Close()
 	var out []Failure
-	for rows.Next() {
+	err := s.each(ctx, func(rows *sql.Rows) error {
 		var f Failure
 		var last int64
 		if err := rows.Scan(&f.ID, &f.Reason, &f.Attempts, &last); err != nil {
-			return nil, s.fail(err)
+			return err
 		}
 		f.LastTry = time.Unix(0, last).UTC()
 		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(err)
+		return nil
+	}, `SELECT id, reason, attempts, last_ns FROM failures WHERE scope = ? ORDER BY id`, s.scope)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -740,24 +759,20 @@ type Stamp struct {
 // Stamps returns the stamp of every recorded document, for the unchanged
 // fast path: one query however many documents there are.
 func (s *Store) Stamps(ctx context.Context) (map[string]Stamp, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ?`, s.scope)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	defer rows.Close()
 	out := make(map[string]Stamp)
-	for rows.Next() {
+	err := s.each(ctx, func(rows *sql.Rows) error {
 		var id string
 		var st Stamp
 		var mtime int64
 		if err := rows.Scan(&id, &st.Hash, &st.Size, &mtime, &st.MetaHash); err != nil {
-			return nil, s.fail(err)
+			return err
 		}
 		st.ModTime = time.Unix(0, mtime)
 		out[id] = st
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(err)
+		return nil
+	}, `SELECT id, hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ?`, s.scope)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -793,22 +808,18 @@ func (s *Store) LoadVectors(ctx context.Context, model string, keys []string) (m
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT key, vec FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	defer rows.Close()
 	out := make(map[string][]float32)
-	for rows.Next() {
+	err = s.each(ctx, func(rows *sql.Rows) error {
 		var k string
 		var b []byte
 		if err := rows.Scan(&k, &b); err != nil {
-			return nil, s.fail(err)
+			return err
 		}
 		out[k] = sink.DecodeVector(b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(err)
+		return nil
+	}, `SELECT key, vec FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

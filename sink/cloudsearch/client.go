@@ -385,12 +385,9 @@ func isLoopback(endpoint string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Config returns the store's resolved configuration, with the key removed.
-func (s *Store) Config() Config {
-	c := s.cfg
-	c.Key = ""
-	return c
-}
+// Config returns the store's resolved configuration, with the key removed
+// (the Store keeps none, see New).
+func (s *Store) Config() Config { return s.cfg }
 
 // String describes the store: its endpoint, index, API version and
 // credential, never a key or token.

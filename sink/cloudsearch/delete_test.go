@@ -23,6 +23,23 @@ func uploadRaw(t *testing.T, url string, docs ...map[string]any) {
 	}
 }
 
+// llamaIndexUpload reads testdata/file, a document as a LlamaIndex store
+// wrote it (a search result), as the upload action of uploadRaw.
+func llamaIndexUpload(t *testing.T, file string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "@search.score") // a search result's; not a field
+	doc["@search.action"] = "upload"
+	return doc
+}
+
 // TestDeleteByRefDocIDOfLlamaIndexTSDocuments pins the documented limit
 // of Delete: it finds nodes by the doc_id field, which LlamaIndex.TS fills
 // with the node id, so Delete(refDocID) removes the reference document's
@@ -31,16 +48,7 @@ func uploadRaw(t *testing.T, url string, docs ...map[string]any) {
 func TestDeleteByRefDocIDOfLlamaIndexTSDocuments(t *testing.T) {
 	s, srv := startStore(t, searchtest.Options{}, nil)
 	ctx := context.Background()
-	raw, err := os.ReadFile("testdata/llamaindex_ts_doc.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ts map[string]any
-	if err := json.Unmarshal(raw, &ts); err != nil {
-		t.Fatal(err)
-	}
-	delete(ts, "@search.score") // a search result's; not a field
-	ts["@search.action"] = "upload"
+	ts := llamaIndexUpload(t, "llamaindex_ts_doc.json")
 	const refDocID, tsNodeID = "doc-ice", "9b2d4f60-1c1e-4c55-8f0b-6a2f0e3d7b22"
 	if ts["doc_id"] != tsNodeID {
 		t.Fatalf("the LlamaIndex.TS document's doc_id is %v, want its node id", ts["doc_id"])

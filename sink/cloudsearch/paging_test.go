@@ -28,6 +28,61 @@ func searchBodies(t *testing.T, srv *searchtest.Server, from int) []map[string]a
 	return out
 }
 
+// earlyYears is the filter of the paging tests: year 2000 or 2001.
+var earlyYears = &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "year", Value: []any{2000, 2001}, Operator: sink.IN}}}
+
+// addBigAndSmall adds the nodes of the paging tests: 2300 of big.md and
+// 200 of small.md, more than one page of results.
+func addBigAndSmall(t *testing.T, s *Store) (big, small []sink.Node) {
+	t.Helper()
+	big, small = makeNodes("big.md", 2300), makeNodes("small.md", 200)
+	for _, batch := range [][]sink.Node{big, small} {
+		if _, err := s.Add(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return big, small
+}
+
+// getPagedNodes calls GetNodes with ids, filters (nil or earlyYears) and
+// limit, checks that it returns want distinct nodes, each matching the
+// filter, and returns the docs/search request bodies it sent.
+func getPagedNodes(t *testing.T, s *Store, srv *searchtest.Server, ids []string, filters *sink.MetadataFilters, limit, want int) []map[string]any {
+	t.Helper()
+	from := len(srv.Requests())
+	got, err := s.GetNodes(context.Background(), ids, filters, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range got {
+		if y := n.Metadata["year"]; filters != nil && y != float64(2000) && y != float64(2001) {
+			t.Errorf("node %s has year %v, the filter asks for 2000 or 2001", n.ID, y)
+		}
+		seen[n.ID] = true
+	}
+	if len(got) != want || len(seen) != want {
+		t.Errorf("got %d nodes (%d distinct), want %d", len(got), len(seen), want)
+	}
+	return searchBodies(t, srv, from)
+}
+
+// docsTrace lists the document requests the server received since from
+// (an index into its request log): "search" for each docs/search, "index"
+// for each docs/index, separated by spaces.
+func docsTrace(srv *searchtest.Server, from int) string {
+	var trace []string
+	for _, r := range srv.Requests()[from:] {
+		switch {
+		case strings.HasSuffix(r.Path, "/docs/search"):
+			trace = append(trace, "search")
+		case strings.HasSuffix(r.Path, "/docs/index"):
+			trace = append(trace, "index")
+		}
+	}
+	return strings.Join(trace, " ")
+}
+
 // TestScanPagesByKey checks that reading documents (GetNodes, Delete) pages
 // by key, as the service's documentation advises, and never by $skip, whose
 // 100,000 cap would stop a read of a larger index.
@@ -37,14 +92,7 @@ func TestScanPagesByKey(t *testing.T) {
 	}
 	s, srv := startStore(t, searchtest.Options{}, nil)
 	ctx := context.Background()
-	big := makeNodes("big.md", 2300)
-	small := makeNodes("small.md", 200)
-	for _, batch := range [][]sink.Node{big, small} {
-		if _, err := s.Add(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	early := &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "year", Value: []any{2000, 2001}, Operator: sink.IN}}}
+	big, small := addBigAndSmall(t, s)
 	tests := []struct {
 		name    string
 		ids     []string
@@ -54,27 +102,12 @@ func TestScanPagesByKey(t *testing.T) {
 	}{
 		{"all", nil, nil, 0, 2500},
 		{"limit across pages", nil, nil, 2100, 2100},
-		{"filter", nil, early, 0, 1534 + 134},
-		{"ids and filter", nodeIDs(big[:2100]), early, 0, 1400},
+		{"filter", nil, earlyYears, 0, 1534 + 134},
+		{"ids and filter", nodeIDs(big[:2100]), earlyYears, 0, 1400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			from := len(srv.Requests())
-			got, err := s.GetNodes(ctx, tt.ids, tt.filters, tt.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := map[string]bool{}
-			for _, n := range got {
-				if y := n.Metadata["year"]; tt.filters != nil && y != float64(2000) && y != float64(2001) {
-					t.Errorf("node %s has year %v, the filter asks for 2000 or 2001", n.ID, y)
-				}
-				seen[n.ID] = true
-			}
-			if len(got) != tt.want || len(seen) != tt.want {
-				t.Errorf("got %d nodes (%d distinct), want %d", len(got), len(seen), tt.want)
-			}
-			bodies := searchBodies(t, srv, from)
+			bodies := getPagedNodes(t, s, srv, tt.ids, tt.filters, tt.limit, tt.want)
 			if len(bodies) < 2 {
 				t.Fatalf("%d search requests, want several pages", len(bodies))
 			}
@@ -106,16 +139,7 @@ func TestScanPagesByKey(t *testing.T) {
 		t.Errorf("%d documents left after Delete, want the %d of small.md", n, len(small))
 	}
 	// Keys are deleted page by page: the deletes interleave with the reads.
-	var trace []string
-	for _, r := range srv.Requests()[from:] {
-		switch {
-		case strings.HasSuffix(r.Path, "/docs/search"):
-			trace = append(trace, "search")
-		case strings.HasSuffix(r.Path, "/docs/index"):
-			trace = append(trace, "index")
-		}
-	}
-	if got := strings.Join(trace, " "); !strings.HasPrefix(got, "search index search") {
+	if got := docsTrace(srv, from); !strings.HasPrefix(got, "search index search") {
 		t.Errorf("Delete sent %q; want each page of keys deleted before the next page is read", got)
 	}
 }

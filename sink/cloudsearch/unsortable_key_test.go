@@ -48,6 +48,24 @@ func startLlamaIndexPython(t *testing.T, opts searchtest.Options, mode IndexMana
 	return s, srv
 }
 
+// startUnvalidated opens a store with indexManagement NoValidation on
+// LlamaIndex's index (llama) or on Sluice's, created beforehand.
+func startUnvalidated(t *testing.T, llama bool, extra ...Option) (*Store, *searchtest.Server) {
+	t.Helper()
+	if llama {
+		return startLlamaIndexPython(t, searchtest.Options{}, NoValidation, extra...)
+	}
+	srv, url := startRulesServer(t)
+	if st, b := postIndex(t, url, testConfig(url).Definition()); st != http.StatusCreated {
+		t.Fatalf("create the index: %d %s", st, b)
+	}
+	s, err := openStore(t, url, func(c *Config) { c.IndexManagement = NoValidation }, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, srv
+}
+
 // indexGets counts the GET requests for the index definition.
 func indexGets(srv *searchtest.Server) int {
 	n := 0
@@ -67,16 +85,7 @@ func indexGets(srv *searchtest.Server) int {
 // not sortable from one read of the definition: New's with ValidateIndex
 // and CreateIfNotExists, the first read's with NoValidation.
 func TestLlamaIndexPythonIndex(t *testing.T) {
-	raw, err := os.ReadFile("testdata/llamaindex_python_doc.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var py map[string]any
-	if err := json.Unmarshal(raw, &py); err != nil {
-		t.Fatal(err)
-	}
-	delete(py, "@search.score") // a search result's; not a field
-	py["@search.action"] = "upload"
+	py := llamaIndexUpload(t, "llamaindex_python_doc.json")
 	for _, mode := range []IndexManagement{ValidateIndex, CreateIfNotExists, NoValidation} {
 		t.Run(string(mode), func(t *testing.T) {
 			s, srv := startLlamaIndexPython(t, searchtest.Options{}, mode)
@@ -144,21 +153,7 @@ func TestKeyOrderLearntOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var s *Store
-			var srv *searchtest.Server
-			if tt.llama {
-				s, srv = startLlamaIndexPython(t, searchtest.Options{}, NoValidation)
-			} else {
-				var url string
-				srv, url = startRulesServer(t)
-				if st, b := postIndex(t, url, testConfig(url).Definition()); st != http.StatusCreated {
-					t.Fatalf("create the index: %d %s", st, b)
-				}
-				var err error
-				if s, err = openStore(t, url, func(c *Config) { c.IndexManagement = NoValidation }); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s, srv := startUnvalidated(t, tt.llama)
 			ctx := context.Background()
 			if _, err := s.Add(ctx, makeNodes("a.md", 30)); err != nil {
 				t.Fatal(err)
@@ -203,14 +198,7 @@ func TestLlamaIndexPythonIndexPaging(t *testing.T) {
 	}
 	s, srv := startLlamaIndexPython(t, searchtest.Options{Replicas: 3}, ValidateIndex)
 	ctx := context.Background()
-	big := makeNodes("big.md", 2300)
-	small := makeNodes("small.md", 200)
-	for _, batch := range [][]sink.Node{big, small} {
-		if _, err := s.Add(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	early := &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "year", Value: []any{2000, 2001}, Operator: sink.IN}}}
+	big, small := addBigAndSmall(t, s)
 	tests := []struct {
 		name     string
 		ids      []string
@@ -223,27 +211,12 @@ func TestLlamaIndexPythonIndexPaging(t *testing.T) {
 		{"all", nil, nil, 0, 2500, 3, 1},
 		{"limit across pages", nil, nil, 2100, 2100, 3, 1},
 		{"limit at page size", nil, nil, 1000, 1000, 1, 1},
-		{"filter", nil, early, 0, 1534 + 134, 2, 1},
-		{"ids and filter", nodeIDs(big[:2100]), early, 0, 1400, 3, 3},
+		{"filter", nil, earlyYears, 0, 1534 + 134, 2, 1},
+		{"ids and filter", nodeIDs(big[:2100]), earlyYears, 0, 1400, 3, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			from := len(srv.Requests())
-			got, err := s.GetNodes(ctx, tt.ids, tt.filters, tt.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := map[string]bool{}
-			for _, n := range got {
-				if y := n.Metadata["year"]; tt.filters != nil && y != float64(2000) && y != float64(2001) {
-					t.Errorf("node %s has year %v, the filter asks for 2000 or 2001", n.ID, y)
-				}
-				seen[n.ID] = true
-			}
-			if len(got) != tt.want || len(seen) != tt.want {
-				t.Errorf("got %d nodes (%d distinct), want %d", len(got), len(seen), tt.want)
-			}
-			bodies := searchBodies(t, srv, from)
+			bodies := getPagedNodes(t, s, srv, tt.ids, tt.filters, tt.limit, tt.want)
 			if len(bodies) != tt.searches {
 				t.Errorf("%d search requests, want %d (one per page)", len(bodies), tt.searches)
 			}
@@ -272,16 +245,7 @@ func TestLlamaIndexPythonIndexPaging(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertStored(t, srv, small)
-	var trace []string
-	for _, r := range srv.Requests()[from:] {
-		switch {
-		case strings.HasSuffix(r.Path, "/docs/search"):
-			trace = append(trace, "search")
-		case strings.HasSuffix(r.Path, "/docs/index"):
-			trace = append(trace, "index")
-		}
-	}
-	if got := strings.Join(trace, " "); !strings.HasPrefix(got, "search search search index") || strings.Contains(got, "index search") {
+	if got := docsTrace(srv, from); !strings.HasPrefix(got, "search search search index") || strings.Contains(got, "index search") {
 		t.Errorf("Delete sent %q; want every key read (3 pages) before any is deleted", got)
 	}
 	assertNoClientErrors(t, srv)
@@ -298,13 +262,7 @@ func TestScanLimitWithoutSortableKey(t *testing.T) {
 	s, srv := startLlamaIndexPython(t, searchtest.Options{}, ValidateIndex)
 	s.maxSkip = 1000
 	ctx := context.Background()
-	big := makeNodes("big.md", 2300)
-	small := makeNodes("small.md", 200)
-	for _, batch := range [][]sink.Node{big, small} {
-		if _, err := s.Add(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	big, _ := addBigAndSmall(t, s)
 	year2000 := &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 2000)}}
 	tests := []struct {
 		name    string
@@ -461,21 +419,7 @@ func TestKeyOrderProbedWithoutIndexRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := WithTransport(&editTransport{next: testClient(t), answer: forbidden})
-			var s *Store
-			var srv *searchtest.Server
-			if tt.llama {
-				s, srv = startLlamaIndexPython(t, searchtest.Options{}, NoValidation, tr)
-			} else {
-				var url string
-				srv, url = startRulesServer(t)
-				if st, b := postIndex(t, url, testConfig(url).Definition()); st != http.StatusCreated {
-					t.Fatalf("create the index: %d %s", st, b)
-				}
-				var err error
-				if s, err = openStore(t, url, func(c *Config) { c.IndexManagement = NoValidation }, tr); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s, srv := startUnvalidated(t, tt.llama, tr)
 			if _, err := s.GetIndex(context.Background()); !errors.Is(err, ErrAuth) {
 				t.Fatalf("GetIndex = %v, want the 403 of an identity without index read", err)
 			}

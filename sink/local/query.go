@@ -27,11 +27,8 @@ func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, err
 	if mode == "" {
 		mode = sink.Vector
 	}
-	if mode == sink.SemanticHybrid {
-		return nil, &sink.UnsupportedError{
-			What: "query mode semantic_hybrid: the local store has no semantic ranker",
-			Hint: "use mode hybrid, or the cloudsearch sink (sink.type: cloudsearch) with a semantic configuration",
-		}
+	if err := CheckMode(mode); err != nil {
+		return nil, err
 	}
 	if mode.NeedsEmbedding() {
 		if d := s.Dimensions(); d != 0 && len(q.Embedding) != d {
@@ -210,4 +207,17 @@ func fetch(ctx context.Context, tx *sql.Tx, hits []hit) ([]sink.ScoredNode, erro
 		}
 	}
 	return out, nil
+}
+
+// CheckMode reports, as a *sink.UnsupportedError, a query mode the local
+// store cannot run: semantic_hybrid, since it has no semantic ranker. It
+// needs no Store, so a caller can refuse the mode before a store exists.
+func CheckMode(mode sink.QueryMode) error {
+	if mode == sink.SemanticHybrid {
+		return &sink.UnsupportedError{
+			What: "query mode semantic_hybrid: the local store has no semantic ranker",
+			Hint: "use mode hybrid, or the cloudsearch sink (sink.type: cloudsearch) with a semantic configuration",
+		}
+	}
+	return nil
 }

@@ -16,16 +16,36 @@ func testIndex(t *testing.T) *index {
 	return ix
 }
 
+// filterCase is a filter and whether it matches the test's document.
+type filterCase struct {
+	filter string
+	want   bool
+}
+
+// evalFilters parses each filter of tests on ix and checks whether it
+// matches d.
+func evalFilters(t *testing.T, ix *index, d map[string]any, tests []filterCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			p, err := ix.parseFilter(tt.filter)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if got := p(d, nil); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestFilterEval(t *testing.T) {
 	ix := testIndex(t)
 	d := map[string]any{
 		"id": "k1", "author": "o'neil", "year": json.Number("2021"), "doc_id": "d-1",
 		"tags": []any{"red", "blue"},
 	}
-	tests := []struct {
-		filter string
-		want   bool
-	}{
+	tests := []filterCase{
 		{"author eq 'o''neil'", true},
 		{"author eq 'oneil'", false},
 		{"author ne 'x'", true},
@@ -48,17 +68,7 @@ func TestFilterEval(t *testing.T) {
 		{"secret eq null", true},
 		{"true", true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.filter, func(t *testing.T) {
-			p, err := ix.parseFilter(tt.filter)
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			if got := p(d, nil); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
+	evalFilters(t, ix, d, tests)
 }
 
 func TestFilterErrors(t *testing.T) {
@@ -110,10 +120,7 @@ func TestFilterDateTimeOffset(t *testing.T) {
 		t.Fatal(perr)
 	}
 	d := map[string]any{"id": "k1", "author": "ann", "when": "2024-05-01T12:00:00+02:00", "whens": []any{"2023-01-01T00:00:00Z", "2023-06-01T00:00:00.25Z"}}
-	tests := []struct {
-		filter string
-		want   bool
-	}{
+	tests := []filterCase{
 		{"when eq 2024-05-01T10:00:00Z", true},
 		{"when eq 2024-05-01T12:00:00+02:00", true},
 		{"when eq 2024-05-01T06:00:00-04:00", true},
@@ -129,17 +136,7 @@ func TestFilterDateTimeOffset(t *testing.T) {
 		{"whens/any(t: t eq 2023-06-01T00:00:00.25Z)", true},
 		{"whens/any(t: t gt 2024-01-01T00:00:00Z)", false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.filter, func(t *testing.T) {
-			p, err := ix.parseFilter(tt.filter)
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			if got := p(d, nil); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
+	evalFilters(t, ix, d, tests)
 	errs := []struct {
 		filter, want string
 	}{

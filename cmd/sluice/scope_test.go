@@ -34,7 +34,8 @@ func TestScopeOfEnvironmentEndpoint(t *testing.T) {
 }
 
 // TestSinkScope: the scope names the service and the index, however the
-// endpoint is given.
+// endpoint is given: from the environment, with or without a trailing
+// slash, in any letter case.
 func TestSinkScope(t *testing.T) {
 	cloud := func(endpoint string) Config {
 		cfg := DefaultConfig()
@@ -45,7 +46,8 @@ func TestSinkScope(t *testing.T) {
 	}
 	const want = "cloudsearch:https://svc.search.windows.net/indexes/docs"
 	t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", "https://svc.search.windows.net/")
-	for _, cfg := range []Config{cloud(""), cloud("https://svc.search.windows.net"), cloud("https://svc.search.windows.net/")} {
+	for _, cfg := range []Config{cloud(""), cloud("https://svc.search.windows.net"), cloud("https://svc.search.windows.net/"),
+		cloud("https://SVC.Search.Windows.NET/"), cloud("HTTPS://svc.search.windows.net")} {
 		if got := sinkScope(cfg); got != want {
 			t.Errorf("endpoint %q: scope %q, want %q", cfg.Sink.CloudSearch.Endpoint, got, want)
 		}

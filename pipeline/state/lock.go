@@ -117,11 +117,18 @@ func LocalScope(path string) string {
 	return localScope + path
 }
 
-// ServiceScope returns the scope of the index at address (its URL, without
-// a trailing slash) of a search service of the given kind, such as
-// "cloudsearch".
+// ServiceScope returns the scope of the index at address (its URL) of a
+// search service of the given kind, such as "cloudsearch". The scope names
+// the URL without a trailing slash and with its scheme and host in lower
+// case, since they are case-insensitive: every spelling of one service's
+// address reaches the same manifest records and the same lock.
 func ServiceScope(kind, address string) string {
-	return kind + ":" + strings.TrimRight(address, "/")
+	address = strings.TrimRight(address, "/")
+	if u, err := url.Parse(address); err == nil && u.Scheme != "" && u.Host != "" {
+		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		address = u.String()
+	}
+	return kind + ":" + address
 }
 
 // lockFolder is where the locks of the indexes of search services are,

@@ -327,6 +327,26 @@ func TestLockIsTheIndexs(t *testing.T) {
 	}
 }
 
+// TestServiceScope: the spellings of one index's address that differ only
+// where URLs are case-insensitive, or by a trailing slash, name one scope;
+// the path, which is case-sensitive, is kept.
+func TestServiceScope(t *testing.T) {
+	tests := []struct {
+		address, want string
+	}{
+		{"https://svc.search.windows.net/indexes/docs", "cloudsearch:https://svc.search.windows.net/indexes/docs"},
+		{"https://svc.search.windows.net/indexes/docs/", "cloudsearch:https://svc.search.windows.net/indexes/docs"},
+		{"HTTPS://SVC.Search.Windows.Net/indexes/docs", "cloudsearch:https://svc.search.windows.net/indexes/docs"},
+		{"http://LOCALHOST:8080/indexes/Docs", "cloudsearch:http://localhost:8080/indexes/Docs"},
+		{"not a url", "cloudsearch:not a url"},
+	}
+	for _, tt := range tests {
+		if got := ServiceScope("cloudsearch", tt.address); got != tt.want {
+			t.Errorf("ServiceScope(%q) = %q, want %q", tt.address, got, tt.want)
+		}
+	}
+}
+
 // TestLockWithoutCacheFolder: without a user cache folder, the lock of a
 // search service's index is next to the state file.
 func TestLockWithoutCacheFolder(t *testing.T) {

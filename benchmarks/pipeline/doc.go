@@ -2,6 +2,8 @@
 // pipeline: reading, splitting, batching and writing with an instant
 // embedder, against splitting alone and tokenizing alone, the same corpus
 // on the same cores: the steps between them show what each stage costs.
+// BenchmarkTokenizeLibrary counts the same corpus with the tiktoken-go
+// library, for scale.
 //
 //	go test -run '^$' -bench . -benchtime 3x ./benchmarks/pipeline/
 //	SLUICE_BENCH_CORPUS=/tmp/corpus/10mb go test -run '^$' -bench . -benchtime 3x ./benchmarks/pipeline/

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink/local"
 	"github.com/sluice-dev/sluice/splitter"
+	"github.com/tiktoken-go/tokenizer"
 )
 
 // corpusEnv names a folder to benchmark with instead of the synthetic one.
@@ -186,6 +187,24 @@ func BenchmarkPipeline(b *testing.B) {
 func BenchmarkTokenize(b *testing.B) {
 	split := newSplitter(b)
 	eachFile(b, split.CountTokens)
+}
+
+// BenchmarkTokenizeLibrary counts the same tokens with
+// github.com/tiktoken-go/tokenizer, the library whose cl100k_base
+// vocabulary the splitter's own counter uses, for scale: the pipeline is
+// held to BenchmarkTokenize, its own counter, not to this one.
+func BenchmarkTokenizeLibrary(b *testing.B) {
+	codec, err := tokenizer.Get(tokenizer.Cl100kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eachFile(b, func(text string) int {
+		n, err := codec.Count(text)
+		if err != nil {
+			b.Error(err)
+		}
+		return n
+	})
 }
 
 // BenchmarkSplitCorpus splits the corpus the same way: reading and

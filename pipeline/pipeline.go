@@ -472,13 +472,14 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		return "", err
 	}
 	defer content.Close()
-	defer func() { r.opts.Stats.BytesRead.Add(content.BytesRead()) }()
+	defer r.countRead(d, content)
 
 	n := 0
 	each := func(c splitter.Chunk) error {
 		if err := r.clearEarlier(ctx, d); err != nil {
 			return err
 		}
+		r.countRead(d, content)
 		n++
 		r.opts.Stats.Chunks.Add(1)
 		ord := d.nextOrdinal(c.Text)
@@ -557,6 +558,25 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	return content.Sum(), nil
 }
 
+// countRead adds the bytes of d read since the last call to
+// Stats.BytesRead and, up to the file's size, to Stats.BytesPartial, so
+// that the throughput and the progress of a large document that is split
+// as a stream show before it completes. finish moves its partial bytes to
+// Stats.BytesDone.
+func (r *run) countRead(d *document, content *reader.Content) {
+	n := content.BytesRead()
+	if n <= d.read {
+		return
+	}
+	st := r.opts.Stats
+	st.BytesRead.Add(n - d.read)
+	d.read = n
+	if p := min(n, d.file.Size); p > d.partial {
+		st.BytesPartial.Add(p - d.partial)
+		d.partial = p
+	}
+}
+
 // keptBatch is how many reused chunks are acknowledged to the manifest at a
 // time.
 const keptBatch = 256
@@ -628,6 +648,10 @@ func (r *run) finish(ctx context.Context, d *document) error {
 		return err
 	}
 	st := r.opts.Stats
+	// Partial bytes first: Snapshot reads BytesDone before BytesPartial,
+	// so it may miss the document's bytes for a moment but never counts
+	// them twice.
+	st.BytesPartial.Add(-d.partial)
 	st.BytesDone.Add(d.file.Size)
 	st.FilesDone.Add(1)
 	if o.err != nil {

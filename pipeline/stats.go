@@ -16,7 +16,9 @@ import "sync/atomic"
 //     included. BytesRead, which counts the bytes actually read, is the
 //     throughput, not the progress: it stays below BytesTotal when files
 //     are skipped, and a touched file read once to hash it and again to
-//     split it counts twice.
+//     split it counts twice. A document being split also counts the
+//     bytes read so far in BytesPartial, so BytesDone + BytesPartial
+//     moves while a large file is ingested.
 //   - ChunksDone + ChunksSkipped against Chunks: every chunk the splitter
 //     produced is either written (ChunksDone) or needs no write
 //     (ChunksSkipped).
@@ -38,7 +40,13 @@ type Stats struct {
 	// their size when the walk found them. It is the progress to compare
 	// with BytesTotal.
 	BytesDone atomic.Int64
-	Chunks    atomic.Int64 // chunks produced by the splitter, reused ones included
+	// BytesPartial counts the bytes read so far of the documents being
+	// split that are not done yet, each up to its size: BytesDone +
+	// BytesPartial is the progress of a run whose documents are large,
+	// which BytesDone alone shows only as each completes. It is 0 when
+	// the run ends.
+	BytesPartial atomic.Int64
+	Chunks       atomic.Int64 // chunks produced by the splitter, reused ones included
 	// ChunksDone counts the chunks written to the store: new nodes added
 	// with their embeddings, plus reused nodes whose metadata alone was
 	// rewritten (sink.MetadataUpdater). Report.ChunksWritten counts only
@@ -59,13 +67,14 @@ type Snapshot struct {
 	ScanDone                                       bool
 	FilesSeen, FilesDone, FilesFailed              int64
 	BytesRead, Chunks, ChunksDone, Tokens, Batches int64
-	BytesDone, ChunksSkipped                       int64
+	BytesDone, ChunksSkipped, BytesPartial         int64
 }
 
 // Snapshot copies the counters. Each counter is read atomically, but not
 // all of them at one instant: a counter of work done is read before the
 // counter of the work it completes (ChunksDone and ChunksSkipped before
-// Chunks, FilesFailed before FilesDone before FilesSeen), and ScanDone
+// Chunks, FilesFailed before FilesDone before FilesSeen), BytesDone
+// before BytesPartial, which a completing document leaves first, and ScanDone
 // before the totals, so that a snapshot never shows more done than
 // produced, nor a finished pre-scan without its totals.
 func (s *Stats) Snapshot() Snapshot {
@@ -74,6 +83,7 @@ func (s *Stats) Snapshot() Snapshot {
 	v.FilesTotal = s.FilesTotal.Load()
 	v.BytesTotal = s.BytesTotal.Load()
 	v.BytesDone = s.BytesDone.Load()
+	v.BytesPartial = s.BytesPartial.Load()
 	v.FilesFailed = s.FilesFailed.Load()
 	v.FilesDone = s.FilesDone.Load()
 	v.FilesSeen = s.FilesSeen.Load()

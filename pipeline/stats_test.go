@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // stableMetadata walks cfg like the default source but gives each file
@@ -273,5 +275,71 @@ func TestBytesDoneWhenDocumentsComplete(t *testing.T) {
 	}
 	if s := stats.Snapshot(); s.FilesDone != 4 || s.BytesDone != total {
 		t.Errorf("at the end: %d files and %d bytes done, want 4 and %d", s.FilesDone, s.BytesDone, total)
+	}
+}
+
+// gatedStore is a memStore whose first Add reports the live counters, then
+// waits for release: a run caught in the middle of one document.
+type gatedStore struct {
+	*memStore
+	stats   *Stats
+	once    sync.Once
+	seen    chan Snapshot
+	release chan struct{}
+}
+
+func (s *gatedStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	s.once.Do(func() {
+		s.seen <- s.stats.Snapshot()
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+	})
+	return s.memStore.Add(ctx, nodes)
+}
+
+// TestStatsLargeDocumentInProgress: a document split as a stream shows the
+// bytes read so far, in BytesRead and BytesPartial, before it completes;
+// when it completes they move to BytesDone, and the run ends with
+// BytesPartial at 0 and every byte read counted once.
+func TestStatsLargeDocumentInProgress(t *testing.T) {
+	body := paragraphText("stream", 400)
+	root := writeTree(t, map[string]string{"big.md": body})
+	stats := new(Stats)
+	store := &gatedStore{memStore: newMemStore(), stats: stats, seen: make(chan Snapshot, 1), release: make(chan struct{})}
+	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
+	opts.Stats = stats
+	opts.StreamThreshold = 1024
+	size := int64(len(body))
+
+	type result struct {
+		rep *Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := Run(context.Background(), opts)
+		done <- result{rep, err}
+	}()
+	var mid Snapshot
+	select {
+	case mid = <-store.seen:
+	case res := <-done:
+		t.Fatalf("the run ended before its first write: %+v, %v", res.rep, res.err)
+	}
+	close(store.release)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if mid.BytesDone != 0 || mid.BytesPartial <= 0 || mid.BytesPartial > size || mid.BytesRead != mid.BytesPartial {
+		t.Errorf("mid-document: done %d, partial %d, read %d; want 0 done and 0 < partial = read <= %d",
+			mid.BytesDone, mid.BytesPartial, mid.BytesRead, size)
+	}
+	end := stats.Snapshot()
+	if res.rep.FilesIngested != 1 || end.BytesDone != size || end.BytesPartial != 0 || end.BytesRead != size || res.rep.BytesRead != size {
+		t.Errorf("at the end: ingested %d, done %d, partial %d, read %d (report %d); want 1, %d, 0, %d, %d",
+			res.rep.FilesIngested, end.BytesDone, end.BytesPartial, end.BytesRead, res.rep.BytesRead, size, size, size)
 	}
 }

@@ -72,14 +72,20 @@ func (p *progress) Stop() {
 
 // statusLine renders files, chunks, bytes, throughput and ETA. Progress
 // counts work done whichever way it was done: bytes of documents ingested,
-// found unchanged or failed (BytesDone), chunks written or needing no
-// write (ChunksDone + ChunksSkipped, the latter shown apart), so an
-// incremental run ends at its totals. The throughput is of bytes actually
-// read; the ETA divides the bytes left by the rate at which bytes were
-// done so far.
+// found unchanged or failed (BytesDone) plus the bytes read so far of the
+// documents being split (BytesPartial, so that one large file shows its
+// progress too), chunks written or needing no write (ChunksDone +
+// ChunksSkipped, the latter shown apart), so an incremental run ends at
+// its totals. The throughput is of bytes actually read; the ETA divides
+// the bytes left by the rate at which bytes were done so far.
 func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	files := fmt.Sprintf("%d", s.FilesDone)
-	bytes := mb(s.BytesDone)
+	done := s.BytesDone + s.BytesPartial
+	if s.ScanDone {
+		// A file that grew since the pre-scan can take the count past it.
+		done = min(done, s.BytesTotal)
+	}
+	bytes := mb(done)
 	if s.ScanDone {
 		files += fmt.Sprintf("/%d", s.FilesTotal)
 		bytes += "/" + mb(s.BytesTotal)
@@ -97,11 +103,11 @@ func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	if s.FilesFailed > 0 {
 		line += fmt.Sprintf(" · %d failed", s.FilesFailed)
 	}
-	if s.ScanDone && secs > 0 && s.BytesDone > 0 && s.BytesTotal > s.BytesDone {
-		left := float64(s.BytesTotal - s.BytesDone)
+	if s.ScanDone && secs > 0 && done > 0 && s.BytesTotal > done {
+		left := float64(s.BytesTotal - done)
 		// Early on, a few bytes done of many can make an ETA longer than
 		// a Duration holds: none is shown then.
-		if eta := left / float64(s.BytesDone) * secs * float64(time.Second); eta < math.MaxInt64 {
+		if eta := left / float64(done) * secs * float64(time.Second); eta < math.MaxInt64 {
 			line += " · ETA " + time.Duration(eta).Round(time.Second).String()
 		}
 	}

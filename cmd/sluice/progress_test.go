@@ -61,6 +61,23 @@ func TestStatusLine(t *testing.T) {
 			want:    "files 1/10 · chunks 0/0 · 0.0 MB/1000000.0 MB · 0.0 MB/s",
 		},
 		{
+			// One 1 GB file, a quarter read: its partial bytes give the
+			// progress, the throughput and the ETA before it completes.
+			name: "one large file in progress",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 1, BytesTotal: 1e9, BytesRead: 250e6, BytesPartial: 250e6,
+				Chunks: 60000, ChunksDone: 59000},
+			elapsed: 25 * time.Second,
+			want:    "files 0/1 · chunks 59000/60000 · 250.0 MB/1000.0 MB · 10.0 MB/s · ETA 1m15s",
+		},
+		{
+			// A file that grew after the pre-scan is read past its size.
+			name: "never past the total",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 2, BytesTotal: 2e6, FilesDone: 1, BytesRead: 3e6, BytesDone: 1e6,
+				BytesPartial: 1.5e6, Chunks: 30, ChunksDone: 20},
+			elapsed: time.Second,
+			want:    "files 1/2 · chunks 20/30 · 2.0 MB/2.0 MB · 3.0 MB/s",
+		},
+		{
 			name:    "no ETA before anything is done",
 			s:       pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 10e6},
 			elapsed: time.Second,

@@ -112,7 +112,7 @@ func (a *app) localCheck(ctx context.Context, cfg Config) error {
 		return err
 	}
 	path := cfg.Sink.Local.Path
-	s, err := local.Open(ctx, cfg.Sink.Local)
+	s, err := openLocalToRead(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 		if err := checkLocalStoreExists(cfg); err != nil {
 			return err
 		}
-		s, err := local.Open(ctx, cfg.Sink.Local)
+		s, err := openLocalToRead(ctx, cfg)
 		if err != nil {
 			return err
 		}

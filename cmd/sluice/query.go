@@ -102,7 +102,7 @@ func (a *app) queryCommand() *cobra.Command {
 					return err
 				}
 			}
-			return a.withStoreOf(ctx, cfg, func(cfg Config, store sink.VectorStore) error {
+			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {
 				q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
 				if m.NeedsEmbedding() {
 					emb, err := a.openEmbedder(ctx, cfg)
@@ -164,7 +164,11 @@ func (a *app) getCommand() *cobra.Command {
 			if ids != "" {
 				idList = strings.Split(ids, ",")
 			}
-			return a.withStore(ctx, func(_ Config, store sink.VectorStore) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {
 				nodes, err := store.GetNodes(ctx, idList, mf, limit)
 				if err != nil {
 					return err
@@ -199,7 +203,11 @@ func (a *app) deleteCommand() *cobra.Command {
 			if docID == "" {
 				return usagef("--doc-id is required: the document id, i.e. its path relative to the ingested folder")
 			}
-			return a.withStore(ctx, func(cfg Config, store sink.VectorStore) error {
+			cfg, err := a.config()
+			if err != nil {
+				return err
+			}
+			return a.withStore(ctx, cfg, a.openStore, func(store sink.VectorStore) error {
 				// The manifest first, for writing: while another process
 				// writes the index, nothing is deleted (state.ErrLocked).
 				st, err := state.OpenForWriting(ctx, cfg.State.Path, sinkScope(cfg))

@@ -14,13 +14,41 @@ import (
 	"github.com/sluice-dev/sluice/sink/local"
 )
 
-// openStore opens the configured vector store; with --debug, the Cloud AI
-// Search store logs each request.
+// openStore opens the configured vector store to write it; with --debug,
+// the Cloud AI Search store logs each request.
 func (a *app) openStore(ctx context.Context, cfg Config) (sink.VectorStore, error) {
 	if cfg.Sink.Type == "cloudsearch" {
 		return cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log))
 	}
 	return local.Open(ctx, cfg.Sink.Local)
+}
+
+// openStoreToRead opens the configured vector store to read it, as
+// openStore does, except that a local store that this process may read but
+// not write (its file's or its folder's permissions, a read-only file
+// system) is opened for reading only (local.OpenReadOnly).
+func (a *app) openStoreToRead(ctx context.Context, cfg Config) (sink.VectorStore, error) {
+	if cfg.Sink.Type == "cloudsearch" {
+		return a.openStore(ctx, cfg)
+	}
+	s, err := openLocalToRead(ctx, cfg)
+	if err != nil {
+		return nil, err // not a nil *local.Store in a non-nil interface
+	}
+	return s, nil
+}
+
+// openLocalToRead opens cfg's local store for reading and writing or, when
+// this process may not write it, for reading only; when it may not read it
+// either, the error is the one of opening it for writing.
+func openLocalToRead(ctx context.Context, cfg Config) (*local.Store, error) {
+	s, err := local.Open(ctx, cfg.Sink.Local)
+	if errors.Is(err, local.ErrAccess) {
+		if ro, rerr := local.OpenReadOnly(ctx, cfg.Sink.Local); !errors.Is(rerr, local.ErrAccess) {
+			return ro, rerr
+		}
+	}
+	return s, err
 }
 
 // openEmbedder builds the configured embedder; with --debug, the HTTP
@@ -29,28 +57,20 @@ func (a *app) openEmbedder(ctx context.Context, cfg Config) (embedder.Embedder, 
 	return embedder.New(ctx, cfg.Embedder, embedder.WithLogger(a.log))
 }
 
-// withStore loads the configuration, opens the store, runs fn and closes
-// the store.
-func (a *app) withStore(ctx context.Context, fn func(cfg Config, store sink.VectorStore) error) error {
-	cfg, err := a.config()
-	if err != nil {
-		return err
-	}
-	return a.withStoreOf(ctx, cfg, fn)
-}
-
-// withStoreOf opens cfg's store, runs fn and closes the store. A local
-// store that does not exist is an error: it is not created.
-func (a *app) withStoreOf(ctx context.Context, cfg Config, fn func(cfg Config, store sink.VectorStore) error) error {
+// withStore opens cfg's store with open (openStore to write it,
+// openStoreToRead to read it), runs fn and closes the store. A local store
+// that does not exist is an error: it is not created.
+func (a *app) withStore(ctx context.Context, cfg Config, open func(context.Context, Config) (sink.VectorStore, error),
+	fn func(store sink.VectorStore) error) error {
 	if err := checkLocalStoreExists(cfg); err != nil {
 		return err
 	}
-	store, err := a.openStore(ctx, cfg)
+	store, err := open(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	return fn(cfg, store)
+	return fn(store)
 }
 
 // checkLocalStoreExists fails, saying how to build it, when the configured
@@ -69,12 +89,21 @@ func checkLocalStoreExists(cfg Config) error {
 
 // readManifest opens the manifest of cfg's index to read it, or returns nil
 // if its file does not exist: the commands that only read the manifest do
-// not create it, and for them a missing one is an empty one.
+// not create it, and for them a missing one is an empty one. A manifest
+// that this process may read but not write (its file's or its folder's
+// permissions, a read-only file system) is opened for reading only (see
+// state.OpenReadOnly).
 func readManifest(ctx context.Context, cfg Config) (*state.Store, error) {
 	if manifestMissing(cfg) {
 		return nil, nil
 	}
-	return state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+	st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
+	if errors.Is(err, state.ErrAccess) {
+		if ro, rerr := state.OpenReadOnly(ctx, cfg.State.Path, sinkScope(cfg)); !errors.Is(rerr, state.ErrAccess) {
+			return ro, rerr
+		}
+	}
+	return st, err
 }
 
 // manifestMissing reports whether cfg's state file does not exist.

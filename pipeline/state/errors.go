@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sluice-dev/sluice/internal/sqlitefault"
+	"github.com/sluice-dev/sluice/internal/sqliteread"
 )
 
 // Sentinel errors of the state file itself; *FileError wraps them.
@@ -62,6 +63,9 @@ func fileFault(err error) error {
 // fail wraps an error of the database: a *FileError when the file itself is
 // at fault, else the error with the package prefix.
 func (s *Store) fail(err error) error {
+	if s.unlocked && fileFault(err) == ErrDamaged {
+		err = &sqliteread.UnlockedError{Err: err}
+	}
 	if kind := fileFault(err); kind != nil {
 		return &FileError{Path: s.path, Err: err, Kind: kind}
 	}

@@ -135,6 +135,9 @@ type Store struct {
 	path  string // absolute, for messages
 	scope string
 
+	readOnly bool // opened by OpenReadOnly: never writes, never locks
+	unlocked bool // read with immutable=1, without SQLite's locks
+
 	mu      sync.Mutex // serialises writers; guards what follows
 	lock    *writeLock // the scope's write lock once taken; held until Close
 	lastRun int64      // the latest run tag Begin handed out
@@ -273,6 +276,9 @@ func OpenForWriting(ctx context.Context, path, scope string) (*Store, error) {
 func (s *Store) acquire() error {
 	if s.closed {
 		return fmt.Errorf("state: %s is closed", s.path)
+	}
+	if s.readOnly {
+		return &FileError{Path: s.path, Op: "writing", Err: ErrReadOnly, Kind: ErrAccess}
 	}
 	if s.lock != nil {
 		return nil

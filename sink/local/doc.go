@@ -84,6 +84,15 @@
 // database: delete it with `sluice index delete` and run with --full, or
 // use a new sink.local.path).
 //
+// # Reading without write access
+//
+// A process that may read the database file but not write it or its
+// folder can still read the store: Open fails for it with a *FileError
+// (ErrAccess), and OpenReadOnly opens the store for reading only (ReadOnly
+// reports it, and writes fail with ErrAccess and ErrReadOnly). See
+// OpenReadOnly for how such a reader copes with SQLite's -wal and -shm
+// files, and what it risks when no writer keeps them.
+//
 // # Pipeline capabilities
 //
 // Store implements the pipeline's optional interfaces: Empty

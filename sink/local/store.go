@@ -15,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/sluice-dev/sluice/internal/sqliteread"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -141,6 +142,12 @@ type Store struct {
 	stmts   stmtCache    // guarded by writeMu
 	dims    atomic.Int64 // recorded vector dimensions, 0 until the first Add
 
+	// readOnly marks a store opened by OpenReadOnly: its writes fail.
+	readOnly bool
+	// unlocked marks a store read with immutable=1: without SQLite's
+	// locks (see OpenReadOnly).
+	unlocked bool
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -148,8 +155,11 @@ type Store struct {
 
 var _ sink.VectorStore = (*Store)(nil)
 
-// Open opens the store at cfg.Path, creating the file, its parent
-// directories and the schema when they are missing. Errors name the path.
+// Open opens the store at cfg.Path for reading and writing, creating the
+// file, its parent directories and the schema when they are missing.
+// Errors name the path; a file or folder this process may not write is a
+// *FileError (ErrAccess), and a program that only reads can then use
+// OpenReadOnly.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -370,8 +380,11 @@ func (s *Store) Close() error {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		s.stmts.close()
-		// Let SQLite refresh its query planner statistics; failure is harmless.
-		_, _ = s.db.Exec(`PRAGMA optimize`)
+		if !s.readOnly {
+			// Let SQLite refresh its query planner statistics; failure is
+			// harmless.
+			_, _ = s.db.Exec(`PRAGMA optimize`)
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("local: close %s: %w", s.path, err)
 		}
@@ -390,11 +403,17 @@ func (s *Store) lockWrite() error {
 }
 
 // writeTx runs fn in a write transaction under writeMu and commits it. It
-// fails with ErrClosed once Close has begun; wrap explains the errors of
-// beginning and committing, and fn returns its own errors ready to return.
+// fails with ErrClosed once Close has begun, and with wrap's explanation of
+// a read-only database when the store was opened by OpenReadOnly; wrap
+// explains the errors of beginning and committing, and fn returns its own
+// errors ready to return.
 func (s *Store) writeTx(ctx context.Context, wrap func(error) error, fn func(*sql.Tx) error) error {
 	if err := s.lockWrite(); err != nil {
 		return err
+	}
+	if s.readOnly {
+		s.writeMu.Unlock()
+		return wrap(readOnlyError{})
 	}
 	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -416,6 +435,9 @@ func (s *Store) writeTx(ctx context.Context, wrap func(error) error, fn func(*sq
 func (s *Store) wrap(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("local: %s: %w", op, ErrClosed)
+	}
+	if s.unlocked && fileFault(err) == ErrDamaged {
+		err = &sqliteread.UnlockedError{Err: err}
 	}
 	if ferr := asFileError(s.path, op, err); ferr != nil {
 		return ferr

@@ -40,3 +40,37 @@ func ExampleOpenForWriting() {
 	// second writer locked out: true
 	// after Close: <nil>
 }
+
+// A command that only reads the manifest, run by a user who may read the
+// state file but not write it, opens it with OpenReadOnly: it takes no
+// lock, so it also reads while a writer holds the index, and its writes
+// fail with ErrReadOnly.
+func ExampleOpenReadOnly() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "state-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "state.db")
+	index := state.LocalScope(filepath.Join(dir, "index.db"))
+
+	writer, err := state.OpenForWriting(ctx, path, index)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer writer.Close()
+
+	reader, err := state.OpenReadOnly(ctx, path, index)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reader.Close()
+	ids, err := reader.DocIDs(ctx)
+	fmt.Println("documents:", len(ids), err)
+	_, err = reader.Begin(ctx)
+	fmt.Println("write refused:", errors.Is(err, state.ErrReadOnly))
+	// Output:
+	// documents: 0 <nil>
+	// write refused: true
+}

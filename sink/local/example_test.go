@@ -81,3 +81,40 @@ func Example() {
 	// semantic hybrid unsupported: true
 	// left after deleting guide.md: 1 dimensions: 3
 }
+
+// A process that only reads, such as a query by a user who may not write
+// the store's folder, opens it with OpenReadOnly: reads work, and writes
+// fail with ErrReadOnly.
+func ExampleOpenReadOnly() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "sluice-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg := local.Config{Path: filepath.Join(dir, "index.db")}
+
+	writer, err := local.Open(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := writer.Add(ctx, []sink.Node{{ID: "n1", RefDocID: "guide.md", Text: "A sluice gate.", Embedding: []float32{1, 0}}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := writer.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	reader, err := local.OpenReadOnly(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer reader.Close()
+	n, err := reader.Count(ctx)
+	fmt.Println("nodes:", n, err)
+	err = reader.Delete(ctx, "guide.md")
+	fmt.Println("delete refused:", errors.Is(err, local.ErrReadOnly))
+	// Output:
+	// nodes: 1 <nil>
+	// delete refused: true
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Node is one chunk of a source document as stored in a vector store.
@@ -59,13 +60,15 @@ const (
 	Sparse QueryMode = "sparse"
 )
 
-// ParseQueryMode parses a mode name; the empty string means Vector.
+// ParseQueryMode parses a mode name, in any letter case. The empty string
+// and "default", the name of LlamaIndex's VectorStoreQueryMode.DEFAULT,
+// mean Vector.
 func ParseQueryMode(s string) (QueryMode, error) {
-	switch QueryMode(s) {
-	case "", Vector:
+	switch m := QueryMode(strings.ToLower(s)); m {
+	case "", "default", Vector:
 		return Vector, nil
 	case Hybrid, SemanticHybrid, Sparse:
-		return QueryMode(s), nil
+		return m, nil
 	}
 	return "", &UnsupportedError{What: "query mode " + quote(s), Hint: "use one of vector, hybrid, semantic_hybrid, sparse"}
 }
@@ -98,8 +101,9 @@ const DefaultTopK = 2
 // Validate checks the query against the rules every store shares: the text
 // required by text modes (seed §8.3) and the vector required by vector modes.
 func (q Query) Validate() error {
-	if _, err := ParseQueryMode(string(q.Mode)); err != nil {
-		return err
+	// The constants only: ParseQueryMode turns user input into one.
+	if m, err := ParseQueryMode(string(q.Mode)); err != nil || (q.Mode != "" && m != q.Mode) {
+		return &UnsupportedError{What: "query mode " + quote(string(q.Mode)), Hint: "use one of vector, hybrid, semantic_hybrid, sparse"}
 	}
 	if q.Mode.NeedsText() && q.QueryStr == "" {
 		return &QueryError{Reason: "mode " + string(q.Mode) + " requires queryStr (the query text)", Hint: "pass the query text, or use mode vector"}

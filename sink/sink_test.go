@@ -3,6 +3,7 @@ package sink
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -88,6 +89,9 @@ func TestQueryValidate(t *testing.T) {
 		{"semantic needs text", Query{Mode: SemanticHybrid, Embedding: vec}, ErrInvalidQuery},
 		{"hybrid ok", Query{Mode: Hybrid, Embedding: vec, QueryStr: "x"}, nil},
 		{"unknown mode", Query{Mode: "fuzzy", QueryStr: "x"}, ErrUnsupported},
+		// Names ParseQueryMode accepts from users are not the constants.
+		{"mode in capitals", Query{Mode: "HYBRID", Embedding: vec, QueryStr: "x"}, ErrUnsupported},
+		{"mode named default", Query{Mode: "default", Embedding: vec}, ErrUnsupported},
 		{"negative topK", Query{Embedding: vec, TopK: -1}, ErrInvalidQuery},
 		{"bad filter", Query{Embedding: vec, Filters: &MetadataFilters{Filters: []MetadataFilter{{Key: "a", Operator: "!="}}}}, ErrInvalidFilter},
 	}
@@ -138,5 +142,35 @@ func TestCheckDimensions(t *testing.T) {
 	}
 	if err := CheckDimensions(nodes[:1], 3); err != nil {
 		t.Errorf("CheckDimensions on valid nodes = %v", err)
+	}
+}
+
+// TestParseQueryMode: the four modes in any letter case, and the names of
+// the default mode; anything else is an UnsupportedError listing them.
+func TestParseQueryMode(t *testing.T) {
+	tests := []struct {
+		in   string
+		want QueryMode
+	}{
+		{"", Vector},
+		{"vector", Vector},
+		{"default", Vector},
+		{"DEFAULT", Vector},
+		{"hybrid", Hybrid},
+		{"HYBRID", Hybrid},
+		{"Semantic_Hybrid", SemanticHybrid},
+		{"sparse", Sparse},
+	}
+	for _, tt := range tests {
+		if got, err := ParseQueryMode(tt.in); got != tt.want || err != nil {
+			t.Errorf("ParseQueryMode(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, in := range []string{"dense", "text_search", " vector"} {
+		_, err := ParseQueryMode(in)
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "use one of vector, hybrid, semantic_hybrid, sparse") {
+			t.Errorf("ParseQueryMode(%q) = %v; want an UnsupportedError listing the modes", in, err)
+		}
 	}
 }

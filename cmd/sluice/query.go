@@ -133,7 +133,7 @@ func (a *app) queryCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", "vector", "query mode: vector, hybrid, semantic_hybrid or sparse")
+	cmd.Flags().StringVar(&mode, "mode", "vector", "query mode: vector (LlamaIndex's default), hybrid, semantic_hybrid or sparse")
 	cmd.Flags().IntVar(&topK, "top-k", 5, "number of results")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per result")
 	filters.register(cmd)

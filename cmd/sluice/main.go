@@ -58,6 +58,7 @@ func main() {
 type app struct {
 	stdout, stderr io.Writer
 	configPath     string
+	envFile        string // --env-file
 	debug          bool
 	log            *slog.Logger
 }
@@ -104,15 +105,17 @@ func (a *app) rootCommand() *cobra.Command {
 		Short:         "Load folders of documents into vector indexes and keep them in step",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelInfo
 			if a.debug {
 				level = slog.LevelDebug
 			}
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			return loadEnvFile(a.envFile, cmd.Flags().Changed("env-file"))
 		},
 	}
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: $"+configEnv+" if set, else ./sluice.yaml if present, else the embedded default)")
+	root.PersistentFlags().StringVar(&a.envFile, "env-file", defaultEnvFile, "dotenv `FILE` whose variables (API keys, endpoints) are set unless the environment sets them; read only if present unless given")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "verbose logs of document processing, embedding calls and queries")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	requireSubcommand(root)

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// unsetEnv unsets the variable name for the test and restores it after.
+func unsetEnv(t *testing.T, name string) {
+	t.Helper()
+	t.Setenv(name, "") // registers the restore
+	if err := os.Unsetenv(name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEnvFile: a command reads ./.env (or --env-file) before its
+// configuration, and the environment wins over the file. Here the file
+// names the configuration (SLUICE_CONFIG), whose store path shows which
+// configuration the run used.
+func TestEnvFile(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		env    string // SLUICE_CONFIG in the environment, "" for unset
+		args   []string
+		wantDB string // the store the run wrote
+		notDBs []string
+	}{
+		{
+			name:   "./.env is read",
+			files:  map[string]string{".env": "# keys\nexport SLUICE_CONFIG=from-env-file.yaml\n"},
+			wantDB: "from-env-file.db",
+			notDBs: []string{".sluice/index.db"},
+		},
+		{
+			name:   "the environment wins",
+			files:  map[string]string{".env": "SLUICE_CONFIG=from-env-file.yaml\n"},
+			env:    "from-environment.yaml",
+			wantDB: "from-environment.db",
+			notDBs: []string{"from-env-file.db"},
+		},
+		{
+			name:   "--env-file names another file",
+			files:  map[string]string{"deploy.env": `SLUICE_CONFIG="from-env-file.yaml"` + "\n"},
+			args:   []string{"--env-file", "deploy.env"},
+			wantDB: "from-env-file.db",
+		},
+		{
+			name:   "no .env",
+			wantDB: ".sluice/index.db",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			unsetEnv(t, configEnv)
+			if tt.env != "" {
+				t.Setenv(configEnv, tt.env)
+			}
+			dir := t.TempDir()
+			files := map[string]string{
+				"docs/a.md":             "Alpha document about pelicans.\n",
+				"from-env-file.yaml":    "sink: {local: {path: from-env-file.db}}\n",
+				"from-environment.yaml": "sink: {local: {path: from-environment.db}}\n",
+			}
+			for name, body := range tt.files {
+				files[name] = body
+			}
+			writeFiles(t, dir, files)
+			_, errOut, code := sluice(t, dir, append([]string{"run", "docs"}, tt.args...)...)
+			if code != exitOK {
+				t.Fatalf("run: exit %d: %s", code, errOut)
+			}
+			if _, err := os.Stat(filepath.Join(dir, tt.wantDB)); err != nil {
+				t.Errorf("the run did not write %s: %v", tt.wantDB, err)
+			}
+			for _, db := range tt.notDBs {
+				if _, err := os.Stat(filepath.Join(dir, db)); err == nil {
+					t.Errorf("the run wrote %s", db)
+				}
+			}
+		})
+	}
+}
+
+// TestEnvFileErrors: a named file that is missing and a file that is not a
+// dotenv file are usage errors naming the file and --env-file, and the
+// message never quotes the file, which holds secrets.
+func TestEnvFileErrors(t *testing.T) {
+	const secret = "sk-do-not-print-me"
+	tests := []struct {
+		name  string
+		files map[string]string
+		args  []string
+		want  string
+	}{
+		{"named file missing", nil, []string{"--env-file", "missing.env"}, "--env-file: open missing.env: no such file or directory"},
+		{"./.env not a dotenv file", map[string]string{".env": "OPENAI_API_KEY " + secret + "\n"}, nil,
+			"--env-file .env: not a dotenv file; write one KEY=VALUE per line"},
+		{"named file not a dotenv file", map[string]string{"x.env": "export\n=" + secret + "\n"}, []string{"--env-file", "x.env"},
+			"--env-file x.env: not a dotenv file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			unsetEnv(t, "OPENAI_API_KEY")
+			dir := t.TempDir()
+			writeFiles(t, dir, tt.files)
+			out, errOut, code := sluice(t, dir, append([]string{"version"}, tt.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, tt.want)
+			}
+			if strings.Contains(out+errOut, secret) {
+				t.Errorf("the output quotes the env file's secret: %q %q", out, errOut)
+			}
+		})
+	}
+}

@@ -1,11 +1,17 @@
 package sink
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // FilterOperator compares a metadata value. Stores support EQ and IN (seed §2.5).
+//
+// The stores compare operators with the constants, so decoding (JSON, or
+// any decoder that uses encoding.TextUnmarshaler) normalises the spellings
+// LlamaIndex and its documentation use: see UnmarshalText.
 type FilterOperator string
 
 // Filter operators.
@@ -18,6 +24,23 @@ const (
 	IN FilterOperator = "in"
 )
 
+// UnmarshalText sets o from the operator's value or name, in any letter
+// case: "==" or "eq" is EQ and "in" is IN, so both LlamaIndex's values
+// ("==", "in") and the names its documentation uses ("EQ", "IN") decode to
+// the constants. Any other text is kept as it is, for Validate to report
+// as an unsupported operator.
+func (o *FilterOperator) UnmarshalText(text []byte) error {
+	switch s := string(text); {
+	case s == string(EQ), strings.EqualFold(s, "eq"):
+		*o = EQ
+	case strings.EqualFold(s, string(IN)):
+		*o = IN
+	default:
+		*o = FilterOperator(s)
+	}
+	return nil
+}
+
 // FilterCondition joins the filters of a MetadataFilters.
 type FilterCondition string
 
@@ -27,11 +50,44 @@ const (
 	Or  FilterCondition = "or"
 )
 
+// UnmarshalText sets c from "and" or "or" in any letter case (LlamaIndex's
+// values are lowercase, its documentation writes AND and OR). Any other
+// text is kept as it is, for Validate to report.
+func (c *FilterCondition) UnmarshalText(text []byte) error {
+	switch s := string(text); {
+	case strings.EqualFold(s, string(And)):
+		*c = And
+	case strings.EqualFold(s, string(Or)):
+		*c = Or
+	default:
+		*c = FilterCondition(s)
+	}
+	return nil
+}
+
 // MetadataFilter is one comparison of a metadata key.
+//
+// Decoded from JSON, a filter without an operator (or with "operator":
+// null) is an EQ filter, as in LlamaIndex, whose MetadataFilter defaults
+// its operator to EQ. That default is applied by decoding only: a
+// MetadataFilter built in Go must set Operator, and Validate refuses an
+// empty one.
 type MetadataFilter struct {
 	Key      string         `json:"key"`
 	Value    any            `json:"value"` // string, number, or []string for IN
 	Operator FilterOperator `json:"operator"`
+}
+
+// UnmarshalJSON decodes a filter object, with EQ for a missing operator
+// and the operator's spelling normalised by FilterOperator.UnmarshalText.
+func (mf *MetadataFilter) UnmarshalJSON(data []byte) error {
+	type plain MetadataFilter // without this method
+	p := plain{Operator: EQ}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*mf = MetadataFilter(p)
+	return nil
 }
 
 // MetadataFilters combines filters with a condition (default And).
@@ -57,7 +113,7 @@ func (f *MetadataFilters) Validate() error {
 	switch f.Condition {
 	case "", And, Or:
 	default:
-		return filterErr("condition %q is not supported; use and or or", f.Condition)
+		return filterErr("condition %q is not supported; use and (AND) or or (OR)", f.Condition)
 	}
 	for _, mf := range f.Filters {
 		if mf.Key == "" {
@@ -72,8 +128,10 @@ func (f *MetadataFilters) Validate() error {
 			if _, ok := ValueList(mf.Value); !ok {
 				return filterErr("filter on %q: IN needs a list of strings or numbers, got %T", mf.Key, mf.Value)
 			}
+		case "":
+			return filterErr("filter on %q has no operator; use == (EQ) or in (IN)", mf.Key)
 		default:
-			return filterErr("filter on %q: operator %q is not supported; this store supports EQ (==) and IN (in)", mf.Key, mf.Operator)
+			return filterErr("filter on %q: operator %q is not supported; use == (EQ) or in (IN), the only operators the stores support", mf.Key, mf.Operator)
 		}
 	}
 	return nil

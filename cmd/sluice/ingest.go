@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
-	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/splitter"
 )
 
@@ -90,9 +88,6 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		in.Close()
-		if errors.Is(err, sink.ErrDimensionMismatch) { // an index validated on opening
-			err = &ConfigError{Err: err}
-		}
 		return nil, err
 	}
 	in.closers = append(in.closers, store.Close)

@@ -23,7 +23,9 @@ type filterFlags struct {
 }
 
 func (f *filterFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&f.values, "filter", nil, "metadata filter `KEY=VALUE` (EQ) or KEY=in:V1,V2 (IN); repeatable, combined with AND")
+	cmd.Flags().StringArrayVar(&f.values, "filter", nil,
+		"metadata filter: `KEY=VALUE` (EQ), KEY==VALUE (EQ, VALUE taken literally, e.g. a value that starts with in:) "+
+			"or KEY=in:V1,V2 (IN); the stores support no other operators; repeatable, combined with AND (see --or)")
 	cmd.Flags().BoolVar(&f.or, "or", false, "combine --filter flags with OR instead of AND")
 }
 
@@ -37,20 +39,108 @@ func (f *filterFlags) parse() (*sink.MetadataFilters, error) {
 		mf.Condition = sink.Or
 	}
 	for _, v := range f.values {
-		key, val, ok := strings.Cut(v, "=")
-		if !ok || key == "" {
-			return nil, usagef("--filter %q: use KEY=VALUE or KEY=in:V1,V2", v)
+		filter, err := parseFilter(v)
+		if err != nil {
+			return nil, err
 		}
-		if list, ok := strings.CutPrefix(val, "in:"); ok {
-			mf.Filters = append(mf.Filters, sink.MetadataFilter{Key: key, Operator: sink.IN, Value: strings.Split(list, ",")})
-			continue
-		}
-		mf.Filters = append(mf.Filters, sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: val})
+		mf.Filters = append(mf.Filters, filter)
 	}
 	if err := mf.Validate(); err != nil {
 		return nil, &usageError{err}
 	}
 	return mf, nil
+}
+
+// filterSyntax is the --filter syntax, repeated by its errors.
+const filterSyntax = "the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B)"
+
+// unsupportedPrefixes are LlamaIndex's operators (FilterOperator's values)
+// that a --filter value might name as in: names IN, and the names the
+// errors give them. Read as EQ on the literal value, they would match
+// nothing and say nothing; a value that really starts with one is written
+// with ==.
+var unsupportedPrefixes = []struct{ value, name string }{
+	{"nin", "NIN"},
+	{"any", "ANY"},
+	{"all", "ALL"},
+	{"contains", "CONTAINS"},
+	{"text_match_insensitive", "TEXT_MATCH_INSENSITIVE"},
+	{"text_match", "TEXT_MATCH"},
+	{"is_empty", "IS_EMPTY"},
+}
+
+// unsupportedOperators are the comparison operators a --filter might be
+// written with, longest first, and LlamaIndex's names for them.
+var unsupportedOperators = []struct{ op, name string }{
+	{"!=", "NE"},
+	{">=", "GTE"},
+	{"<=", "LTE"},
+	{">", "GT"},
+	{"<", "LT"},
+}
+
+// parseFilter parses one --filter flag:
+//
+//   - KEY=VALUE is EQ; KEY=in:V1,V2 (in: in any letter case) is IN on the
+//     comma-separated values. Spaces around VALUE and around each IN value
+//     are dropped.
+//   - KEY==VALUE is EQ on VALUE exactly as written (spaces, and a prefix
+//     such as in:, included).
+//   - KEY!=V, KEY>V, KEY<V, KEY>=V, KEY<=V, and KEY=nin:…, any:, all:,
+//     contains:, text_match:, is_empty (LlamaIndex's other operators, in
+//     any letter case) are usage errors: the stores support EQ and IN only.
+//
+// The key is the text before the first =, <, > or != with the spaces
+// around it dropped: `author = alice` filters on author. A metadata key
+// that begins or ends with a space is not worth keeping, since Cloud AI
+// Search field names cannot hold spaces, while a space typed around the
+// = is an easy mistake whose literal reading matches nothing and says
+// nothing. The same goes for the value of KEY=VALUE; KEY==VALUE keeps a
+// value's spaces for the rare value that has them. An empty key is an
+// error.
+func parseFilter(arg string) (sink.MetadataFilter, error) {
+	i := strings.IndexAny(arg, "=<>")
+	if i < 0 {
+		return sink.MetadataFilter{}, usagef("--filter %q: no operator; use KEY=VALUE, KEY==VALUE or KEY=in:V1,V2 (%s)", arg, filterSyntax)
+	}
+	if i > 0 && arg[i-1] == '!' {
+		i-- // !=
+	}
+	key, rest := strings.TrimSpace(arg[:i]), arg[i:]
+	for _, u := range unsupportedOperators {
+		if strings.HasPrefix(rest, u.op) {
+			return sink.MetadataFilter{}, usagef("--filter %q: operator %s (%s) is not supported; %s", arg, u.op, u.name, filterSyntax)
+		}
+	}
+	if key == "" {
+		return sink.MetadataFilter{}, usagef("--filter %q: the key is empty; use KEY=VALUE, KEY==VALUE or KEY=in:V1,V2 with the metadata key to filter on", arg)
+	}
+	if literal, ok := strings.CutPrefix(rest, "=="); ok {
+		return sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: literal}, nil
+	}
+	val := strings.TrimSpace(rest[1:]) // after "="
+	if list, ok := cutPrefixFold(val, "in:"); ok {
+		values := strings.Split(list, ",")
+		for i := range values {
+			values[i] = strings.TrimSpace(values[i])
+		}
+		return sink.MetadataFilter{Key: key, Operator: sink.IN, Value: values}, nil
+	}
+	for _, u := range unsupportedPrefixes {
+		if _, ok := cutPrefixFold(val, u.value+":"); ok || strings.EqualFold(val, u.value) && u.name == "IS_EMPTY" {
+			return sink.MetadataFilter{}, usagef("--filter %q: operator %s (%s) is not supported; %s; to match the value %q itself, use %s==%s",
+				arg, u.value, u.name, filterSyntax, val, key, val)
+		}
+	}
+	return sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: val}, nil
+}
+
+// cutPrefixFold is strings.CutPrefix with prefix matched in any letter case.
+func cutPrefixFold(s, prefix string) (after string, found bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 // resultLine is one line of `query --json` and `get --json`.
@@ -105,6 +195,14 @@ func (a *app) queryCommand() *cobra.Command {
 			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {
 				q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}
 				if m.NeedsEmbedding() {
+					// As run does: vectors of another length than the
+					// stored ones are a configuration error (exit 2)
+					// that names the settings and the fix, said before
+					// anything is embedded, rather than the store's
+					// refusal (a Cloud AI Search index answers 400).
+					if err := a.checkDimensions(ctx, cfg, store); err != nil {
+						return err
+					}
 					emb, err := a.openEmbedder(ctx, cfg)
 					if err != nil {
 						return err

@@ -15,10 +15,19 @@ import (
 )
 
 // openStore opens the configured vector store to write it; with --debug,
-// the Cloud AI Search store logs each request.
+// the Cloud AI Search store logs each request. An index refused on opening
+// for its dimensions (indexManagement ValidateIndex or CreateIfNotExists)
+// is a configuration error (exit 2), as every dimension mismatch is.
 func (a *app) openStore(ctx context.Context, cfg Config) (sink.VectorStore, error) {
 	if cfg.Sink.Type == "cloudsearch" {
-		return cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log))
+		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log))
+		if err != nil {
+			if errors.Is(err, sink.ErrDimensionMismatch) {
+				err = &ConfigError{Err: err}
+			}
+			return nil, err
+		}
+		return s, nil
 	}
 	return local.Open(ctx, cfg.Sink.Local)
 }

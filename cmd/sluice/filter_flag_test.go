@@ -1,0 +1,272 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+)
+
+// TestParseFilter covers the --filter syntax: EQ with = and ==, IN with in:
+// in any letter case, spaces, and the operators the stores do not support,
+// which must be usage errors naming the operator rather than EQ filters on
+// a wrong key or a literal value that match nothing.
+func TestParseFilter(t *testing.T) {
+	eq := func(k, v string) sink.MetadataFilter { return sink.MetadataFilter{Key: k, Operator: sink.EQ, Value: v} }
+	in := func(k string, v ...string) sink.MetadataFilter {
+		return sink.MetadataFilter{Key: k, Operator: sink.IN, Value: v}
+	}
+	tests := []struct {
+		arg     string
+		want    sink.MetadataFilter
+		wantErr string // a part of the usage error; "" when arg is valid
+	}{
+		{arg: "author=alice", want: eq("author", "alice")},
+		{arg: "author==alice", want: eq("author", "alice")},
+		{arg: "author===alice", want: eq("author", "=alice")},
+		{arg: "url=a=b", want: eq("url", "a=b")},
+		{arg: "url==a=b", want: eq("url", "a=b")},
+		{arg: "expr=a<b", want: eq("expr", "a<b")},
+		{arg: "author=", want: eq("author", "")},
+		{arg: "a!b=c", want: eq("a!b", "c")},
+		{arg: "author=in:alice,bob", want: in("author", "alice", "bob")},
+		{arg: "author=IN:alice,bob", want: in("author", "alice", "bob")},
+		{arg: "author=In:alice", want: in("author", "alice")},
+		{arg: "author=in: alice, bob ", want: in("author", "alice", "bob")},
+		{arg: "author==in:alice,bob", want: eq("author", "in:alice,bob")},
+		{arg: "author==IS_EMPTY", want: eq("author", "IS_EMPTY")},
+		{arg: "author==nin:x", want: eq("author", "nin:x")},
+		{arg: "author==  spaced ", want: eq("author", "  spaced ")},
+		{arg: "author = alice", want: eq("author", "alice")},
+		{arg: " author =in:a", want: in("author", "a")},
+		{arg: "author == alice", want: eq("author", " alice")},
+		{arg: "author=inbox", want: eq("author", "inbox")},
+		{arg: "tag=all", want: eq("tag", "all")},
+		{arg: "tag=any-thing", want: eq("tag", "any-thing")},
+
+		{arg: "author!=alice", wantErr: `--filter "author!=alice": operator != (NE) is not supported; the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B)`},
+		{arg: "level>=3", wantErr: "operator >= (GTE) is not supported"},
+		{arg: "level<=3", wantErr: "operator <= (LTE) is not supported"},
+		{arg: "level>3", wantErr: "operator > (GT) is not supported"},
+		{arg: "level<3", wantErr: "operator < (LT) is not supported"},
+		{arg: "level >= 3", wantErr: "operator >= (GTE) is not supported"},
+		{arg: "author=nin:alice,bob", wantErr: `operator nin (NIN) is not supported; the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B); to match the value "nin:alice,bob" itself, use author==nin:alice,bob`},
+		{arg: "author=NIN:alice", wantErr: "operator nin (NIN) is not supported"},
+		{arg: "tags=any:a,b", wantErr: "operator any (ANY) is not supported"},
+		{arg: "tags=ALL:a,b", wantErr: "operator all (ALL) is not supported"},
+		{arg: "text=contains:x", wantErr: "operator contains (CONTAINS) is not supported"},
+		{arg: "text=text_match:x", wantErr: "operator text_match (TEXT_MATCH) is not supported"},
+		{arg: "text=Text_Match_Insensitive:x", wantErr: "operator text_match_insensitive (TEXT_MATCH_INSENSITIVE) is not supported"},
+		{arg: "author=is_empty", wantErr: "operator is_empty (IS_EMPTY) is not supported"},
+		{arg: "author=IS_EMPTY", wantErr: "operator is_empty (IS_EMPTY) is not supported"},
+		{arg: "=alice", wantErr: "the key is empty"},
+		{arg: "  ==alice", wantErr: "the key is empty"},
+		{arg: "!=alice", wantErr: "operator != (NE) is not supported"},
+		{arg: "author", wantErr: `--filter "author": no operator`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			got, err := parseFilter(tt.arg)
+			if tt.wantErr != "" {
+				var uerr *usageError
+				if !errors.As(err, &uerr) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseFilter(%q) = %+v, %v; want a usage error with %q", tt.arg, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("parseFilter(%q) = %#v, %v; want %#v", tt.arg, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFilterFlagsParse checks that repeated flags combine with AND, or
+// with OR under --or, and that one bad flag fails them all.
+func TestFilterFlagsParse(t *testing.T) {
+	f := filterFlags{values: []string{"a==x", "b=IN:y,z"}}
+	want := &sink.MetadataFilters{Condition: sink.And, Filters: []sink.MetadataFilter{
+		{Key: "a", Operator: sink.EQ, Value: "x"},
+		{Key: "b", Operator: sink.IN, Value: []string{"y", "z"}},
+	}}
+	if got, err := f.parse(); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("parse = %#v, %v; want %#v", got, err, want)
+	}
+	f.or, want.Condition = true, sink.Or
+	if got, err := f.parse(); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("parse with --or = %#v, %v; want %#v", got, err, want)
+	}
+	f.values = append(f.values, "c!=w")
+	if got, err := f.parse(); exitCodeOf(err) != exitUsage {
+		t.Errorf("parse with c!=w = %#v, %v; want a usage error", got, err)
+	}
+	if got, err := (&filterFlags{}).parse(); got != nil || err != nil {
+		t.Errorf("no flags: parse = %#v, %v; want nil, nil", got, err)
+	}
+}
+
+// TestFilterFlagEndToEnd filters a local store from the command line:
+// == and IN: select what they say on query and get, == matches a value
+// that starts with in: literally, and an unsupported operator exits 2
+// before the store is read.
+func TestFilterFlagEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corpus/alice/a.md": "Pelicans nest on the quay.",
+		"corpus/bob/b.md":   "Pelicans fish in the harbour.",
+		"corpus/carol/c.md": "Pelicans sleep on the pier.",
+		"sluice.yaml": `source:
+  metadata:
+    - {match: "alice/**", set: {author: alice}}
+    - {match: "bob/**", set: {author: bob}}
+    - {match: "carol/**", set: {author: "in:carol"}}
+embedder: {dimensions: 64}
+`,
+	})
+	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	tests := []struct {
+		filters []string
+		want    []string // doc ids, sorted
+	}{
+		{[]string{"author==alice"}, []string{"alice/a.md"}},
+		{[]string{"author=alice"}, []string{"alice/a.md"}},
+		{[]string{"author = bob"}, []string{"bob/b.md"}},
+		{[]string{"author=IN:alice,bob"}, []string{"alice/a.md", "bob/b.md"}},
+		{[]string{"author=in:bob,in:carol"}, []string{"bob/b.md", "carol/c.md"}},
+		{[]string{"author==in:carol"}, []string{"carol/c.md"}},
+		{[]string{"author==alice", "author==bob", "--or"}, []string{"alice/a.md", "bob/b.md"}},
+	}
+	for _, tt := range tests {
+		var flags []string
+		for _, f := range tt.filters {
+			if f == "--or" {
+				flags = append(flags, f)
+			} else {
+				flags = append(flags, "--filter", f)
+			}
+		}
+		for _, cmd := range [][]string{{"query", "pelicans", "--top-k", "10"}, {"get"}} {
+			args := append(append(append([]string{}, cmd...), flags...), "--json")
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				out, stderr, code := sluice(t, dir, args...)
+				var got []string
+				for _, l := range jsonLines(t, out) {
+					got = append(got, fmt.Sprint(l["doc_id"]))
+				}
+				if code != exitOK || !sameSet(got, tt.want) {
+					t.Errorf("exit %d, stderr %q, documents %v; want %v", code, stderr, got, tt.want)
+				}
+			})
+		}
+	}
+	for _, cmd := range []string{"query", "get"} {
+		args := []string{cmd, "--filter", "author!=alice"}
+		if cmd == "query" {
+			args = append(args, "pelicans")
+		}
+		stdout, stderr, code := sluice(t, dir, args...)
+		want := `--filter "author!=alice": operator != (NE) is not supported; the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B)`
+		if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%s --filter author!=alice: exit %d, stdout %q, stderr %q; want exit 2 with %q", cmd, code, stdout, stderr, want)
+		}
+	}
+}
+
+func sameSet(got, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	seen := make(map[string]int, len(want))
+	for _, w := range want {
+		seen[w]++
+	}
+	for _, g := range got {
+		if seen[g] == 0 {
+			return false
+		}
+		seen[g]--
+	}
+	return true
+}
+
+// TestQueryDimensionMismatch queries stores whose vectors are longer than
+// embedder.dimensions: a mode that embeds the query must fail as run does
+// (exit 2, naming the settings and the fix) before the service is asked,
+// rather than pass on the service's 400; a sparse query, which embeds
+// nothing, still works. An index that a validating indexManagement
+// refuses on opening is a configuration error too (exit 2), as for run.
+func TestQueryDimensionMismatch(t *testing.T) {
+	t.Run("cloudsearch", func(t *testing.T) {
+		srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key"})
+		t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+		dir := t.TempDir()
+		config := func(dims int, management string) string {
+			return fmt.Sprintf("embedder: {dimensions: %d}\nsink:\n  type: cloudsearch\n  cloudsearch: {endpoint: %s, indexName: qdims, indexManagement: %s, embeddingDimensionality: %d}\n",
+				dims, endpoint, management, dims)
+		}
+		writeFiles(t, dir, map[string]string{
+			"corpus/a.md": "Alpha beta gamma.",
+			"first.yaml":  config(64, "CreateIfNotExists"),
+			"plain.yaml":  config(32, "NoValidation"),
+			"check.yaml":  config(32, "ValidateIndex"),
+		})
+		if _, stderr, code := sluice(t, dir, "run", "corpus", "--config", "first.yaml"); code != exitOK {
+			t.Fatalf("first run: exit %d: %s", code, stderr)
+		}
+		searches := func() int {
+			n := 0
+			for _, r := range srv.Requests() {
+				if strings.HasSuffix(r.Path, "/docs/search") {
+					n++
+				}
+			}
+			return n
+		}
+		want := `index "qdims" holds 64-dimensional vectors but embedder.dimensions is 32; set embedder.dimensions and sink.cloudsearch.embeddingDimensionality back to 64`
+		for _, mode := range []string{"vector", "hybrid", "semantic_hybrid"} {
+			t.Run(mode, func(t *testing.T) {
+				before := searches()
+				stdout, stderr, code := sluice(t, dir, "query", "alpha", "--mode", mode, "--config", "plain.yaml")
+				if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with %q", code, stdout, stderr, want)
+				}
+				if n := searches() - before; n != 0 {
+					t.Errorf("%d searches reached the service", n)
+				}
+			})
+		}
+		if out, stderr, code := sluice(t, dir, "query", "alpha", "--mode", "sparse", "--json", "--config", "plain.yaml"); code != exitOK || len(jsonLines(t, out)) != 1 {
+			t.Errorf("sparse query: exit %d, stdout %q, stderr %q; want the one document", code, out, stderr)
+		}
+		// An index the store refuses on opening, as run does.
+		for _, args := range [][]string{{"query", "alpha"}, {"get"}} {
+			args = append(args, "--config", "check.yaml")
+			stdout, stderr, code := sluice(t, dir, args...)
+			want := "configuration: cloudsearch: index \"qdims\" does not match sink.cloudsearch.embeddingDimensionality: configured 32 dimensions, index has 64 dimensions"
+			if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 with %q", args, code, stdout, stderr, want)
+			}
+		}
+	})
+	t.Run("local", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{
+			"corpus/a.md": "Alpha beta gamma.",
+			"small.yaml":  "embedder: {dimensions: 256}\n",
+		})
+		if _, stderr, code := sluice(t, dir, "run", "corpus"); code != exitOK {
+			t.Fatalf("run: exit %d: %s", code, stderr)
+		}
+		stdout, stderr, code := sluice(t, dir, "query", "alpha", "--config", "small.yaml")
+		want := "holds 1536-dimensional vectors but embedder.dimensions is 256; set embedder.dimensions back to 1536"
+		if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with %q", code, stdout, stderr, want)
+		}
+	})
+}

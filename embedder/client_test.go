@@ -571,6 +571,12 @@ func TestAzureOpenAI(t *testing.T) {
 		{"wrong token", embedder.Config{Deployment: "emb", Auth: "managedIdentity"},
 			[]embedder.Option{embedder.WithTokenCredential(fakeCredential{"nope"})}, embedder.ErrUnauthorized, "Cognitive Services OpenAI User"},
 		{"unknown deployment", embedder.Config{Deployment: "missing", APIKeyEnv: "SLUICE_TEST_AZ_KEY"}, nil, embedder.ErrNotFound, `deployment "missing"`},
+		// Other spellings of embedder.auth select the same authentication.
+		{"api-key as AzureKeyCredential", embedder.Config{Deployment: "emb", APIKeyEnv: "SLUICE_TEST_AZ_KEY", Auth: "AzureKeyCredential"}, nil, nil, ""},
+		{"entra as DEFAULT", embedder.Config{Deployment: "emb", Auth: "DEFAULT"},
+			[]embedder.Option{embedder.WithTokenCredential(fakeCredential{testKey})}, nil, ""},
+		{"entra as ManagedIdentityCredential", embedder.Config{Deployment: "emb", Auth: "ManagedIdentityCredential"},
+			[]embedder.Option{embedder.WithTokenCredential(fakeCredential{testKey})}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,9 @@ const (
 	ProviderAzureOpenAI = "azure-openai"
 )
 
-// Authentication modes, the values of embedder.auth.
+// Authentication modes, the canonical values of embedder.auth. The setting
+// also takes other spellings (see Config.Auth); ApplyDefaults rewrites them
+// to these.
 const (
 	// AuthAPIKey sends the key read from the apiKeyEnv variable (default).
 	AuthAPIKey = "apiKey"
@@ -25,10 +27,42 @@ const (
 	// AuthDefaultAzureCredential uses azidentity's DefaultAzureCredential
 	// (azure-openai only).
 	AuthDefaultAzureCredential = "defaultAzureCredential"
-	// AuthManagedIdentity uses a managed identity, user-assigned when
-	// managedIdentityClientId is set (azure-openai only).
+	// AuthManagedIdentity uses a managed identity (azure-openai only):
+	// user-assigned when managedIdentityClientId or, failing that, the
+	// AZURE_CLIENT_ID variable holds a client id, else system-assigned.
 	AuthManagedIdentity = "managedIdentity"
 )
+
+// EnvAzureClientID is the environment variable that, when
+// managedIdentityClientId is empty, holds the client id of the user-assigned
+// managed identity of auth managedIdentity. It is the variable azidentity
+// reads, and the default of sink.cloudsearch.managedIdentityClientIdEnv, so
+// that the embedder and the search service authenticate as one identity.
+const EnvAzureClientID = "AZURE_CLIENT_ID"
+
+// parseAuth returns the canonical spelling of an embedder.auth value, or
+// false if s is none of them. It accepts apiKey, key, KeyCredential and
+// AzureKeyCredential; none; defaultAzureCredential and default;
+// managedIdentity and ManagedIdentityCredential; in any letter case and
+// with or without underscores (api_key, managed_identity). These are the
+// names of the SDK's credential types and the spellings
+// sink.cloudsearch.credential takes (ParseCredentialKind), so one word means
+// the same in both settings. "" stays "" (the provider's default).
+func parseAuth(s string) (string, bool) {
+	switch strings.ToLower(strings.ReplaceAll(s, "_", "")) {
+	case "":
+		return "", true
+	case "apikey", "key", "keycredential", "azurekeycredential":
+		return AuthAPIKey, true
+	case "none":
+		return AuthNone, true
+	case "defaultazurecredential", "default":
+		return AuthDefaultAzureCredential, true
+	case "managedidentity", "managedidentitycredential":
+		return AuthManagedIdentity, true
+	}
+	return "", false
+}
 
 // Defaults of the settings in Config.
 //
@@ -90,10 +124,14 @@ type Config struct {
 	// MaxConcurrency (256). After a 429 the client lowers it and climbs
 	// back gradually.
 	Concurrency int `yaml:"concurrency"`
-	// MaxRetries is the number of retries after a failed attempt; default 3
-	// (0 means the default; -1 disables retries).
+	// MaxRetries is how many times a failed request is retried: n > 0
+	// allows up to n retries (n+1 attempts), -1 allows none (one attempt),
+	// and 0 means the default, 3. So 0 does not turn retries off, as it
+	// does for the OpenAI SDKs' maxRetries: write -1 for that.
 	MaxRetries int `yaml:"maxRetries"`
-	// Timeout bounds each HTTP attempt; default 60s.
+	// Timeout bounds each HTTP attempt; default 60s. It is a duration with
+	// a unit (500ms, 60s, 2m), not the seed's bare number of milliseconds:
+	// the seed's timeout 60000 is 60s.
 	Timeout time.Duration `yaml:"timeout"`
 	// RequestsPerMinute is the request budget shared by all workers;
 	// default 0, unlimited.
@@ -129,10 +167,16 @@ type Config struct {
 	APIKeyEnv string `yaml:"apiKeyEnv"`
 	// Auth selects how requests authenticate: apiKey (default), none
 	// (openai only), defaultAzureCredential or managedIdentity (azure-openai
-	// only).
+	// only). Letter case and underscores do not matter, and the spellings
+	// of sink.cloudsearch.credential and of the SDK's credential types are
+	// accepted too: key, KeyCredential and AzureKeyCredential for apiKey,
+	// default and DefaultAzureCredential, ManagedIdentityCredential.
 	Auth string `yaml:"auth"`
-	// ManagedIdentityClientID selects a user-assigned managed identity when
-	// auth is managedIdentity; default "" (system-assigned).
+	// ManagedIdentityClientID is the client id of the user-assigned managed
+	// identity used when auth is managedIdentity. Default "": the client id
+	// in the AZURE_CLIENT_ID environment variable, as for
+	// sink.cloudsearch.credential: managedIdentity, or the system-assigned
+	// identity when that is empty too.
 	ManagedIdentityClientID string `yaml:"managedIdentityClientId"`
 	// SendDimensions sends dimensions in each request, for models that can
 	// shorten their vectors (text-embedding-3 and later); default false.
@@ -166,9 +210,14 @@ func DefaultConfig() Config {
 	return c
 }
 
-// ApplyDefaults replaces zero fields with their defaults. Provider-specific
-// defaults (baseURL, apiVersion, apiKeyEnv) follow c.Provider.
+// ApplyDefaults replaces zero fields with their defaults, and spells a
+// recognised auth value canonically (one of the Auth constants).
+// Provider-specific defaults (baseURL, apiVersion, apiKeyEnv, auth) follow
+// c.Provider.
 func (c *Config) ApplyDefaults() {
+	if a, ok := parseAuth(c.Auth); ok {
+		c.Auth = a
+	}
 	setDefault(&c.Provider, ProviderHash)
 	setDefault(&c.Dimensions, DefaultDimensions)
 	setDefault(&c.BatchSize, DefaultBatchSize)
@@ -204,6 +253,7 @@ func setDefault[T comparable](p *T, def T) {
 // *ConfigError naming the first wrong one (e.g. "embedder.dimensions") and
 // what is allowed.
 func (c Config) Validate() error {
+	auth := c.Auth // as written, for messages
 	c.ApplyDefaults()
 	switch c.Provider {
 	case ProviderHash, ProviderInstant, ProviderOpenAI, ProviderAzureOpenAI:
@@ -218,7 +268,7 @@ func (c Config) Validate() error {
 		{"embedder.dimensions", c.Dimensions, 1, 65536, fmt.Sprintf("0 means the default, %d", DefaultDimensions)},
 		{"embedder.batchSize", c.BatchSize, 1, MaxBatchSize, fmt.Sprintf("0 means the default, %d", DefaultBatchSize)},
 		{"embedder.concurrency", c.Concurrency, 1, MaxConcurrency, fmt.Sprintf("0 means the default, %d", DefaultConcurrency)},
-		{"embedder.maxRetries", c.MaxRetries, -1, 0, fmt.Sprintf("0 means the default, %d; -1 disables retries", DefaultMaxRetries)},
+		{"embedder.maxRetries", c.MaxRetries, -1, 0, fmt.Sprintf("-1 means no retries, 0 means the default, %d", DefaultMaxRetries)},
 		{"embedder.requestsPerMinute", c.RequestsPerMinute, 0, 0, "0 means unlimited"},
 		{"embedder.tokensPerMinute", c.TokensPerMinute, 0, 0, "0 means unlimited"},
 		{"embedder.maxInputsPerRequest", c.MaxInputsPerRequest, 1, 0, fmt.Sprintf("0 means the default, %d", DefaultMaxInputsPerRequest)},
@@ -256,11 +306,11 @@ func (c Config) Validate() error {
 	}
 	switch c.Provider {
 	case ProviderOpenAI:
-		if err := c.validateOpenAI(); err != nil {
+		if err := c.validateOpenAI(auth); err != nil {
 			return err
 		}
 	case ProviderAzureOpenAI:
-		if err := c.validateAzure(); err != nil {
+		if err := c.validateAzure(auth); err != nil {
 			return err
 		}
 	default:
@@ -313,7 +363,9 @@ func (c Config) validateModel() error {
 	return nil
 }
 
-func (c Config) validateOpenAI() error {
+// validateOpenAI checks the settings of provider openai; auth is
+// embedder.auth as written, c.Auth its canonical spelling.
+func (c Config) validateOpenAI(auth string) error {
 	if c.Model == "" {
 		return cfgErr("embedder.model", "is required for provider openai, e.g. text-embedding-3-small (or the model name your server serves)")
 	}
@@ -325,11 +377,15 @@ func (c Config) validateOpenAI() error {
 		return checkEnvName(c.APIKeyEnv)
 	case AuthNone:
 		return nil
+	case AuthDefaultAzureCredential, AuthManagedIdentity:
+		return cfgErr("embedder.auth", "%q is not valid for provider openai (Microsoft Entra credentials are for provider azure-openai); use apiKey or none", auth)
 	}
-	return cfgErr("embedder.auth", "%q is not valid for provider openai; use apiKey or none", c.Auth)
+	return cfgErr("embedder.auth", "%q is not valid for provider openai; use apiKey (or key) or none", auth)
 }
 
-func (c Config) validateAzure() error {
+// validateAzure checks the settings of provider azure-openai; auth is
+// embedder.auth as written, c.Auth its canonical spelling.
+func (c Config) validateAzure(auth string) error {
 	if err := checkURL("embedder.endpoint", c.Endpoint, "https://NAME.openai.azure.com"); err != nil {
 		return err
 	}
@@ -345,7 +401,8 @@ func (c Config) validateAzure() error {
 	case AuthDefaultAzureCredential, AuthManagedIdentity:
 		return nil
 	}
-	return cfgErr("embedder.auth", "%q is not valid for provider azure-openai; use apiKey, defaultAzureCredential or managedIdentity", c.Auth)
+	return cfgErr("embedder.auth", "%q is not valid for provider azure-openai; use apiKey (or key), defaultAzureCredential (or default) "+
+		"or managedIdentity, in any letter case", auth)
 }
 
 func checkURL(field, raw, example string) error {

@@ -120,6 +120,81 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestAuthSpellings: embedder.auth takes any letter case, underscores, and
+// the spellings of sink.cloudsearch.credential and of the SDK's credential
+// types, and
+// ApplyDefaults spells it canonically; a value that is none of them, or not
+// for the provider, is refused with the value as written and what to use.
+func TestAuthSpellings(t *testing.T) {
+	tests := []struct {
+		provider, auth string
+		want           string // canonical after ApplyDefaults; "" = Validate refuses it
+		msg            string // in Validate's message when refused
+	}{
+		{"azure-openai", "", "apiKey", ""},
+		{"azure-openai", "apiKey", "apiKey", ""},
+		{"azure-openai", "apikey", "apiKey", ""},
+		{"azure-openai", "APIKEY", "apiKey", ""},
+		{"azure-openai", "key", "apiKey", ""},
+		{"azure-openai", "Key", "apiKey", ""},
+		{"azure-openai", "AzureKeyCredential", "apiKey", ""},
+		{"azure-openai", "KeyCredential", "apiKey", ""},
+		{"azure-openai", "api_key", "apiKey", ""},
+		{"azure-openai", "defaultAzureCredential", "defaultAzureCredential", ""},
+		{"azure-openai", "DefaultAzureCredential", "defaultAzureCredential", ""},
+		{"azure-openai", "default", "defaultAzureCredential", ""},
+		{"azure-openai", "Default", "defaultAzureCredential", ""},
+		{"azure-openai", "managedIdentity", "managedIdentity", ""},
+		{"azure-openai", "managedidentity", "managedIdentity", ""},
+		{"azure-openai", "ManagedIdentity", "managedIdentity", ""},
+		{"azure-openai", "ManagedIdentityCredential", "managedIdentity", ""},
+		{"azure-openai", "managedIdentityCredential", "managedIdentity", ""},
+		{"azure-openai", "managed_identity", "managedIdentity", ""},
+		{"azure-openai", "DEFAULT_AZURE_CREDENTIAL", "defaultAzureCredential", ""},
+		{"azure-openai", "none", "", `"none" is not valid for provider azure-openai; use apiKey (or key), defaultAzureCredential (or default) or managedIdentity`},
+		{"azure-openai", "managed-identity", "", `"managed-identity" is not valid for provider azure-openai`},
+		{"azure-openai", "entra", "", `"entra" is not valid for provider azure-openai`},
+		{"openai", "", "apiKey", ""},
+		{"openai", "KEY", "apiKey", ""},
+		{"openai", "AzureKeyCredential", "apiKey", ""},
+		{"openai", "None", "none", ""},
+		{"openai", "NONE", "none", ""},
+		{"openai", "DefaultAzureCredential", "", `"DefaultAzureCredential" is not valid for provider openai (Microsoft Entra credentials are for provider azure-openai); use apiKey or none`},
+		{"openai", "managedidentity", "", `"managedidentity" is not valid for provider openai (Microsoft Entra`},
+		{"openai", "bearer", "", `"bearer" is not valid for provider openai; use apiKey (or key) or none`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider+"/"+tt.auth, func(t *testing.T) {
+			cfg := embedder.Config{Provider: tt.provider, Model: "m", Endpoint: "https://x.openai.azure.com", Deployment: "d", Auth: tt.auth}
+			err := cfg.Validate()
+			if tt.want == "" {
+				var ce *embedder.ConfigError
+				if !errors.As(err, &ce) || ce.Field != "embedder.auth" || !strings.Contains(err.Error(), tt.msg) {
+					t.Fatalf("Validate() = %v, want embedder.auth refused with %q", err, tt.msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate() = %v, want nil", err)
+			}
+			cfg.ApplyDefaults()
+			if cfg.Auth != tt.want {
+				t.Fatalf("after ApplyDefaults auth = %q, want %q", cfg.Auth, tt.want)
+			}
+		})
+	}
+}
+
+// TestMaxRetriesMessage: the message for a wrong maxRetries says what -1
+// and 0 mean.
+func TestMaxRetriesMessage(t *testing.T) {
+	err := embedder.Config{MaxRetries: -2}.Validate()
+	const want = "embedder: embedder.maxRetries: must be at least -1 (-1 means no retries, 0 means the default, 3), got -2"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Validate() = %v, want %q", err, want)
+	}
+}
+
 // TestUpperBoundsGiveTheRange: a setting above its maximum names the
 // allowed range, for every provider.
 func TestUpperBoundsGiveTheRange(t *testing.T) {

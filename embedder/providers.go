@@ -66,7 +66,10 @@ func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
 // With auth defaultAzureCredential or managedIdentity, Microsoft Entra tokens
 // for CognitiveServicesScope come from azidentity (or from the credential
 // given with WithTokenCredential); a first token is obtained here, bounded
-// by ctx, so a credential that cannot work fails before any request.
+// by ctx, so a credential that cannot work fails before any request. Auth
+// managedIdentity uses the user-assigned identity whose client id is in
+// managedIdentityClientId or, when that is empty, in the AZURE_CLIENT_ID
+// variable; with neither, the system-assigned identity.
 func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = ProviderAzureOpenAI
@@ -101,16 +104,20 @@ func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, e
 		c.authHint = "the key in environment variable " + cfg.APIKeyEnv + " (embedder.apiKeyEnv) was refused; copy a key of the resource at " + cfg.Endpoint
 		return c, nil
 	}
+	who := "" // the identity, when Sluice chose it
 	if cred == nil {
 		var err error
-		if cred, err = azureCredential(cfg); err != nil {
+		if cred, err = azureCredential(cfg, os.Getenv); err != nil {
 			return nil, err
+		}
+		if cfg.Auth == AuthManagedIdentity {
+			who = " as " + managedIdentityName(cfg, os.Getenv)
 		}
 	}
 	opt := policy.TokenRequestOptions{Scopes: []string{CognitiveServicesScope}}
 	if _, err := cred.GetToken(ctx, opt); err != nil {
-		return nil, fmt.Errorf("embedder: embedder.auth %s could not obtain a Microsoft Entra token for %s: %w (%w)",
-			cfg.Auth, CognitiveServicesScope, err, ErrUnauthorized)
+		return nil, fmt.Errorf("embedder: embedder.auth %s could not obtain a Microsoft Entra token for %s%s: %w (%w)",
+			cfg.Auth, CognitiveServicesScope, who, err, ErrUnauthorized)
 	}
 	c.auth = func(ctx context.Context, r *http.Request) error {
 		tok, err := cred.GetToken(ctx, opt)
@@ -120,7 +127,7 @@ func NewAzureOpenAI(ctx context.Context, cfg Config, opts ...Option) (*Client, e
 		r.Header.Set("Authorization", "Bearer "+tok.Token)
 		return nil
 	}
-	c.authHint = "the Microsoft Entra identity was refused; grant it the Cognitive Services OpenAI User role on the resource"
+	c.authHint = "the Microsoft Entra identity" + who + " was refused; grant it the Cognitive Services OpenAI User role on the resource"
 	return c, nil
 }
 
@@ -130,17 +137,15 @@ func WithTokenCredential(cred azcore.TokenCredential) Option {
 	return func(c *Client) { c.credential = cred }
 }
 
-func azureCredential(cfg Config) (azcore.TokenCredential, error) {
+// azureCredential builds the Microsoft Entra credential of cfg.Auth,
+// reading the environment with getenv.
+func azureCredential(cfg Config, getenv func(string) string) (azcore.TokenCredential, error) {
 	var (
 		cred azcore.TokenCredential
 		err  error
 	)
 	if cfg.Auth == AuthManagedIdentity {
-		o := &azidentity.ManagedIdentityCredentialOptions{}
-		if cfg.ManagedIdentityClientID != "" {
-			o.ID = azidentity.ClientID(cfg.ManagedIdentityClientID)
-		}
-		cred, err = azidentity.NewManagedIdentityCredential(o)
+		cred, err = azidentity.NewManagedIdentityCredential(managedIdentityOptions(cfg, getenv))
 	} else {
 		cred, err = azidentity.NewDefaultAzureCredential(nil)
 	}
@@ -148,6 +153,41 @@ func azureCredential(cfg Config) (azcore.TokenCredential, error) {
 		return nil, fmt.Errorf("embedder: embedder.auth %s: creating the credential: %w", cfg.Auth, err)
 	}
 	return cred, nil
+}
+
+// managedIdentityClientID returns the client id of the user-assigned
+// identity of auth managedIdentity and the setting or variable it came
+// from: embedder.managedIdentityClientId, else the AZURE_CLIENT_ID variable
+// (read with getenv), as sink.cloudsearch does by default. An empty id
+// means the system-assigned identity.
+func managedIdentityClientID(cfg Config, getenv func(string) string) (id, from string) {
+	if cfg.ManagedIdentityClientID != "" {
+		return cfg.ManagedIdentityClientID, "embedder.managedIdentityClientId"
+	}
+	if id := getenv(EnvAzureClientID); id != "" {
+		return id, EnvAzureClientID
+	}
+	return "", ""
+}
+
+// managedIdentityOptions selects the identity managedIdentityClientID
+// returns.
+func managedIdentityOptions(cfg Config, getenv func(string) string) *azidentity.ManagedIdentityCredentialOptions {
+	o := &azidentity.ManagedIdentityCredentialOptions{}
+	if id, _ := managedIdentityClientID(cfg, getenv); id != "" {
+		o.ID = azidentity.ClientID(id)
+	}
+	return o
+}
+
+// managedIdentityName names the identity of auth managedIdentity, for
+// messages. A client id is not a secret.
+func managedIdentityName(cfg Config, getenv func(string) string) string {
+	id, from := managedIdentityClientID(cfg, getenv)
+	if id == "" {
+		return "the system-assigned identity (embedder.managedIdentityClientId and " + EnvAzureClientID + " are empty)"
+	}
+	return "the user-assigned identity " + id + " from " + from
 }
 
 func readKey(provider, env string) (string, error) {

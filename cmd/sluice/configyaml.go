@@ -272,7 +272,52 @@ func checkKind(s setting) *settingError {
 	if isWholeNumber(t) {
 		return checkWholeNumber(s, t)
 	}
+	if t == durationType {
+		return checkDuration(s)
+	}
 	return nil // yaml.v3 checks the other scalars (a string, true or false, a duration)
+}
+
+// checkDuration refuses a bare number for a duration setting, saying what
+// it would be as milliseconds: the seed's clients take timeout as a number
+// of milliseconds (timeout: 60000), Sluice takes a duration with a unit. A
+// number in quotes ("60000") is caught too; other strings are left to
+// yaml.v3 (time.ParseDuration).
+func checkDuration(s setting) *settingError {
+	n := s.node
+	var ms float64
+	switch n.ShortTag() {
+	case "!!int", "!!float":
+		if err := n.Decode(&ms); err != nil {
+			ms = math.NaN()
+		}
+	case "!!str":
+		if _, err := time.ParseDuration(n.Value); err == nil {
+			return nil // a duration, such as "0" or "60s"
+		}
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if err != nil {
+			return nil
+		}
+		ms = f
+	default:
+		return nil
+	}
+	problem := "not " + kindWords(durationType) + " (a bare number is not a duration"
+	if !math.IsNaN(ms) && math.Abs(ms) < float64(math.MaxInt64/int64(time.Millisecond)) {
+		problem += fmt.Sprintf(": read as milliseconds, the seed's unit for timeout, %s is %s", n.Value, millisecondsWords(ms))
+	}
+	return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: problem + ")"}
+}
+
+// millisecondsWords writes ms milliseconds as a duration setting takes it:
+// whole seconds as 60s, others as time.Duration prints them (1.5s, 250ms).
+func millisecondsWords(ms float64) string {
+	d := time.Duration(ms * float64(time.Millisecond))
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
 }
 
 func isWholeNumber(t reflect.Type) bool {
@@ -417,7 +462,8 @@ func friendlyYAMLError(err error, doc *yaml.Node) error {
 	msgs := make([]string, len(te.Errors))
 	for i, m := range te.Errors {
 		if g := unknownField.FindStringSubmatch(m); g != nil {
-			m = fmt.Sprintf("line %s: unknown setting %q (in section %s); check its spelling against configs/local.yaml", g[1], g[2], sectionOf(g[3]))
+			line, _ := strconv.Atoi(g[1])
+			m = unknownSettingMessage(doc, line, g[2], g[3])
 		} else if g := badValue.FindStringSubmatch(m); g != nil {
 			line, _ := strconv.Atoi(g[1])
 			if s, ok := settingAt(doc, line, g[2], g[3], g[4]); ok {
@@ -433,6 +479,137 @@ func friendlyYAMLError(err error, doc *yaml.Node) error {
 		msgs[i] = m
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// unknownSettingMessage describes the unknown key on the given line of doc,
+// in the section whose Go type yaml.v3 named goType: it suggests the
+// setting the key most likely meant (see suggestSetting) and names the
+// example configuration that shows the section (see exampleFor).
+func unknownSettingMessage(doc *yaml.Node, line int, key, goType string) string {
+	m := fmt.Sprintf("line %d: unknown setting %q (in section %s)", line, key, sectionOf(goType))
+	section, typ, found := sectionOfKey(doc, line, key)
+	example := exampleFor(section)
+	if !found {
+		example = exampleFor(sectionOf(goType))
+	}
+	if want, note := suggestSetting(section, typ, key); want != "" {
+		m += "; did you mean " + want + "?"
+		if note != "" {
+			m += " " + note
+		}
+		return m + " (see " + example + ")"
+	}
+	return m + "; check its spelling against " + example
+}
+
+// sectionOfKey finds the mapping of doc that holds key on the given line
+// and returns its setting name ("" for the top level) and Go type. A key
+// brought in by a merge key (<<: *base) is not found.
+func sectionOfKey(doc *yaml.Node, line int, key string) (name string, typ reflect.Type, found bool) {
+	walkSettings(doc, func(s setting) {
+		if found || s.node.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(s.node.Content); i += 2 {
+			if k := s.node.Content[i]; k.Line == line && k.Value == key {
+				name, typ, found = s.name, s.typ, true
+				return
+			}
+		}
+	})
+	return name, typ, found
+}
+
+// exampleFiles names the example configuration that shows a section, for
+// sections not in configs/local.yaml; a section's subsections go with it.
+var exampleFiles = map[string]string{
+	"sink.cloudsearch": "configs/cloudsearch.yaml",
+}
+
+// exampleFor returns the example configuration that shows section (a
+// dotted setting name such as sink.cloudsearch).
+func exampleFor(section string) string {
+	for s, file := range exampleFiles {
+		if section == s || strings.HasPrefix(section, s+".") {
+			return file
+		}
+	}
+	return "configs/local.yaml"
+}
+
+// settingAlias is a setting's name as LlamaIndex (TypeScript or Python)
+// spells it where Sluice's name differs, beyond letter case and
+// underscores (which suggestSetting ignores anyway).
+type settingAlias struct {
+	setting string // Sluice's name
+	note    string // what differs, if more than the name
+}
+
+// settingAliases maps, by section, the folded form (see foldKey) of a
+// LlamaIndex option name to the Sluice setting. The files take one
+// spelling per setting: an alias is only ever suggested, never accepted.
+var settingAliases = map[string]map[string]settingAlias{
+	"sink.cloudsearch": {
+		"serviceapiversion":         {setting: "apiVersion"},            // LlamaIndex.TS AzureAISearchVectorStore
+		"semanticconfigurationname": {setting: "semanticConfiguration"}, // Python semantic_configuration_name
+	},
+	"embedder": {
+		"embedbatchsize": {setting: "batchSize"}, // LlamaIndex embedBatchSize, embed_batch_size
+		"apikey": {setting: "apiKeyEnv", // the seed's client option apiKey
+			note: "It names the environment variable holding the key: keys do not belong in configuration files."},
+	},
+}
+
+// suggestSetting returns the setting of the section (a dotted name, of Go
+// type typ) that key most likely means: a LlamaIndex alias from
+// settingAliases, or a setting spelled the same but for letter case and
+// underscores (index_name for indexName, as in LlamaIndex for Python).
+func suggestSetting(section string, typ reflect.Type, key string) (setting, note string) {
+	folded := foldKey(key)
+	if a, ok := settingAliases[section][folded]; ok {
+		return a.setting, a.note
+	}
+	for _, k := range settingKeys(typ) {
+		if foldKey(k) == folded {
+			return k, ""
+		}
+	}
+	return "", ""
+}
+
+// foldKey is key lower-cased, without underscores or dashes.
+func foldKey(key string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
+}
+
+// settingKeys lists the keys a mapping decoded into t takes: the yaml
+// names of a struct's fields, as fieldType matches them; none for other
+// types.
+func settingKeys(t reflect.Type) []string {
+	if t == nil {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case !f.IsExported() || name == "-":
+		case strings.Contains(","+opts+",", ",inline,"):
+			keys = append(keys, settingKeys(f.Type)...)
+		case name == "":
+			keys = append(keys, strings.ToLower(f.Name))
+		default:
+			keys = append(keys, name)
+		}
+	}
+	return keys
 }
 
 // settingAt finds the setting of a value yaml.v3 refused: on the given

@@ -207,3 +207,103 @@ func TestFriendlyYAMLError(t *testing.T) {
 		t.Errorf("setting not found:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestUnknownSettingHint checks the hint of an unknown key: it names the
+// example configuration that shows the key's section, and suggests the
+// setting meant by a LlamaIndex option name (serviceApiVersion), a
+// Python-style name (index_name) or another letter case, without
+// accepting any of them.
+func TestUnknownSettingHint(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"typo in a local section", "splitter:\n  chunkSise: 10\n",
+			`line 2: unknown setting "chunkSise" (in section splitter); check its spelling against configs/local.yaml`},
+		{"typo in sink.cloudsearch", "sink:\n  cloudsearch:\n    indexNam: docs\n",
+			`line 3: unknown setting "indexNam" (in section sink.cloudsearch); check its spelling against configs/cloudsearch.yaml`},
+		{"LlamaIndex.TS serviceApiVersion", "sink:\n  type: cloudsearch\n  cloudsearch:\n    indexName: docs\n    serviceApiVersion: 2024-07-01\n",
+			`line 5: unknown setting "serviceApiVersion" (in section sink.cloudsearch); did you mean apiVersion? (see configs/cloudsearch.yaml)`},
+		{"Python semantic_configuration_name", "sink: {cloudsearch: {semantic_configuration_name: sem}}\n",
+			`line 1: unknown setting "semantic_configuration_name" (in section sink.cloudsearch); did you mean semanticConfiguration? (see configs/cloudsearch.yaml)`},
+		{"Python snake case", "sink:\n  cloudsearch:\n    vector_algorithm_type: hnsw\n",
+			`line 3: unknown setting "vector_algorithm_type" (in section sink.cloudsearch); did you mean vectorAlgorithmType? (see configs/cloudsearch.yaml)`},
+		{"letter case", "splitter:\n  ChunkSize: 10\n",
+			`line 2: unknown setting "ChunkSize" (in section splitter); did you mean chunkSize? (see configs/local.yaml)`},
+		{"embedder alias", "embedder:\n  embedBatchSize: 10\n",
+			`line 2: unknown setting "embedBatchSize" (in section embedder); did you mean batchSize? (see configs/local.yaml)`},
+		{"key in the file", "embedder:\n  apiKey: sk-x\n",
+			`line 2: unknown setting "apiKey" (in section embedder); did you mean apiKeyEnv? It names the environment variable`},
+		{"alias of another section", "embedder:\n  serviceApiVersion: 2024-07-01\n",
+			`line 2: unknown setting "serviceApiVersion" (in section embedder); check its spelling against configs/local.yaml`},
+		{"top level", "sinks: {}\n", `line 1: unknown setting "sinks" (in section top level); check its spelling against configs/local.yaml`},
+		{"through a merge key", "sink:\n  cloudsearch:\n    <<: {serviceApiVersion: x}\n",
+			`line 3: unknown setting "serviceApiVersion" (in section sink.cloudsearch); check its spelling against configs/cloudsearch.yaml`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			dec := yaml.NewDecoder(strings.NewReader(tt.yaml))
+			dec.KnownFields(true)
+			err := dec.Decode(&cfg)
+			if err == nil {
+				t.Fatal("yaml.v3 accepted the file")
+			}
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(tt.yaml), &doc); err != nil {
+				t.Fatal(err)
+			}
+			got := friendlyYAMLError(err, &doc).Error()
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("\n got %q\nwant %q", got, tt.want)
+			}
+			if m := goTypeName.FindString(got); m != "" {
+				t.Errorf("%q shows %q", got, m)
+			}
+		})
+	}
+}
+
+// TestUnknownSettingAliasRefused checks, through the command, that an
+// alias is refused with its suggestion rather than accepted: each setting
+// has one spelling.
+func TestUnknownSettingAliasRefused(t *testing.T) {
+	stdout, stderr, code := runWithConfig(t, "sink:\n  type: cloudsearch\n  cloudsearch:\n    indexName: docs\n    serviceApiVersion: 2024-07-01\n", "doctor")
+	want := `unknown setting "serviceApiVersion" (in section sink.cloudsearch); did you mean apiVersion? (see configs/cloudsearch.yaml)`
+	if code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit 2 and %q\nstdout %s", code, stderr, want, stdout)
+	}
+}
+
+// TestDurationBareNumber: a bare number for a duration setting, such as
+// the seed's timeout: 60000 (milliseconds), is refused with the duration it
+// would be as milliseconds.
+func TestDurationBareNumber(t *testing.T) {
+	tests := []struct {
+		yaml string
+		want string // "" = accepted
+	}{
+		{"embedder:\n  timeout: 60000\n", "line 2: embedder.timeout is 60000, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 60000 is 60s)"},
+		{"embedder:\n  timeout: 1500\n", "(a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 1500 is 1.5s)"},
+		{"embedder:\n  maxRetryAfter: 250\n", "line 2: embedder.maxRetryAfter is 250, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 250 is 250ms)"},
+		{"embedder:\n  timeout: 0\n", "timeout, 0 is 0s)"},
+		{"embedder:\n  timeout: 1_000\n", "timeout, 1_000 is 1s)"},
+		{"embedder:\n  timeout: 60000.0\n", "timeout, 60000.0 is 60s)"},
+		{"embedder:\n  timeout: \"60000\"\n", `line 2: embedder.timeout is "60000", which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 60000 is 60s)`},
+		{"embedder:\n  timeout: 1e30\n", "line 2: embedder.timeout is 1e30, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration)"},
+		{"embedder:\n  timeout: .nan\n", "(a bare number is not a duration)"},
+		{"embedder:\n  timeout: 60s\n", ""},
+		{"embedder:\n  timeout: \"0\"\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.yaml, func(t *testing.T) {
+			var c Config
+			err := decodeConfig([]byte(tt.yaml), &c)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("decodeConfig() = %v, want nil", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("decodeConfig() = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

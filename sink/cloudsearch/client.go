@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth.policy, attemptPolicy{}, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{
-			MaxRetries:    int32(cfg.MaxRetries),
+			MaxRetries:    azcoreRetries(cfg.retries()),
 			TryTimeout:    cfg.Timeout,
 			RetryDelay:    o.retryDelay,
 			MaxRetryDelay: 2 * time.Minute,
@@ -179,6 +179,16 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// azcoreRetries converts a retry count to azcore's policy.RetryOptions
+// MaxRetries, where 0 means azcore's default (3) and a negative value means
+// no retries.
+func azcoreRetries(n int) int32 {
+	if n <= 0 {
+		return -1
+	}
+	return int32(n)
 }
 
 // retriedStatuses are the answers the pipeline retries (as azcore does by

@@ -37,6 +37,23 @@ const (
 	MaxBatchBytes = 16 << 20
 )
 
+// Retry counts of Config.MaxRetries.
+const (
+	// DefaultMaxRetries is what a zero Config.MaxRetries means.
+	DefaultMaxRetries = 5
+	// NoRetries is the Config.MaxRetries that turns retries off: every
+	// request and document is sent once.
+	NoRetries = -1
+	// MaxRetriesLimit is the largest Config.MaxRetries accepted.
+	MaxRetriesLimit = 20
+)
+
+// retries returns how often a request or document is retried: the
+// configured count, or 0 for NoRetries. c must have its defaults applied.
+func (c Config) retries() int {
+	return max(c.MaxRetries, 0)
+}
+
 // IndexManagement is the strategy New applies to the remote index (seed §2.2).
 type IndexManagement string
 
@@ -52,11 +69,30 @@ const (
 	CreateIfNotExists IndexManagement = "CreateIfNotExists"
 )
 
+// enumKey reduces an enumerated setting to the key the Parse functions look
+// up, so that values copied from the seed, LlamaIndex (TypeScript or
+// Python) or the Azure SDKs are understood: a leading "TypeName." prefix is
+// removed when TypeName is one of typeNames (in any case), underscores are
+// dropped and the rest is lower-cased. IndexManagement.CREATE_IF_NOT_EXISTS
+// becomes createifnotexists, KnownVectorSearchAlgorithmKind.Hnsw becomes
+// hnsw and EXHAUSTIVE_KNN becomes exhaustiveknn. Only the listed prefixes
+// are removed: a dot may belong to the value itself (en.lucene, Edm.Int32).
+func enumKey(s string, typeNames ...string) string {
+	for _, t := range typeNames {
+		if len(s) > len(t)+1 && s[len(t)] == '.' && strings.EqualFold(s[:len(t)], t) {
+			s = s[len(t)+1:]
+			break
+		}
+	}
+	return strings.ToLower(strings.ReplaceAll(s, "_", ""))
+}
+
 // ParseIndexManagement accepts NoValidation, ValidateIndex and
-// CreateIfNotExists in any case, and the seed's NO_VALIDATION,
-// VALIDATE_INDEX and CREATE_IF_NOT_EXISTS; "" means NoValidation.
+// CreateIfNotExists, also as the seed writes them
+// (IndexManagement.CREATE_IF_NOT_EXISTS, NO_VALIDATION), in any case and
+// with or without underscores (see enumKey); "" means NoValidation.
 func ParseIndexManagement(s string) (IndexManagement, error) {
-	switch strings.ToLower(strings.ReplaceAll(s, "_", "")) {
+	switch enumKey(s, "IndexManagement") {
 	case "", "novalidation":
 		return NoValidation, nil
 	case "validateindex":
@@ -78,10 +114,12 @@ const (
 	HNSW VectorAlgorithm = "hnsw"
 )
 
-// ParseVectorAlgorithm accepts exhaustiveKnn and hnsw in any case; "" means
-// ExhaustiveKNN.
+// ParseVectorAlgorithm accepts exhaustiveKnn and hnsw, also as LlamaIndex
+// and the Azure SDKs write them (KnownVectorSearchAlgorithmKind.Hnsw,
+// VectorSearchAlgorithmKind.EXHAUSTIVE_KNN, exhaustive_knn), in any case
+// (see enumKey); "" means ExhaustiveKNN.
 func ParseVectorAlgorithm(s string) (VectorAlgorithm, error) {
-	switch strings.ToLower(s) {
+	switch enumKey(s, "KnownVectorSearchAlgorithmKind", "VectorSearchAlgorithmKind") {
 	case "", "exhaustiveknn":
 		return ExhaustiveKNN, nil
 	case "hnsw":
@@ -103,15 +141,19 @@ const (
 	ScalarQuantization Compression = "scalarQuantization"
 )
 
-// ParseCompression accepts binaryQuantization and scalarQuantization in any
-// case; "" and "none" mean NoCompression.
+// ParseCompression accepts binaryQuantization and scalarQuantization, also
+// as LlamaIndex and the Azure SDKs write them
+// (KnownVectorSearchCompressionKind.ScalarQuantization,
+// SCALAR_QUANTIZATION, and Python LlamaIndex's compression_type values
+// binary and scalar), in any case (see enumKey); "" and "none" mean
+// NoCompression.
 func ParseCompression(s string) (Compression, error) {
-	switch strings.ToLower(s) {
+	switch enumKey(s, "KnownVectorSearchCompressionKind", "VectorSearchCompressionKind") {
 	case "", "none":
 		return NoCompression, nil
-	case "binaryquantization":
+	case "binaryquantization", "binary":
 		return BinaryQuantization, nil
-	case "scalarquantization":
+	case "scalarquantization", "scalar":
 		return ScalarQuantization, nil
 	}
 	return "", fmt.Errorf("unknown compression %q", s)
@@ -121,13 +163,15 @@ func ParseCompression(s string) (Compression, error) {
 // s may be a value of the LexicalAnalyzerName enum of the REST definitions
 // (en.lucene, zh-Hans.microsoft, standard.lucene, keyword) or its
 // KnownAnalyzerNames identifier (EnLucene, ZhHansMicrosoft, StandardLucene,
-// Keyword), in any case; "" means none (the service's standard analyzer).
+// Keyword), in any case, with or without underscores (EN_LUCENE) and a
+// KnownAnalyzerNames., KnownLexicalAnalyzerNames. or LexicalAnalyzerName.
+// prefix (see enumKey); "" means none (the service's standard analyzer).
 // The table is generated from the 2024-07-01 definitions.
 func ParseLanguageAnalyzer(s string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
-	if v, ok := azspec.ResolveAnalyzer(s); ok {
+	if v, ok := azspec.ResolveAnalyzer(enumKey(s, "KnownAnalyzerNames", "KnownLexicalAnalyzerNames", "LexicalAnalyzerName")); ok {
 		return v, nil
 	}
 	return "", fmt.Errorf("unknown analyzer %q", s)
@@ -148,11 +192,13 @@ const (
 	ManagedIdentity CredentialKind = "managedIdentity"
 )
 
-// ParseCredentialKind accepts key, default and managedIdentity in any case;
-// "" means KeyCredential.
+// ParseCredentialKind accepts key, default and managedIdentity, and the
+// seed's credential classes AzureKeyCredential, DefaultAzureCredential and
+// ManagedIdentityCredential, in any case and with or without underscores
+// (see enumKey); "" means KeyCredential.
 func ParseCredentialKind(s string) (CredentialKind, error) {
-	switch strings.ToLower(s) {
-	case "", "key", "apikey":
+	switch enumKey(s) {
+	case "", "key", "apikey", "keycredential", "azurekeycredential":
 		return KeyCredential, nil
 	case "default", "defaultazurecredential":
 		return DefaultCredential, nil
@@ -178,8 +224,10 @@ type Config struct {
 	// KeyEnv names the variable read when Key is empty.
 	// Default: CLOUD_AI_SEARCH_KEY.
 	KeyEnv string `yaml:"keyEnv"`
-	// Credential is key, default (DefaultAzureCredential) or
-	// managedIdentity (ManagedIdentityCredential). Default: key.
+	// Credential is key (AzureKeyCredential), default
+	// (DefaultAzureCredential) or managedIdentity
+	// (ManagedIdentityCredential); the seed's class names are accepted too.
+	// Default: key.
 	Credential CredentialKind `yaml:"credential"`
 	// ManagedIdentityClientIDEnv names the variable holding the client id of
 	// a user-assigned managed identity; when the variable is empty the
@@ -191,16 +239,19 @@ type Config struct {
 	// IndexName is the name of the search index. Required.
 	IndexName string `yaml:"indexName"`
 	// IndexManagement is NoValidation, ValidateIndex or CreateIfNotExists
-	// (NO_VALIDATION, VALIDATE_INDEX, CREATE_IF_NOT_EXISTS also accepted).
-	// Default: NoValidation.
+	// (the seed's IndexManagement.CREATE_IF_NOT_EXISTS and the like are
+	// accepted too; see ParseIndexManagement). Default: NoValidation.
 	IndexManagement IndexManagement `yaml:"indexManagement"`
 	// EmbeddingDimensionality is the length of every vector, 2 to 4096 (the
 	// service's limits). Default: 1536.
 	EmbeddingDimensionality int `yaml:"embeddingDimensionality"`
-	// VectorAlgorithmType is exhaustiveKnn or hnsw. Default: exhaustiveKnn.
+	// VectorAlgorithmType is exhaustiveKnn or hnsw (the spellings of
+	// ParseVectorAlgorithm are accepted too). Default: exhaustiveKnn.
 	VectorAlgorithmType VectorAlgorithm `yaml:"vectorAlgorithmType"`
 	// CompressionType is binaryQuantization, scalarQuantization or empty
-	// for none; it requires vectorAlgorithmType hnsw. Default: none.
+	// for none (the spellings of ParseCompression, such as
+	// SCALAR_QUANTIZATION or scalar, are accepted too); it requires
+	// vectorAlgorithmType hnsw. Default: none.
 	CompressionType Compression `yaml:"compressionType"`
 	// IDFieldKey is the key field. Default: id.
 	IDFieldKey string `yaml:"idFieldKey"`
@@ -238,7 +289,9 @@ type Config struct {
 	// Timeout bounds each HTTP request attempt. Default: 60s.
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxRetries is how often a throttled or failed request, and a document
-	// with a retryable status, is retried. Default: 5.
+	// with a retryable status, is retried: at most MaxRetriesLimit; 0
+	// means the default, 5, and NoRetries (-1) sends everything once, as
+	// the embedder's maxRetries. Default: 5.
 	MaxRetries int `yaml:"maxRetries"`
 	// UploadBatchSize is the most documents per upload request (at most
 	// 1000). Default: 1000.
@@ -286,7 +339,7 @@ func (c Config) WithDefaults() Config {
 		c.Timeout = 60 * time.Second
 	}
 	if c.MaxRetries == 0 {
-		c.MaxRetries = 5
+		c.MaxRetries = DefaultMaxRetries
 	}
 	if c.UploadBatchSize == 0 {
 		c.UploadBatchSize = MaxBatchActions
@@ -444,8 +497,9 @@ func (c Config) validateNumbers() error {
 			fmt.Sprintf("set it to the embedding model's output size (%d to %d, the service's limits), e.g. 1536", azspec.MinVectorDimensions, azspec.MaxVectorDimensions))
 	case c.Timeout < 0:
 		return configErr("timeout", "must not be negative", "use a duration such as 60s")
-	case c.MaxRetries < 0:
-		return configErr("maxRetries", "must not be negative", "use 0 to 20")
+	case c.MaxRetries < NoRetries || c.MaxRetries > MaxRetriesLimit:
+		return configErr("maxRetries", fmt.Sprintf("%d is out of range", c.MaxRetries),
+			fmt.Sprintf("0 = default (%d), -1 = no retries, at most %d", DefaultMaxRetries, MaxRetriesLimit))
 	case c.UploadBatchSize < 1 || c.UploadBatchSize > MaxBatchActions:
 		return configErr("uploadBatchSize", fmt.Sprintf("%d is out of range", c.UploadBatchSize), "use 1 to 1000 (the service's limit per request)")
 	case c.UploadConcurrency < 1 || c.UploadConcurrency > 64:

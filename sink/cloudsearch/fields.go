@@ -24,9 +24,11 @@ const (
 
 // ParseFieldType accepts an Edm type name or a seed MetadataIndexFieldType
 // name (STRING, INT32, INT64, DOUBLE, FLOAT, BOOLEAN, DATETIME,
-// COLLECTION), in any case; "" means String.
+// COLLECTION), in any case, with or without underscores and a
+// MetadataIndexFieldType. or SearchFieldDataType. prefix
+// (MetadataIndexFieldType.INT32; see enumKey); "" means String.
 func ParseFieldType(s string) (FieldType, error) {
-	switch strings.ToLower(s) {
+	switch enumKey(s, "MetadataIndexFieldType", "SearchFieldDataType") {
 	case "", "string", "edm.string":
 		return String, nil
 	case "int32", "edm.int32":
@@ -104,6 +106,12 @@ func decodeFieldEntry(k, v *yaml.Node) (FilterableField, error) {
 	ff := FilterableField{Key: k.Value}
 	switch v.Kind {
 	case yaml.ScalarNode:
+		if _, err := ParseFieldType(v.Value); err == nil && v.Value != "" {
+			// {level: INT32} would create a text field named INT32: the
+			// map form is key → field name; the type goes in the pair.
+			return ff, fmt.Errorf("%s line %d: %s is a field type, not an index field name (a map takes metadata key: field name, or metadata key: [field name, type]); did you mean %s: [%s, %s]? (for a text field named %s, write %s: [%s, STRING])",
+				setting, v.Line, v.Value, k.Value, k.Value, v.Value, v.Value, k.Value, v.Value)
+		}
 		ff.Field = v.Value
 	case yaml.SequenceNode:
 		if len(v.Content) != 2 || v.Content[0].Kind != yaml.ScalarNode || v.Content[1].Kind != yaml.ScalarNode {

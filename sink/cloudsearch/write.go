@@ -248,7 +248,7 @@ func (s *Store) sendWithRetries(ctx context.Context, docs []encodedDoc, res *wri
 		}
 		return nil
 	}
-	b := backoff.WithContext(backoff.WithMaxRetries(s.newBackOff(), uint64(s.cfg.MaxRetries)), ctx)
+	b := backoff.WithContext(backoff.WithMaxRetries(s.newBackOff(), uint64(s.cfg.retries())), ctx)
 	if err := backoff.Retry(op, b); err != nil && len(pending) > 0 {
 		for _, d := range pending {
 			var e error = lastErr[d.key]

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/azcred"
 )
 
 // Provider names, the values of embedder.provider.
@@ -41,24 +43,21 @@ const (
 const EnvAzureClientID = "AZURE_CLIENT_ID"
 
 // parseAuth returns the canonical spelling of an embedder.auth value, or
-// false if s is none of them. It accepts apiKey, key, KeyCredential and
-// AzureKeyCredential; none; defaultAzureCredential and default;
-// managedIdentity and ManagedIdentityCredential; in any letter case and
-// with or without underscores (api_key, managed_identity). These are the
-// names of the SDK's credential types and the spellings
-// sink.cloudsearch.credential takes (ParseCredentialKind), so one word means
-// the same in both settings. "" stays "" (the provider's default).
+// false if s is none of them: none, or a credential's name as
+// sink.cloudsearch.credential takes it (azcred.Parse: apiKey, key,
+// AzureKeyCredential; defaultAzureCredential, default; managedIdentity,
+// ManagedIdentityCredential; in any letter case, with or without
+// underscores). "" stays "" (the provider's default).
 func parseAuth(s string) (string, bool) {
-	switch strings.ToLower(strings.ReplaceAll(s, "_", "")) {
-	case "":
-		return "", true
-	case "apikey", "key", "keycredential", "azurekeycredential":
+	if s == "" || strings.EqualFold(s, AuthNone) {
+		return strings.ToLower(s), true
+	}
+	switch kind, _ := azcred.Parse(s); kind {
+	case azcred.Key:
 		return AuthAPIKey, true
-	case "none":
-		return AuthNone, true
-	case "defaultazurecredential", "default":
+	case azcred.Default:
 		return AuthDefaultAzureCredential, true
-	case "managedidentity", "managedidentitycredential":
+	case azcred.ManagedIdentity:
 		return AuthManagedIdentity, true
 	}
 	return "", false
@@ -378,9 +377,9 @@ func (c Config) validateOpenAI(auth string) error {
 	case AuthNone:
 		return nil
 	case AuthDefaultAzureCredential, AuthManagedIdentity:
-		return cfgErr("embedder.auth", "%q is not valid for provider openai (Microsoft Entra credentials are for provider azure-openai); use apiKey or none", auth)
+		return cfgErr("embedder.auth", "%s is not valid for provider openai (Microsoft Entra credentials are for provider azure-openai); use apiKey or none", azcred.Quote(auth))
 	}
-	return cfgErr("embedder.auth", "%q is not valid for provider openai; use apiKey (or key) or none", auth)
+	return cfgErr("embedder.auth", "%s is not valid for provider openai; use apiKey (or key) or none", azcred.Quote(auth))
 }
 
 // validateAzure checks the settings of provider azure-openai; auth is
@@ -401,8 +400,8 @@ func (c Config) validateAzure(auth string) error {
 	case AuthDefaultAzureCredential, AuthManagedIdentity:
 		return nil
 	}
-	return cfgErr("embedder.auth", "%q is not valid for provider azure-openai; use apiKey (or key), defaultAzureCredential (or default) "+
-		"or managedIdentity, in any letter case", auth)
+	return cfgErr("embedder.auth", "%s is not valid for provider azure-openai; use apiKey (or key), defaultAzureCredential (or default) "+
+		"or managedIdentity, in any letter case", azcred.Quote(auth))
 }
 
 func checkURL(field, raw, example string) error {

@@ -364,3 +364,17 @@ func TestNewHashProvider(t *testing.T) {
 		t.Fatalf("New(bad provider) = %v, want ErrConfig", err)
 	}
 }
+
+// TestAuthKeyNotShown: a key pasted into embedder.auth instead of its
+// variable is refused without being repeated.
+func TestAuthKeyNotShown(t *testing.T) {
+	const key = "sk-proj-0123456789abcdefghijklmnopqrstuv"
+	for _, provider := range []string{embedder.ProviderOpenAI, embedder.ProviderAzureOpenAI} {
+		c := embedder.DefaultConfig()
+		c.Provider, c.Model, c.Endpoint, c.Deployment, c.Auth = provider, "text-embedding-3-small", "https://x.openai.azure.com", "emb", key
+		err := c.Validate()
+		if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "embedder.auth") {
+			t.Errorf("%s: Validate = %v; want an embedder.auth error that does not show the key", provider, err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/azcred"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
@@ -195,17 +196,20 @@ const (
 // ParseCredentialKind accepts key, default and managedIdentity, and the
 // seed's credential classes AzureKeyCredential, DefaultAzureCredential and
 // ManagedIdentityCredential, in any case and with or without underscores
-// (see enumKey); "" means KeyCredential.
+// (azcred.Parse); "" means KeyCredential.
 func ParseCredentialKind(s string) (CredentialKind, error) {
-	switch enumKey(s) {
-	case "", "key", "apikey", "keycredential", "azurekeycredential":
+	if s == "" {
 		return KeyCredential, nil
-	case "default", "defaultazurecredential":
+	}
+	switch kind, _ := azcred.Parse(s); kind {
+	case azcred.Key:
+		return KeyCredential, nil
+	case azcred.Default:
 		return DefaultCredential, nil
-	case "managedidentity", "managedidentitycredential":
+	case azcred.ManagedIdentity:
 		return ManagedIdentity, nil
 	}
-	return "", fmt.Errorf("unknown credential %q", s)
+	return "", fmt.Errorf("unknown credential %s", azcred.Quote(s))
 }
 
 // Config holds the settings of the store; its YAML form is the

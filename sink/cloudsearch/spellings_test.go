@@ -300,3 +300,13 @@ func TestNoRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestCredentialKeyNotShown: an admin key pasted into credential is refused
+// without being repeated.
+func TestCredentialKeyNotShown(t *testing.T) {
+	const key = "0123456789ABCDEF0123456789abcdef0123456789AbCdEf"
+	_, err := ParseCredentialKind(key)
+	if err == nil || strings.Contains(err.Error(), key) {
+		t.Errorf("ParseCredentialKind = %v; want an error that does not show the key", err)
+	}
+}

@@ -98,6 +98,9 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 func loadConfig(flag string) (Config, string, error) {
 	cfg, path, err := readConfig(flag)
 	if err == nil {
+		// Names, whose letter case does not matter: CloudSearch, OpenAI.
+		cfg.Sink.Type = strings.ToLower(cfg.Sink.Type)
+		cfg.Embedder.Provider = strings.ToLower(cfg.Embedder.Provider)
 		applyEnv(&cfg, os.Getenv)
 	}
 	return cfg, path, err

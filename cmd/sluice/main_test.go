@@ -350,3 +350,19 @@ func TestSplitJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNamesAnyCase: sink.type and embedder.provider are names whose
+// letter case does not matter.
+func TestConfigNamesAnyCase(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md": "Alpha document about pelicans.\n",
+		"c.yaml":    "sink: {type: Local}\nembedder: {provider: Hash}\n",
+	})
+	if _, stderr, code := sluice(t, dir, "run", "docs", "--config", "c.yaml"); code != exitOK {
+		t.Fatalf("exit %d, stderr %q; want the run to take Local and Hash", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sluice", "index.db")); err != nil {
+		t.Errorf("no local store: %v", err)
+	}
+}

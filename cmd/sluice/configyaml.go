@@ -487,7 +487,7 @@ func friendlyYAMLError(err error, doc *yaml.Node) error {
 // example configuration that shows the section (see exampleFor).
 func unknownSettingMessage(doc *yaml.Node, line int, key, goType string) string {
 	m := fmt.Sprintf("line %d: unknown setting %q (in section %s)", line, key, sectionOf(goType))
-	section, typ, found := sectionOfKey(doc, line, key)
+	section, typ, found := sectionOfKey(doc, line, key, goType)
 	example := exampleFor(section)
 	if !found {
 		example = exampleFor(sectionOf(goType))
@@ -503,16 +503,28 @@ func unknownSettingMessage(doc *yaml.Node, line int, key, goType string) string 
 }
 
 // sectionOfKey finds the mapping of doc that holds key on the given line
-// and returns its setting name ("" for the top level) and Go type. A key
-// brought in by a merge key (<<: *base) is not found.
-func sectionOfKey(doc *yaml.Node, line int, key string) (name string, typ reflect.Type, found bool) {
+// and returns its setting name ("" for the top level) and Go type. Of
+// several such mappings (flow style puts sections on one line), the one
+// of the Go type yaml.v3 named (goType, such as cloudsearch.Config) is
+// taken, else the first. A key brought in by a merge key (<<: *base) is
+// not found.
+func sectionOfKey(doc *yaml.Node, line int, key, goType string) (name string, typ reflect.Type, found bool) {
+	exact := false
 	walkSettings(doc, func(s setting) {
-		if found || s.node.Kind != yaml.MappingNode {
+		if exact || s.node.Kind != yaml.MappingNode {
 			return
 		}
 		for i := 0; i+1 < len(s.node.Content); i += 2 {
 			if k := s.node.Content[i]; k.Line == line && k.Value == key {
-				name, typ, found = s.name, s.typ, true
+				if t := s.typ; t != nil {
+					for t.Kind() == reflect.Pointer {
+						t = t.Elem()
+					}
+					exact = t.String() == goType
+				}
+				if exact || !found {
+					name, typ, found = s.name, s.typ, true
+				}
 				return
 			}
 		}

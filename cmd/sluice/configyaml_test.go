@@ -259,6 +259,21 @@ func TestUnknownSettingHint(t *testing.T) {
 	}
 }
 
+// TestUnknownSettingHintSameLine: two sections on one line (flow style)
+// with the same unknown key each get the hint of their own section, not
+// that of the first mapping on the line holding the key.
+func TestUnknownSettingHintSameLine(t *testing.T) {
+	got := friendlyOf(t, "{embedder: {index_name: x}, sink: {cloudsearch: {index_name: y}}}\n")
+	for _, want := range []string{
+		`line 1: unknown setting "index_name" (in section embedder); check its spelling against configs/local.yaml`,
+		`line 1: unknown setting "index_name" (in section sink.cloudsearch); did you mean indexName? (see configs/cloudsearch.yaml)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("\n got %q\nwant it to hold %q", got, want)
+		}
+	}
+}
+
 // TestUnknownSettingAliasRefused checks, through the command, that an
 // alias is refused with its suggestion rather than accepted: each setting
 // has one spelling.

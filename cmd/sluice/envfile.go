@@ -20,7 +20,16 @@ const defaultEnvFile = ".env"
 // over the file, as with any dotenv loader. A missing file is not an error
 // unless it was named (--env-file). Errors name the file but never quote
 // it, since it holds secrets.
+//
+// A folder at the default path is skipped, as a missing file is: .env is
+// also a common name for a Python virtual environment (python -m venv
+// .env), which must not stop every command. Named, a folder is an error.
 func loadEnvFile(path string, named bool) error {
+	if !named {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return nil
+		}
+	}
 	vars, err := godotenv.Read(path)
 	var perr *fs.PathError
 	switch {

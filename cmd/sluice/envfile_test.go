@@ -117,3 +117,17 @@ func TestEnvFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvFileDirectory: a folder named .env, such as a Python virtual
+// environment (python -m venv .env), is not a dotenv file: unless named
+// with --env-file, commands run as without one; named, it is an error.
+func TestEnvFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{".env/bin/activate": "export VIRTUAL_ENV=x\n"})
+	if out, errOut, code := sluice(t, dir, "version"); code != exitOK || !strings.HasPrefix(out, "sluice ") {
+		t.Errorf("version with a folder ./.env: exit %d, stdout %q, stderr %q; want exit 0", code, out, errOut)
+	}
+	if _, errOut, code := sluice(t, dir, "version", "--env-file", ".env"); code != exitUsage || !strings.Contains(errOut, "--env-file") || !strings.Contains(errOut, "is a directory") {
+		t.Errorf("version --env-file .env (a folder): exit %d, stderr %q; want exit 2 naming --env-file and the folder", code, errOut)
+	}
+}

@@ -80,6 +80,9 @@ type MetadataFilter struct {
 
 // UnmarshalJSON decodes a filter object, with EQ for a missing operator
 // and the operator's spelling normalised by FilterOperator.UnmarshalText.
+// Like any type's own decoder it does not see the caller's
+// json.Decoder.DisallowUnknownFields: unknown fields inside a filter object
+// are ignored.
 func (mf *MetadataFilter) UnmarshalJSON(data []byte) error {
 	type plain MetadataFilter // without this method
 	p := plain{Operator: EQ}

@@ -206,7 +206,7 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 	// Touched but maybe not edited: the content hash decides. A file that
 	// cannot be read counts as changed: reading it again fails the document.
 	hash, n, err := hashFile(f)
-	r.opts.Stats.BytesRead.Add(n)
+	r.addRead(n)
 	if err == nil && hash == prev.Hash {
 		d.hash = hash
 		return true, nil

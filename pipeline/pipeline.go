@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
@@ -254,7 +255,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		err = r.conclude(ctx)
 	}
 	r.report.setDuration(time.Since(start))
-	r.report.BytesRead = opts.Stats.BytesRead.Load()
+	// The documents a stopped run did not finish leave BytesPartial, which
+	// is 0 between runs (Stats may serve several, as a watch loop's rounds).
+	opts.Stats.BytesPartial.Add(-r.partial.Swap(0))
+	r.report.BytesRead = r.read.Load()
 	if opts.PricePerMillionTokens > 0 {
 		tokens := r.report.TokensEmbedded
 		if opts.DryRun {
@@ -285,6 +289,17 @@ type run struct {
 	model       string          // EmbedderInfo.Key(), for the vector journal
 	manifest    *state.Run      // this run's records in State; nil without State or in a dry run
 	journal     bool            // embeddings are journalled in State until their documents commit
+
+	// This run's shares of Stats.BytesRead and Stats.BytesPartial, which
+	// other runs may share.
+	read    atomic.Int64 // bytes read, for Report.BytesRead
+	partial atomic.Int64 // bytes in Stats.BytesPartial of documents not finished
+}
+
+// addRead counts n bytes read, in Stats.BytesRead and Report.BytesRead.
+func (r *run) addRead(n int64) {
+	r.opts.Stats.BytesRead.Add(n)
+	r.read.Add(n)
 }
 
 // localEmbedder is implemented by embedders that compute vectors in
@@ -568,11 +583,11 @@ func (r *run) countRead(d *document, content *reader.Content) {
 	if n <= d.read {
 		return
 	}
-	st := r.opts.Stats
-	st.BytesRead.Add(n - d.read)
+	r.addRead(n - d.read)
 	d.read = n
 	if p := min(n, d.file.Size); p > d.partial {
-		st.BytesPartial.Add(p - d.partial)
+		r.partial.Add(p - d.partial)
+		r.opts.Stats.BytesPartial.Add(p - d.partial)
 		d.partial = p
 	}
 }
@@ -652,6 +667,7 @@ func (r *run) finish(ctx context.Context, d *document) error {
 	// so it may miss the document's bytes for a moment but never counts
 	// them twice.
 	st.BytesPartial.Add(-d.partial)
+	r.partial.Add(-d.partial)
 	st.BytesDone.Add(d.file.Size)
 	st.FilesDone.Add(1)
 	if o.err != nil {

@@ -34,7 +34,8 @@ type Stats struct {
 	FilesDone   atomic.Int64 // documents finished, ingested, unchanged or failed
 	FilesFailed atomic.Int64 // documents failed
 	// BytesRead counts the source bytes read, to split or to hash a file;
-	// Report.BytesRead is its value at the end of the run.
+	// Report.BytesRead counts the bytes one run added to it (the whole
+	// value unless the Stats served earlier runs, as a watch loop's do).
 	BytesRead atomic.Int64
 	// BytesDone counts the bytes of the documents done (FilesDone), by
 	// their size when the walk found them. It is the progress to compare
@@ -44,7 +45,8 @@ type Stats struct {
 	// split that are not done yet, each up to its size: BytesDone +
 	// BytesPartial is the progress of a run whose documents are large,
 	// which BytesDone alone shows only as each completes. It is 0 when
-	// the run ends.
+	// the run ends, stopped or not: a document the run did not finish
+	// leaves it then.
 	BytesPartial atomic.Int64
 	Chunks       atomic.Int64 // chunks produced by the splitter, reused ones included
 	// ChunksDone counts the chunks written to the store: new nodes added

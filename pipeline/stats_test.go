@@ -343,3 +343,67 @@ func TestStatsLargeDocumentInProgress(t *testing.T) {
 			res.rep.FilesIngested, end.BytesDone, end.BytesPartial, end.BytesRead, res.rep.BytesRead, size, size, size)
 	}
 }
+
+// cancellingStore cancels the run on its first Add and fails it: a run
+// stopped in the middle of a document streamed from disk.
+type cancellingStore struct {
+	*memStore
+	cancel context.CancelFunc
+}
+
+func (s *cancellingStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	s.cancel()
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStatsStoppedRunLeavesNoPartialBytes: a run cancelled while a large
+// document is being split ends with BytesPartial at 0, as Stats promises,
+// so that Stats shared by later runs (a watch loop's rounds) do not carry
+// the stopped document's bytes as progress.
+func TestStatsStoppedRunLeavesNoPartialBytes(t *testing.T) {
+	body := paragraphText("stream", 400)
+	root := writeTree(t, map[string]string{"big.md": body})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, &cancellingStore{memStore: newMemStore(), cancel: cancel})
+	opts.Stats = new(Stats)
+	opts.StreamThreshold = 1024
+	rep, err := Run(ctx, opts)
+	if err == nil {
+		t.Fatal("the cancelled run reported no error")
+	}
+	s := opts.Stats.Snapshot()
+	if s.BytesRead == 0 || s.BytesDone != 0 {
+		t.Fatalf("read %d, done %d; want the document read in part and not done", s.BytesRead, s.BytesDone)
+	}
+	if s.BytesPartial != 0 {
+		t.Errorf("BytesPartial = %d after the run; want 0", s.BytesPartial)
+	}
+	if rep == nil || rep.BytesRead != s.BytesRead {
+		t.Errorf("report %+v; want BytesRead %d", rep, s.BytesRead)
+	}
+}
+
+// TestStatsSharedReportBytesRead: runs that share one Stats, as a watch
+// loop's rounds do, each report the bytes that run read, not the total of
+// the Stats so far.
+func TestStatsSharedReportBytesRead(t *testing.T) {
+	body := paragraphText("shared", 40)
+	root := writeTree(t, map[string]string{"a.md": body})
+	stats := new(Stats)
+	for i := range 2 {
+		opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, newMemStore())
+		opts.Stats = stats
+		rep, err := Run(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.BytesRead != int64(len(body)) {
+			t.Errorf("run %d: report BytesRead = %d; want %d (Stats hold %d)", i+1, rep.BytesRead, len(body), stats.BytesRead.Load())
+		}
+	}
+	if got := stats.BytesRead.Load(); got != 2*int64(len(body)) {
+		t.Errorf("Stats.BytesRead = %d; want %d", got, 2*len(body))
+	}
+}

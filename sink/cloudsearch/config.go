@@ -78,6 +78,8 @@ const (
 // becomes createifnotexists, KnownVectorSearchAlgorithmKind.Hnsw becomes
 // hnsw and EXHAUSTIVE_KNN becomes exhaustiveknn. Only the listed prefixes
 // are removed: a dot may belong to the value itself (en.lucene, Edm.Int32).
+// A value that reduces to nothing (_, IndexManagement.__) gives "_", which
+// no Parse function takes, not "", which they take for the default.
 func enumKey(s string, typeNames ...string) string {
 	for _, t := range typeNames {
 		if len(s) > len(t)+1 && s[len(t)] == '.' && strings.EqualFold(s[:len(t)], t) {
@@ -85,7 +87,10 @@ func enumKey(s string, typeNames ...string) string {
 			break
 		}
 	}
-	return strings.ToLower(strings.ReplaceAll(s, "_", ""))
+	if k := strings.ToLower(strings.ReplaceAll(s, "_", "")); k != "" || s == "" {
+		return k
+	}
+	return "_"
 }
 
 // ParseIndexManagement accepts NoValidation, ValidateIndex and

@@ -82,6 +82,16 @@ func TestParseCopiedSpellings(t *testing.T) {
 		{"credential", "managed_identity", string(ManagedIdentity), false},
 		{"credential", "AzureCredential", "", true},
 		{"credential", "password", "", true},
+
+		// Underscores alone are no value: not the default "" means.
+		{"indexManagement", "_", "", true},
+		{"indexManagement", "IndexManagement.__", "", true},
+		{"vectorAlgorithmType", "_", "", true},
+		{"compressionType", "__", "", true},
+		{"fieldType", "_", "", true},
+		{"fieldType", "MetadataIndexFieldType._", "", true},
+		{"languageAnalyzer", "_", "", true},
+		{"credential", "_", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.setting+"/"+tt.in, func(t *testing.T) {

@@ -123,6 +123,60 @@ func TestReadOnlyUser(t *testing.T) {
 	})
 }
 
+// TestReadOnlyFiles: a user who may write the folder of the store and the
+// manifest but not their files reads them without leaving a -shm or -wal
+// file behind: SQLite creates them for every connection that may, but only
+// one that may write the database removes them, and a writer running as
+// another user could not write those of the reader (its `sluice run` would
+// fail as if the database were read-only). As root the commands run as
+// user nobody; as another user, in this process.
+func TestReadOnlyFiles(t *testing.T) {
+	dir := traversableTempDir(t)
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md":     "Alpha document about pelicans.\n",
+		"docs/empty.md": "", // a dead letter for `failed list`
+	})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitPartial {
+		t.Fatalf("run: exit %d, want 3 (empty.md failed): %s", code, errOut)
+	}
+	meta := filepath.Join(dir, ".sluice")
+	chmodAll(t, meta, 0o777, 0o444)
+	t.Cleanup(func() { allowWrites(t, meta) })
+	run := func(args ...string) (string, string, int) { return sluice(t, dir, args...) }
+	if os.Geteuid() == 0 {
+		run = nobodyRunner(t, dir)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string // in stdout
+	}{
+		{[]string{"query", "pelicans", "--mode", "sparse", "--json"}, exitOK, `"doc_id":"a.md"`},
+		{[]string{"get", "--json"}, exitOK, `"doc_id":"a.md"`},
+		{[]string{"index", "stats", "--json"}, exitOK, `"dimensions":1536`},
+		{[]string{"index", "validate"}, exitOK, "is valid"},
+		{[]string{"doctor"}, exitOK, "✓ local store"},
+		{[]string{"failed", "list"}, exitOK, "empty.md"},
+		{[]string{"run", "docs", "--dry-run", "--json"}, exitPartial, `"files_unchanged":1`},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			before := listFiles(t, meta)
+			out, errOut, code := run(tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tt.code, tt.want)
+			}
+			if after := listFiles(t, meta); after != before {
+				t.Errorf("the files of %s changed:\nbefore %s\nafter  %s", meta, before, after)
+			}
+		})
+	}
+	allowWrites(t, meta)
+	writeFiles(t, dir, map[string]string{"docs/b.md": "Bravo document about herons.\n"})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitPartial {
+		t.Fatalf("run after the readers: exit %d, want 3 (empty.md failed): %s", code, errOut)
+	}
+}
+
 // readOnlyRunner takes write access to meta and its files away from the
 // commands it returns a runner of, and gives it back when the test ends. As
 // root, the runner runs the command line in a child process as nobody
@@ -142,6 +196,14 @@ func readOnlyRunner(t *testing.T, dir, meta string) func(args ...string) (string
 		}
 		return func(args ...string) (string, string, int) { return sluice(t, dir, args...) }
 	}
+	return nobodyRunner(t, dir)
+}
+
+// nobodyRunner returns a runner of command lines in dir in a child process
+// as nobody (this test binary, copied where nobody may run it). Only root
+// may call it.
+func nobodyRunner(t *testing.T, dir string) func(args ...string) (string, string, int) {
+	t.Helper()
 	exe := copyExecutable(t)
 	return func(args ...string) (string, string, int) {
 		t.Helper()

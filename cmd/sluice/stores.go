@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/internal/sqliteread"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
@@ -49,8 +50,15 @@ func (a *app) openStoreToRead(ctx context.Context, cfg Config) (sink.VectorStore
 
 // openLocalToRead opens cfg's local store for reading and writing or, when
 // this process may not write it, for reading only; when it may not read it
-// either, the error is the one of opening it for writing.
+// either, the error is the one of opening it for writing. A store file this
+// process may not write is not opened for writing at all: that would fail,
+// but only after SQLite had created the -shm and -wal files of a store at
+// rest, which this process could not remove and a writer running as
+// another user could not write (see internal/sqliteread).
 func openLocalToRead(ctx context.Context, cfg Config) (*local.Store, error) {
+	if sqliteread.ReadOnlyFile(cfg.Sink.Local.Path) {
+		return local.OpenReadOnly(ctx, cfg.Sink.Local)
+	}
 	s, err := local.Open(ctx, cfg.Sink.Local)
 	if errors.Is(err, local.ErrAccess) {
 		if ro, rerr := local.OpenReadOnly(ctx, cfg.Sink.Local); !errors.Is(rerr, local.ErrAccess) {
@@ -101,10 +109,14 @@ func checkLocalStoreExists(cfg Config) error {
 // not create it, and for them a missing one is an empty one. A manifest
 // that this process may read but not write (its file's or its folder's
 // permissions, a read-only file system) is opened for reading only (see
-// state.OpenReadOnly).
+// state.OpenReadOnly), at once when the file itself may not be written, as
+// openLocalToRead opens the store.
 func readManifest(ctx context.Context, cfg Config) (*state.Store, error) {
 	if manifestMissing(cfg) {
 		return nil, nil
+	}
+	if sqliteread.ReadOnlyFile(cfg.State.Path) {
+		return state.OpenReadOnly(ctx, cfg.State.Path, sinkScope(cfg))
 	}
 	st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
 	if errors.Is(err, state.ErrAccess) {

@@ -7,12 +7,16 @@
 // has the database open, the -shm and -wal files exist and a reader only
 // needs to read them (SQLite uses a private copy of the -shm when it cannot
 // write it); such a reader sees each committed transaction whole, as any
-// other. A process that may write the folder creates them itself when they
-// are missing, as every SQLite reader does, and, being read-only, leaves
-// them for the next writer to use and remove.
+// other.
 //
 // A database at rest (no writer since the last one closed it) has neither
-// file, and a process that may not write the folder cannot create them.
+// file. Every SQLite connection, a read-only one included, creates them when
+// it may write the folder; but only one that may write the database file
+// removes them when it closes it, and files created by a process that may
+// not are left behind as its own: a writer running as another user may not
+// write them, and then fails as if the database were read-only. So a
+// process that may not write the database file (ReadOnlyFile) does not
+// create them, and one that may not write the folder cannot.
 // Open then reads the database file as immutable (SQLite's immutable=1):
 // without locks and without the -wal, which is safe only while no writer
 // changes the file. It does so only when there is no -wal file, or an
@@ -38,8 +42,17 @@ import (
 // reports true (the process may not create the -shm and -wal files) and no
 // -wal file holds content, open(true) reads it as immutable. When that
 // fails for want of access too, Open returns the first error, which says
-// more.
+// more. A database at rest (no -shm file, and no -wal file or an empty
+// one) that this process may not write (ReadOnlyFile) is read as immutable
+// at once, so that no -shm or -wal file is left behind.
 func Open[T any](path string, open func(unlocked bool) (T, error), isAccess func(error) bool) (T, error) {
+	if readOnlyFile(path) && walEmpty(path) && !exists(path+"-shm") {
+		db, err := open(true)
+		if err != nil && isAccess(err) {
+			return open(false) // its error says more
+		}
+		return db, err
+	}
 	db, err := open(false)
 	if err == nil || !isAccess(err) || !walEmpty(path) {
 		return db, err
@@ -49,6 +62,25 @@ func Open[T any](path string, open func(unlocked bool) (T, error), isAccess func
 		return db, err
 	}
 	return db, uerr
+}
+
+// ReadOnlyFile reports whether this process may read the database file at
+// path but not write it: its permissions (on Windows, its read-only
+// attribute), or a read-only file system. It is false when the process may
+// write the file, may not read it, or the file does not exist. A program
+// that reads such a file should open it with Open at once rather than try
+// to open it for writing first: that fails, but only after SQLite has
+// created the -shm and -wal files of a database at rest, which it cannot
+// remove (see the package documentation).
+func ReadOnlyFile(path string) bool { return readOnlyFile(path) }
+
+// readOnlyFile is fileReadOnly; a variable so that tests can replace it.
+var readOnlyFile = fileReadOnly
+
+// exists reports whether a file exists at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // walEmpty reports whether the database at path has no -wal file, or an

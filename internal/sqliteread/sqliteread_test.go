@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -102,5 +104,73 @@ func TestUnlockedError(t *testing.T) {
 	if !errors.Is(err, errOther) || !strings.Contains(err.Error(), "other (read without locks") ||
 		!strings.Contains(err.Error(), "run the command again first") {
 		t.Errorf("UnlockedError = %q; want the cause, wrapped, and the advice", err)
+	}
+}
+
+// TestOpenReadOnlyFile: a database at rest that the process may not write
+// is read as immutable at once, without the read with locks that would
+// create -shm and -wal files the process could not remove; one that a
+// writer holds (its -shm exists) or whose -wal holds content is read with
+// locks first, as any other; when the immutable read is refused for want of
+// access, the read with locks says why.
+func TestOpenReadOnlyFile(t *testing.T) {
+	defer func(f func(string) bool) { readOnlyFile = f }(readOnlyFile)
+	readOnlyFile = func(string) bool { return true }
+	tests := []struct {
+		name     string
+		files    map[string]string // beside the database: suffix and content
+		unlocked error             // open(true)'s error
+		want     []bool            // the calls of open
+	}{
+		{name: "at rest", want: []bool{true}},
+		{name: "empty -wal", files: map[string]string{"-wal": ""}, want: []bool{true}},
+		{name: "a writer holds it", files: map[string]string{"-wal": "", "-shm": "index"}, want: []bool{false}},
+		{name: "-wal with content", files: map[string]string{"-wal": "frames"}, want: []bool{false}},
+		{name: "immutable read refused", unlocked: errAccess, want: []bool{true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "db")
+			for suffix, content := range tt.files {
+				if err := os.WriteFile(path+suffix, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var calls []bool
+			_, err := Open(path, func(unlocked bool) (string, error) {
+				calls = append(calls, unlocked)
+				if unlocked {
+					return "unlocked", tt.unlocked
+				}
+				return "locked", nil
+			}, isAccess)
+			if err != nil || !slices.Equal(calls, tt.want) {
+				t.Errorf("calls %v, err %v; want calls %v and no error", calls, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestReadOnlyFile: a file the process may read and write, and a missing
+// one, are not read-only; one without write permission is, unless the
+// process is root, which may write it anyway.
+func TestReadOnlyFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "db")
+	if ReadOnlyFile(path) {
+		t.Error("ReadOnlyFile of a missing file = true")
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ReadOnlyFile(path) {
+		t.Error("ReadOnlyFile of a writable file = true")
+	}
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(path, 0o644) })
+	if got, want := ReadOnlyFile(path), runtime.GOOS == "windows" || os.Geteuid() != 0; got != want {
+		t.Errorf("ReadOnlyFile of a file without write permission = %v; want %v", got, want)
 	}
 }

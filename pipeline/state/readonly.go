@@ -19,18 +19,21 @@ var ErrReadOnly = errors.New("state: manifest opened for reading only")
 var ErrSchema = errors.New("state: state file schema not readable")
 
 // OpenReadOnly opens the existing manifest at path for scope, for reading
-// only: it creates no file or folder, takes no lock, writes nothing to the
-// database, and neither creates nor upgrades the schema. A file without the
-// manifest's tables, or with those of another version of Sluice, is an
-// error (ErrSchema) naming the file, state.path and the remedy. Every write
-// (Begin included) returns a *FileError (ErrAccess) wrapping ErrReadOnly.
+// only: it creates no folder and no database, takes no lock, writes nothing
+// to the database, and neither creates nor upgrades the schema (a process
+// that may write the file and its folder creates the -shm and -wal files of
+// a manifest at rest, as SQLite's readers do, and leaves them, empty, for
+// the next writer). A file without the manifest's tables, or with those of
+// another version of Sluice, is an error (ErrSchema) naming the file,
+// state.path and the remedy. Every write (Begin included) returns a
+// *FileError (ErrAccess) wrapping ErrReadOnly.
 //
 // It reads the file as package internal/sqliteread decides: with SQLite's
-// locks, or, when this process may not write the folder and no writer has
-// content in a -wal file, as immutable, without locks, which is safe only
-// while no writer changes the file (a read that overlaps a checkpoint may
-// fail as if the file were damaged, and the error then says to run the
-// command again first).
+// locks, or, when this process may not write the folder (or the file, and no
+// writer keeps a -shm file) and no writer has content in a -wal file, as
+// immutable, without locks, which is safe only while no writer changes the
+// file (a read that overlaps a checkpoint may fail as if the file were
+// damaged, and the error then says to run the command again first).
 func OpenReadOnly(ctx context.Context, path, scope string) (*Store, error) {
 	abs, err := absPath(path)
 	if err != nil {

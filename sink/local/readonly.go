@@ -36,21 +36,26 @@ func (readOnlyError) Code() int     { return sqlite3.SQLITE_READONLY }
 func (readOnlyError) Unwrap() error { return ErrReadOnly }
 
 // OpenReadOnly opens the existing store at cfg.Path for reading only: it
-// creates no file or folder, writes nothing to the database, and neither
-// creates nor upgrades the schema. A file without Sluice's tables, or with
-// tables newer than this Sluice, is an error (ErrSchema) naming the file,
-// sink.local.path and the remedy. Add, Delete, DeleteNodes and
-// UpdateMetadata return a *FileError (ErrAccess, ErrReadOnly).
+// creates no folder and no database, writes nothing to the database, and
+// neither creates nor upgrades the schema. (Like any SQLite reader, a
+// process that may write the file and its folder creates the -shm and -wal
+// files of a store at rest, and leaves them, empty, for the next writer to
+// use and remove; one that may not write the file creates neither.) A file
+// without Sluice's tables, or with tables newer than this Sluice, is an
+// error (ErrSchema) naming the file, sink.local.path and the remedy. Add,
+// Delete, DeleteNodes and UpdateMetadata return a *FileError (ErrAccess,
+// ErrReadOnly).
 //
 // It reads the file as package internal/sqliteread decides: with SQLite's
-// locks through the -wal and -shm files of a running writer, or, when
-// this process may not create them and no writer has content in a -wal
-// file, as immutable, without locks. Such a read is safe only while no
-// writer changes the file: a long one that overlaps the checkpoint of a
-// writer that started meanwhile may fail as if the file were damaged (the
-// error says to run the command again first), or miss or mix the writer's
-// latest changes. Where that matters, let the readers write the folder, or
-// read while the writer (such as `sluice watch`) holds the store open.
+// locks through the -wal and -shm files of a running writer, or, when there
+// are none that this process may create and remove (it may not write the
+// folder, or the file) and no writer has content in a -wal file, as
+// immutable, without locks. Such a read is safe only while no writer changes
+// the file: a long one that overlaps the checkpoint of a writer that started
+// meanwhile may fail as if the file were damaged (the error says to run the
+// command again first), or miss or mix the writer's latest changes. Where
+// that matters, read while the writer (such as `sluice watch`) holds the
+// store open.
 func OpenReadOnly(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -1,0 +1,20 @@
+//go:build unix
+
+package sqliteread
+
+import (
+	"errors"
+	"syscall"
+)
+
+// fileReadOnly reports whether this process may read the file at path but
+// not write it, as access(2) tells: its permissions, or a read-only file
+// system.
+func fileReadOnly(path string) bool {
+	const rOK, wOK = 0x4, 0x2 // R_OK and W_OK, the same on every unix
+	if syscall.Access(path, rOK) != nil {
+		return false
+	}
+	err := syscall.Access(path, wOK)
+	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EROFS)
+}

@@ -49,6 +49,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -262,7 +264,7 @@ func OpenForWriting(ctx context.Context, path, scope string) (*Store, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	err = s.acquire()
+	err = s.acquire(ctx)
 	s.mu.Unlock()
 	if err != nil {
 		s.Close()
@@ -271,9 +273,10 @@ func OpenForWriting(ctx context.Context, path, scope string) (*Store, error) {
 	return s, nil
 }
 
-// acquire takes the scope's write lock unless the Store holds it already.
+// acquire takes the scope's write lock unless the Store holds it already,
+// then adopts the records of other spellings of the scope (adoptSpellings).
 // The caller holds s.mu.
-func (s *Store) acquire() error {
+func (s *Store) acquire(ctx context.Context) error {
 	if s.closed {
 		return fmt.Errorf("state: %s is closed", s.path)
 	}
@@ -288,7 +291,64 @@ func (s *Store) acquire() error {
 		return err
 	}
 	s.lock = l
+	if err := s.adoptSpellings(ctx); err != nil {
+		return s.fail(fmt.Errorf("adopting the records of %s written under another spelling: %w", s.scope, err))
+	}
 	return nil
+}
+
+// scopeTables are the tables whose rows belong to a scope.
+var scopeTables = []string{"docs", "doc_nodes", "pending", "journal", "failures", "embedders"}
+
+// adoptSpellings moves to the Store's scope, a search service's index, the
+// records kept under another spelling of it: an address whose scheme or
+// host differs in letter case only, as manifests written before
+// ServiceScope lower-cased them hold. Without this, a run would take every
+// document for new and never delete the index's nodes of documents removed
+// meanwhile. The other spelling is found by its documents, dead letters or
+// embedder record; when the scope has records of its own, or two other
+// spellings have some, nothing is moved. The caller holds the scope's
+// write lock.
+func (s *Store) adoptSpellings(ctx context.Context) error {
+	kind, _, _ := strings.Cut(s.scope, ":")
+	if !isServiceScope(s.scope) {
+		return nil
+	}
+	var others []string
+	for _, t := range []string{"docs", "failures", "embedders"} {
+		// Index names are lower case: only scopes equal but for case can
+		// be spellings of this one. The range keeps the scan to this kind.
+		ids, err := s.ids(ctx, `SELECT DISTINCT scope FROM `+t+` WHERE scope > ? AND scope < ? AND lower(scope) = lower(?) AND scope <> ?`,
+			kind+":", kind+";", s.scope, s.scope)
+		if err != nil {
+			return err
+		}
+		for _, sc := range ids {
+			k, address, _ := strings.Cut(sc, ":")
+			if ServiceScope(k, address) == s.scope && !slices.Contains(others, sc) {
+				others = append(others, sc)
+			}
+		}
+	}
+	if len(others) != 1 {
+		return nil
+	}
+	var own bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM docs WHERE scope = ?) OR EXISTS (SELECT 1 FROM failures WHERE scope = ?)
+		OR EXISTS (SELECT 1 FROM embedders WHERE scope = ?)`, s.scope, s.scope, s.scope).Scan(&own); err != nil || own {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, t := range scopeTables {
+		if _, err := tx.ExecContext(ctx, `UPDATE `+t+` SET scope = ? WHERE scope = ?`, s.scope, others[0]); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // dsn builds the driver's data source name for the file at the absolute
@@ -488,7 +548,7 @@ type Run struct {
 func (s *Store) Begin(ctx context.Context) (*Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.acquire(); err != nil {
+	if err := s.acquire(ctx); err != nil {
 		return nil, err
 	}
 	var last int64
@@ -634,7 +694,7 @@ func (s *Store) forget(ctx context.Context, id string, tables ...string) error {
 // gone, a plain run rebuilds it whole, with any embedder.
 func (s *Store) Drop(ctx context.Context) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		for _, t := range []string{"docs", "doc_nodes", "pending", "journal", "failures", "embedders"} {
+		for _, t := range scopeTables {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE scope = ?`, s.scope); err != nil {
 				return err
 			}
@@ -737,7 +797,7 @@ func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.acquire(); err != nil {
+	if err := s.acquire(ctx); err != nil {
 		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)

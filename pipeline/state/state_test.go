@@ -324,34 +324,53 @@ func TestUncommitted(t *testing.T) {
 
 // TestDrop: Drop removes every record of its scope, and none of another
 // scope of the same file.
+// fill writes a record of every kind into s's scope: a committed document,
+// a pending one, a dead letter, a journalled vector and the embedder.
+func fill(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	run := begin(t, s)
+	if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Intend(ctx, nodes("b.md", "n2")); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		s.Fail(ctx, "c.md", "boom", time.Unix(1, 0)),
+		s.SaveVectors(ctx, "hash/8", map[string][]float32{"k": {1}}),
+		s.SetEmbedder(ctx, Embedder{Provider: "hash", Dimensions: 8}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// filled is what fill left in s's scope: documents (committed and pending),
+// pending documents, dead letters, journalled vectors, and whether an
+// embedder is recorded.
+func filled(t *testing.T, s *Store) ([]int, bool) {
+	t.Helper()
+	ctx := context.Background()
+	ids, _ := s.DocIDs(ctx)
+	pending, _ := s.Uncommitted(ctx)
+	failures, _ := s.Failures(ctx)
+	vectors, _ := s.LoadVectors(ctx, "hash/8", []string{"k"})
+	// Another embedder is refused only while one is recorded.
+	embedder := s.CheckEmbedder(ctx, Embedder{Provider: "openai", Dimensions: 4}) != nil
+	return []int{len(ids), len(pending), len(failures), len(vectors)}, embedder
+}
+
 func TestDrop(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	fill := func(s *Store) {
-		t.Helper()
-		run := begin(t, s)
-		if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
-			t.Fatal(err)
-		}
-		if err := run.Intend(ctx, nodes("b.md", "n2")); err != nil {
-			t.Fatal(err)
-		}
-		for _, err := range []error{
-			s.Fail(ctx, "c.md", "boom", time.Unix(1, 0)),
-			s.SaveVectors(ctx, "hash/8", map[string][]float32{"k": {1}}),
-			s.SetEmbedder(ctx, Embedder{Provider: "hash", Dimensions: 8}),
-		} {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	dropped, kept := open(t, path, "local:a"), open(t, path, "local:b")
-	fill(dropped)
-	fill(kept)
+	fill(t, dropped)
+	fill(t, kept)
 	if err := dropped.Drop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -359,16 +378,62 @@ func TestDrop(t *testing.T) {
 		s    *Store
 		want []int // docs (committed and pending), pending, failures, vectors
 	}{{dropped, []int{0, 0, 0, 0}}, {kept, []int{2, 1, 1, 1}}} {
-		ids, _ := c.s.DocIDs(ctx)
-		pending, _ := c.s.Uncommitted(ctx)
-		failures, _ := c.s.Failures(ctx)
-		vectors, _ := c.s.LoadVectors(ctx, "hash/8", []string{"k"})
-		// Another embedder is refused only while one is recorded.
-		embedderKept := c.s.CheckEmbedder(ctx, Embedder{Provider: "openai", Dimensions: 4}) != nil
-		got := []int{len(ids), len(pending), len(failures), len(vectors)}
+		got, embedderKept := filled(t, c.s)
 		if !slices.Equal(got, c.want) || embedderKept != (c.s == kept) {
 			t.Errorf("scope %s after Drop: docs, pending, failures, vectors %v, embedder kept %v; want %v", c.s.Scope(), got, embedderKept, c.want)
 		}
+	}
+}
+
+// TestAdoptSpellings: a writer of a search service's index takes over the
+// records that a manifest written before ServiceScope lower-cased the
+// scheme and host keeps under another spelling of the address, unless its
+// own scope has records already; other scopes are never merged.
+func TestAdoptSpellings(t *testing.T) {
+	const (
+		old  = "cloudsearch:https://MySvc.Search.Windows.NET/indexes/docs"
+		same = "cloudsearch:https://mysvc.search.windows.net/indexes/docs"
+	)
+	all, none := []int{2, 1, 1, 1}, []int{0, 0, 0, 0}
+	tests := []struct {
+		name             string
+		other            string // a scope filled before the writer opens
+		scope            string // the writer's
+		own              bool   // the writer's scope is filled too, first
+		wantOld, wantNew []int
+	}{
+		{"old spelling adopted", old, same, false, none, all},
+		{"own records: nothing moved", old, same, true, all, all},
+		{"another index: nothing moved", old, "cloudsearch:https://mysvc.search.windows.net/indexes/other", false, all, none},
+		{"local stores are not service scopes", "local:/Data/index.db", "local:/data/index.db", false, all, none},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "state.db")
+			before := []string{tt.other}
+			if tt.own {
+				// First: a Store adopts the records of other spellings
+				// when it first writes.
+				before = []string{tt.scope, tt.other}
+			}
+			for _, sc := range before {
+				s := open(t, path, sc)
+				fill(t, s)
+				s.Close() // its lock is the writer's too
+			}
+			w, err := OpenForWriting(ctx, path, tt.scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if got, _ := filled(t, w); !slices.Equal(got, tt.wantNew) {
+				t.Errorf("writer's scope: %v, want %v", got, tt.wantNew)
+			}
+			if got, _ := filled(t, open(t, path, tt.other)); !slices.Equal(got, tt.wantOld) {
+				t.Errorf("scope %s: %v, want %v", tt.other, got, tt.wantOld)
+			}
+		})
 	}
 }
 

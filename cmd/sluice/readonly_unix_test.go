@@ -177,6 +177,52 @@ func TestReadOnlyFiles(t *testing.T) {
 	}
 }
 
+// TestForeignWALFiles: the -wal and -shm files of the manifest that another
+// user left (an older Sluice reader running as root could create them but
+// not remove them) stop the owner's writer; its error names them and says
+// what to do, instead of sending the user to the permissions of state.db,
+// which are fine. Run as root only: the owner is user nobody.
+func TestForeignWALFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the files must belong to another user than the writer")
+	}
+	dir := traversableTempDir(t)
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	meta := filepath.Join(dir, ".sluice")
+	// nobody owns the index; root leaves a reader's files behind.
+	if err := filepath.WalkDir(meta, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"docs/b.md": "Bravo document about herons.\n"})
+	run := nobodyRunner(t, dir)
+	// The manifest's, then the store's (the manifest is opened first).
+	for _, db := range []string{"state.db", "index.db"} {
+		path := filepath.Join(meta, db)
+		writeFiles(t, meta, map[string]string{db + "-wal": "", db + "-shm": strings.Repeat("\x00", 32<<10)})
+		_, errOut, code := run("run", "docs")
+		want := path + "-wal and " + path + "-shm belong to another user or are read-only"
+		if code != exitFatal || !strings.Contains(errOut, want) || !strings.Contains(errOut, "delete them or give them to this user") {
+			t.Errorf("run as the owner with root's files beside %s: exit %d, stderr %q; want exit 1 naming the files: %q", db, code, errOut, want)
+		}
+		for _, f := range []string{path + "-wal", path + "-shm"} {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if out, errOut, code := run("run", "docs", "--json"); code != exitOK || !strings.Contains(out, `"files_added":1`) {
+		t.Errorf("run after they were deleted: exit %d, stdout %q, stderr %q; want b.md added", code, out, errOut)
+	}
+}
+
 // readOnlyRunner takes write access to meta and its files away from the
 // commands it returns a runner of, and gives it back when the test ends. As
 // root, the runner runs the command line in a child process as nobody

@@ -11,3 +11,10 @@ func fileReadOnly(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o200 == 0
 }
+
+// fileUnwritable reports whether the file at path exists and is marked
+// read-only.
+func fileUnwritable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o200 == 0
+}

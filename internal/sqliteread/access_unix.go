@@ -18,3 +18,11 @@ func fileReadOnly(path string) bool {
 	err := syscall.Access(path, wOK)
 	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EROFS)
 }
+
+// fileUnwritable reports whether the file at path exists and this process
+// may not write it.
+func fileUnwritable(path string) bool {
+	const wOK = 0x2
+	err := syscall.Access(path, wOK)
+	return errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EROFS)
+}

@@ -74,6 +74,25 @@ func Open[T any](path string, open func(unlocked bool) (T, error), isAccess func
 // remove (see the package documentation).
 func ReadOnlyFile(path string) bool { return readOnlyFile(path) }
 
+// Unwritable returns the -wal and -shm files of the database at path that
+// exist and that this process may not write: left by a connection of
+// another user (a reader that could create them but not remove them, as
+// Sluice readers did before they read such files as immutable). A writer
+// cannot open the database while they are there, and SQLite's error names
+// only the database, so a writer's error names them.
+func Unwritable(path string) []string {
+	var files []string
+	for _, f := range []string{path + "-wal", path + "-shm"} {
+		if unwritable(f) {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// unwritable is fileUnwritable; a variable so that tests can replace it.
+var unwritable = fileUnwritable
+
 // readOnlyFile is fileReadOnly; a variable so that tests can replace it.
 var readOnlyFile = fileReadOnly
 

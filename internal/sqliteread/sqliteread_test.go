@@ -174,3 +174,29 @@ func TestReadOnlyFile(t *testing.T) {
 		t.Errorf("ReadOnlyFile of a file without write permission = %v; want %v", got, want)
 	}
 }
+
+// TestUnwritable: the -wal and -shm files that unwritable reports, in that
+// order, and nothing for a database whose files are writable or absent.
+func TestUnwritable(t *testing.T) {
+	saved := unwritable
+	t.Cleanup(func() { unwritable = saved })
+	tests := []struct {
+		name  string
+		stuck func(string) bool
+		want  []string
+	}{
+		{"both", func(string) bool { return true }, []string{"/d/state.db-wal", "/d/state.db-shm"}},
+		{"the -shm only", func(p string) bool { return strings.HasSuffix(p, "-shm") }, []string{"/d/state.db-shm"}},
+		{"none", func(string) bool { return false }, nil},
+	}
+	for _, tt := range tests {
+		unwritable = tt.stuck
+		if got := Unwritable("/d/state.db"); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Unwritable = %q; want %q", tt.name, got, tt.want)
+		}
+	}
+	unwritable = saved
+	if got := Unwritable(filepath.Join(t.TempDir(), "state.db")); got != nil {
+		t.Errorf("Unwritable of a database without -wal or -shm = %q; want none", got)
+	}
+}

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sluice-dev/sluice/internal/sqlitefault"
 	"github.com/sluice-dev/sluice/internal/sqliteread"
@@ -26,6 +27,19 @@ type FileError struct {
 	Op   string // what failed, such as "reading" ("" when it is not known)
 	Err  error  // the driver's error
 	Kind error  // ErrAccess or ErrDamaged
+	// Unwritable lists, for ErrAccess, the file's -wal and -shm files that
+	// this process may not write (sqliteread.Unwritable).
+	Unwritable []string
+}
+
+// newFileError returns the *FileError of err, a fault of kind of the
+// state file at path.
+func newFileError(path, op string, err, kind error) *FileError {
+	e := &FileError{Path: path, Op: op, Err: err, Kind: kind}
+	if kind == ErrAccess {
+		e.Unwritable = sqliteread.Unwritable(path)
+	}
+	return e
 }
 
 // Error returns the message of the FileError.
@@ -40,6 +54,10 @@ func (e *FileError) Error() string {
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged or not a SQLite database: if it is the state file, delete it and run with --full; otherwise set state.path to a new file", what, e.Err, e.Path)
 	case e.Kind == ErrDamaged:
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged: delete it and run with --full, or set state.path to a new file", what, e.Err, e.Path)
+	}
+	if len(e.Unwritable) > 0 {
+		return fmt.Sprintf("state: %s: %v; %s belong to another user or are read-only (left by a sluice run as another user): "+
+			"when no sluice is running, delete them or give them to this user", what, e.Err, strings.Join(e.Unwritable, " and "))
 	}
 	return fmt.Sprintf("state: %s: %v; check the permissions of %s (state.path) and of its folder", what, e.Err, e.Path)
 }
@@ -67,7 +85,7 @@ func (s *Store) fail(err error) error {
 		err = &sqliteread.UnlockedError{Err: err}
 	}
 	if kind := fileFault(err); kind != nil {
-		return &FileError{Path: s.path, Err: err, Kind: kind}
+		return newFileError(s.path, "", err, kind)
 	}
 	return fmt.Errorf("state: %w", err)
 }
@@ -76,7 +94,7 @@ func (s *Store) fail(err error) error {
 // file, and hint for errors that are not the file's fault.
 func (s *Store) fileError(op string, err error, hint string) error {
 	if kind := fileFault(err); kind != nil {
-		return &FileError{Path: s.path, Op: op, Err: err, Kind: kind}
+		return newFileError(s.path, op, err, kind)
 	}
 	if hint != "" {
 		return fmt.Errorf("state: %s %s (%s): %w", op, s.path, hint, err)

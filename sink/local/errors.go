@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/sluice-dev/sluice/internal/sqlitefault"
+	"github.com/sluice-dev/sluice/internal/sqliteread"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -94,6 +96,9 @@ type FileError struct {
 	Op   string // what failed, such as "open" or "add nodes"
 	Err  error  // the driver's error
 	Kind error  // ErrAccess or ErrDamaged
+	// Unwritable lists, for ErrAccess, the database's -wal and -shm files
+	// that this process may not write (sqliteread.Unwritable).
+	Unwritable []string
 }
 
 // Error returns the message of the FileError.
@@ -111,6 +116,10 @@ func (e *FileError) Error() string {
 	case e.Kind == ErrDamaged:
 		return head + e.Path + " (sink.local.path) is damaged: " +
 			"delete it (`sluice index delete`) and run with --full, or set sink.local.path to a new file"
+	}
+	if len(e.Unwritable) > 0 {
+		return head + strings.Join(e.Unwritable, " and ") + " belong to another user or are read-only (left by a sluice run as another user): " +
+			"when no sluice is running, delete them or give them to this user"
 	}
 	return head + "check the permissions of " + e.Path + " (sink.local.path) and of its folder"
 }
@@ -135,7 +144,11 @@ func fileFault(err error) error {
 // itself, and nil for any other error.
 func asFileError(path, op string, err error) error {
 	if kind := fileFault(err); kind != nil {
-		return &FileError{Path: path, Op: op, Err: err, Kind: kind}
+		e := &FileError{Path: path, Op: op, Err: err, Kind: kind}
+		if kind == ErrAccess {
+			e.Unwritable = sqliteread.Unwritable(path)
+		}
+		return e
 	}
 	return nil
 }

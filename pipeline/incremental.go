@@ -68,6 +68,12 @@ func (r *run) prepare(ctx context.Context) error {
 		}
 	}
 	if st == nil {
+		if r.opts.DryRun && r.fullWalk {
+			// A dry run without a manifest plans what a run with an
+			// empty one would do: with Full, remove the documents a
+			// DocLister store lists whose files are gone.
+			return r.listStore(ctx)
+		}
 		return nil
 	}
 	r.model = r.opts.EmbedderInfo.Key()
@@ -345,7 +351,7 @@ func (r *run) deadLetter(ctx context.Context, d *document, cause error) error {
 // conclude removes the documents whose source is gone, after a complete walk.
 func (r *run) conclude(ctx context.Context) error {
 	st := r.opts.State
-	if st == nil || !r.fullWalk {
+	if (st == nil && !r.opts.DryRun) || !r.fullWalk {
 		return nil
 	}
 	// Documents first recorded by this run were all seen: only those known
@@ -418,15 +424,18 @@ func readableDir(p string) bool {
 // removeDocument deletes every node of a document whose source is gone.
 func (r *run) removeDocument(ctx context.Context, id string) error {
 	st := r.opts.State
-	prev, _, err := st.Doc(ctx, id)
-	if err != nil {
-		return err
+	n := 0 // the chunks the manifest knows: none without one (a dry run's)
+	if st != nil {
+		prev, _, err := st.Doc(ctx, id)
+		if err != nil {
+			return err
+		}
+		acked, _, err := st.Pending(ctx, id)
+		if err != nil {
+			return err
+		}
+		n = len(prev.NodeIDs) + len(acked)
 	}
-	acked, _, err := st.Pending(ctx, id)
-	if err != nil {
-		return err
-	}
-	n := len(prev.NodeIDs) + len(acked)
 	if !r.opts.DryRun {
 		if err := RemoveDocument(ctx, r.opts.Store, st, id); err != nil {
 			return err

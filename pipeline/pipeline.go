@@ -98,7 +98,9 @@ type Options struct {
 	Splitter *splitter.Splitter
 	// Embedder embeds chunks. Required unless DryRun.
 	Embedder embedder.Embedder
-	// Store receives the nodes. Required unless DryRun.
+	// Store receives the nodes. Required unless DryRun; a dry run writes
+	// nothing to it and only lists it, when it is a DocLister and Full is
+	// set, to plan the removal of documents whose files are gone.
 	Store Writer
 	// BatchSize is the number of chunks per embedding request (default 100).
 	BatchSize int

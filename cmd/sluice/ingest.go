@@ -34,9 +34,10 @@ func (in *ingester) Close() error {
 // newIngester opens everything a run over cfg needs. The manifest is opened
 // first, for writing: while another process writes the same index (a
 // `sluice watch`, another run) it fails at once with state.ErrLocked (exit
-// 1), before anything is read or embedded. In a dry run the embedder and
-// the store are not opened, and the manifest is only read: it takes no lock
-// and runs beside a writer. A store that holds vectors of other dimensions
+// 1), before anything is read or embedded. In a dry run the embedder is not
+// opened, the manifest is only read (it takes no lock and runs beside a
+// writer), and the store is opened only to list a local store's documents
+// for --full, read-only when this process may not write it. A store that holds vectors of other dimensions
 // than the embedder's is a configuration error found here, before anything
 // is embedded.
 func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
@@ -70,6 +71,18 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 		if st != nil {
 			in.closers = append(in.closers, st.Close)
 			in.opts.State = st
+		}
+		if full && cfg.Sink.Type != "cloudsearch" && checkLocalStoreExists(cfg) == nil {
+			// Only listed (pipeline.DocLister): the plan of --full names
+			// the documents it would remove because the manifest forgot
+			// them.
+			s, err := openLocalToRead(ctx, cfg)
+			if err != nil {
+				in.Close()
+				return nil, err
+			}
+			in.closers = append(in.closers, s.Close)
+			in.opts.Store = s
 		}
 		return in, nil
 	}

@@ -73,3 +73,38 @@ func TestDeleteUnknownDocument(t *testing.T) {
 		t.Errorf("after deleting empty.md, failed list says %q; want its dead letter gone", out)
 	}
 }
+
+// TestDryRunFullPlansForgottenDocuments: after the manifest is lost, `run
+// --dry-run --full` plans the removal of a local store's document whose
+// file is gone, as `run --full` then does, and removes nothing itself.
+func TestDryRunFullPlansForgottenDocuments(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md": "Alpha document about pelicans.\n",
+		"docs/b.md": "Bravo document about herons.\n",
+	})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	for _, p := range []string{".sluice/state.db", "docs/b.md"} {
+		if err := os.Remove(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"run", "docs", "--full", "--dry-run", "--json"},
+		{"run", "docs", "--full", "--json"},
+	} {
+		out, errOut, code := sluice(t, dir, args...)
+		if code != exitOK || !strings.Contains(out, `"files_deleted":1`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want b.md deleted", args, code, out, errOut)
+		}
+		got, _, _ := sluice(t, dir, "get", "--json")
+		if wantB := args[3] == "--dry-run"; strings.Contains(got, `"doc_id":"b.md"`) != wantB {
+			t.Errorf("after %v, b.md in the store: %v; want %v", args, !wantB, wantB)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sluice", "state.db")); err != nil {
+		t.Errorf("the run after the dry run wrote no manifest: %v", err)
+	}
+}

@@ -127,6 +127,9 @@ func (e *FileError) Error() string {
 // Unwrap returns Kind and Err.
 func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
+// unwritable is sqliteread.Unwritable; a variable so that tests can replace it.
+var unwritable = sqliteread.Unwritable
+
 // fileFault classifies a database error (see sqlitefault.Classify):
 // ErrAccess for permissions, ErrDamaged for a damaged file, nil for
 // anything else.
@@ -145,8 +148,10 @@ func fileFault(err error) error {
 func asFileError(path, op string, err error) error {
 	if kind := fileFault(err); kind != nil {
 		e := &FileError{Path: path, Op: op, Err: err, Kind: kind}
-		if kind == ErrAccess {
-			e.Unwritable = sqliteread.Unwritable(path)
+		// A write refused because the store was opened for reading only
+		// is not about the -wal and -shm files, which belong to the writer.
+		if kind == ErrAccess && !errors.Is(err, ErrReadOnly) {
+			e.Unwritable = unwritable(path)
 		}
 		return e
 	}

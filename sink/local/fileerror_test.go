@@ -111,3 +111,26 @@ func TestUnwritableFolder(t *testing.T) {
 		t.Fatalf("Open = %v; want ErrAccess saying to check the permissions of %s", err, path)
 	}
 }
+
+// TestUnwritableWALFiles: an access error names the -wal and -shm files
+// this process may not write, except a write refused because the store was
+// opened for reading only, whose cause is not those files.
+func TestUnwritableWALFiles(t *testing.T) {
+	saved := unwritable
+	t.Cleanup(func() { unwritable = saved })
+	unwritable = func(path string) []string { return []string{path + "-wal", path + "-shm"} }
+	const stuck = "/data/index.db-wal and /data/index.db-shm belong to another user"
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool // the message names the files
+	}{
+		{"access", coded(sqlite3.SQLITE_READONLY), true},
+		{"opened for reading only", readOnlyError{}, false},
+	} {
+		err := asFileError("/data/index.db", "add nodes", tt.err)
+		if err == nil || !errors.Is(err, ErrAccess) || strings.Contains(err.Error(), stuck) != tt.want {
+			t.Errorf("%s: asFileError = %v; want ErrAccess, naming the files: %v", tt.name, err, tt.want)
+		}
+	}
+}

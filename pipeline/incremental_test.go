@@ -18,21 +18,23 @@ import (
 
 // incr is an incremental setup: a folder, a store and a manifest.
 type incr struct {
-	t     *testing.T
-	root  string
-	store *memStore
-	state *state.Store
-	emb   *fakeEmbedder
+	t         *testing.T
+	root      string
+	store     *memStore
+	state     *state.Store
+	statePath string // state's file
+	emb       *fakeEmbedder
 }
 
 func newIncr(t *testing.T, files map[string]string) *incr {
 	t.Helper()
-	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), "test")
+	path := filepath.Join(t.TempDir(), "state.db")
+	st, err := state.Open(context.Background(), path, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &incr{t: t, root: writeTree(t, files), store: newMemStore(), state: st, emb: &fakeEmbedder{dims: 8}}
+	return &incr{t: t, root: writeTree(t, files), store: newMemStore(), state: st, statePath: path, emb: &fakeEmbedder{dims: 8}}
 }
 
 func (in *incr) options() Options {
@@ -450,14 +452,8 @@ func TestManifestFailureWhileKeepingStopsTheRun(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "state.db")
-			st, err := state.Open(ctx, path, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
 			body := paragraphText("alpha", tt.sentences)
-			in := &incr{t: t, root: writeTree(t, map[string]string{"a.md": body}), store: newMemStore(), state: st, emb: &fakeEmbedder{dims: 8}}
+			in := newIncr(t, map[string]string{"a.md": body})
 			stable := func(o *Options) { o.Source = stableMetadata(o.Reader) }
 			first := in.run(stable)
 			if first.ChunksWritten < 2 || (tt.sentences > 100 && first.ChunksWritten < keptBatch) {
@@ -467,7 +463,7 @@ func TestManifestFailureWhileKeepingStopsTheRun(t *testing.T) {
 			// kept as it is.
 			in.write("a.md", body+"\n\n")
 
-			db, err := sql.Open("sqlite", path)
+			db, err := sql.Open("sqlite", in.statePath)
 			if err != nil {
 				t.Fatal(err)
 			}

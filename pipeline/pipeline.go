@@ -304,6 +304,13 @@ func (r *run) addRead(n int64) {
 	r.read.Add(n)
 }
 
+// addPartial adds n (negative when a document leaves) to Stats.BytesPartial
+// and to this run's share of it.
+func (r *run) addPartial(n int64) {
+	r.opts.Stats.BytesPartial.Add(n)
+	r.partial.Add(n)
+}
+
 // localEmbedder is implemented by embedders that compute vectors in
 // process (embedder.Hash, embedder.Instant): their vectors are not worth
 // journalling, and more workers than cores gain nothing.
@@ -588,8 +595,7 @@ func (r *run) countRead(d *document, content *reader.Content) {
 	r.addRead(n - d.read)
 	d.read = n
 	if p := min(n, d.file.Size); p > d.partial {
-		r.partial.Add(p - d.partial)
-		r.opts.Stats.BytesPartial.Add(p - d.partial)
+		r.addPartial(p - d.partial)
 		d.partial = p
 	}
 }
@@ -668,8 +674,7 @@ func (r *run) finish(ctx context.Context, d *document) error {
 	// Partial bytes first: Snapshot reads BytesDone before BytesPartial,
 	// so it may miss the document's bytes for a moment but never counts
 	// them twice.
-	st.BytesPartial.Add(-d.partial)
-	r.partial.Add(-d.partial)
+	r.addPartial(-d.partial)
 	st.BytesDone.Add(d.file.Size)
 	st.FilesDone.Add(1)
 	if o.err != nil {

@@ -35,6 +35,7 @@ func stableMetadata(cfg reader.Config) FileSource {
 // or skipped.
 func TestStatsReachTotals(t *testing.T) {
 	const edited = "d01/f01.md"
+	// The closures below get the subtest's setup: they fail it with in.t.
 	tests := []struct {
 		name   string
 		stable bool           // stableMetadata as the source of both runs
@@ -56,7 +57,7 @@ func TestStatsReachTotals(t *testing.T) {
 			change: func(in *incr) {
 				later := time.Now().Add(time.Hour)
 				if err := os.Chtimes(filepath.Join(in.root, edited), later, later); err != nil {
-					t.Fatal(err)
+					in.t.Fatal(err)
 				}
 			},
 			check: func(t *testing.T, s Snapshot, rep *Report, in *incr) {
@@ -72,7 +73,7 @@ func TestStatsReachTotals(t *testing.T) {
 		{
 			name:   "edited file reuses chunks",
 			stable: true,
-			change: func(in *incr) { in.write(edited, editSentence(t, in, "Sentence 12 ", "A new sentence. ")) },
+			change: func(in *incr) { in.editSentence(edited, "Sentence 12 ", "A new sentence. ") },
 			check: func(t *testing.T, s Snapshot, rep *Report, _ *incr) {
 				if rep.FilesUpdated != 1 || rep.ChunksReused == 0 || rep.ChunksWritten == 0 {
 					t.Fatalf("updated %d, reused %d, written %d; want 1 and both > 0", rep.FilesUpdated, rep.ChunksReused, rep.ChunksWritten)
@@ -85,7 +86,7 @@ func TestStatsReachTotals(t *testing.T) {
 		{
 			name: "embedder rejects a chunk",
 			change: func(in *incr) {
-				in.write(edited, editSentence(t, in, "Sentence 12 ", "POISON here. "))
+				in.editSentence(edited, "Sentence 12 ", "POISON here. ")
 				in.emb.poison = "POISON"
 			},
 			check: checkOneFailed,
@@ -93,7 +94,7 @@ func TestStatsReachTotals(t *testing.T) {
 		{
 			name: "store rejects a chunk",
 			change: func(in *incr) {
-				in.write(edited, editSentence(t, in, "Sentence 12 ", "REJECT here. "))
+				in.editSentence(edited, "Sentence 12 ", "REJECT here. ")
 				in.store.reject = "REJECT"
 			},
 			check: checkOneFailed,
@@ -102,7 +103,7 @@ func TestStatsReachTotals(t *testing.T) {
 			name: "a file the walk cannot take",
 			change: func(in *incr) {
 				if err := os.Symlink("missing.md", filepath.Join(in.root, "d01/broken.md")); err != nil {
-					t.Skipf("no symlinks here: %v", err)
+					in.t.Skipf("no symlinks here: %v", err)
 				}
 			},
 			check: func(t *testing.T, s Snapshot, rep *Report, _ *incr) {
@@ -114,7 +115,7 @@ func TestStatsReachTotals(t *testing.T) {
 		{
 			name:   "dry run",
 			stable: true,
-			change: func(in *incr) { in.write(edited, editSentence(t, in, "Sentence 12 ", "A new sentence. ")) },
+			change: func(in *incr) { in.editSentence(edited, "Sentence 12 ", "A new sentence. ") },
 			second: func(o *Options) { o.DryRun = true },
 			check: func(t *testing.T, s Snapshot, rep *Report, _ *incr) {
 				if s.ChunksDone != 0 || s.ChunksSkipped == 0 || rep.ChunksPlanned == 0 {
@@ -167,17 +168,17 @@ func checkOneFailed(t *testing.T, s Snapshot, rep *Report, _ *incr) {
 	}
 }
 
-// editSentence returns the edited file's text with old replaced by new.
-func editSentence(t *testing.T, in *incr, old, new string) string {
-	t.Helper()
-	body, err := os.ReadFile(filepath.Join(in.root, "d01/f01.md"))
+// editSentence rewrites the file name with its first old replaced by new.
+func (in *incr) editSentence(name, old, new string) {
+	in.t.Helper()
+	body, err := os.ReadFile(filepath.Join(in.root, name))
 	if err != nil {
-		t.Fatal(err)
+		in.t.Fatal(err)
 	}
 	if !strings.Contains(string(body), old) {
-		t.Fatalf("d01/f01.md has no %q", old)
+		in.t.Fatalf("%s has no %q", name, old)
 	}
-	return strings.Replace(string(body), old, new, 1)
+	in.write(name, strings.Replace(string(body), old, new, 1))
 }
 
 // TestSnapshotNeverShowsMoreDoneThanTotal takes snapshots while another
@@ -299,19 +300,26 @@ func (s *gatedStore) Add(ctx context.Context, nodes []sink.Node) ([]string, erro
 	return s.memStore.Add(ctx, nodes)
 }
 
+// largeDocument returns the options of a run over one document that is
+// split as a stream, writing to store and counting in stats, and the
+// document's size.
+func largeDocument(t *testing.T, store Writer, stats *Stats) (Options, int64) {
+	t.Helper()
+	body := paragraphText("stream", 400)
+	opts := baseOptions(t, writeTree(t, map[string]string{"big.md": body}), &fakeEmbedder{dims: 4}, store)
+	opts.Stats = stats
+	opts.StreamThreshold = 1024
+	return opts, int64(len(body))
+}
+
 // TestStatsLargeDocumentInProgress: a document split as a stream shows the
 // bytes read so far, in BytesRead and BytesPartial, before it completes;
 // when it completes they move to BytesDone, and the run ends with
 // BytesPartial at 0 and every byte read counted once.
 func TestStatsLargeDocumentInProgress(t *testing.T) {
-	body := paragraphText("stream", 400)
-	root := writeTree(t, map[string]string{"big.md": body})
 	stats := new(Stats)
 	store := &gatedStore{memStore: newMemStore(), stats: stats, seen: make(chan Snapshot, 1), release: make(chan struct{})}
-	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
-	opts.Stats = stats
-	opts.StreamThreshold = 1024
-	size := int64(len(body))
+	opts, size := largeDocument(t, store, stats)
 
 	type result struct {
 		rep *Report
@@ -362,13 +370,9 @@ func (s *cancellingStore) Add(ctx context.Context, nodes []sink.Node) ([]string,
 // so that Stats shared by later runs (a watch loop's rounds) do not carry
 // the stopped document's bytes as progress.
 func TestStatsStoppedRunLeavesNoPartialBytes(t *testing.T) {
-	body := paragraphText("stream", 400)
-	root := writeTree(t, map[string]string{"big.md": body})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, &cancellingStore{memStore: newMemStore(), cancel: cancel})
-	opts.Stats = new(Stats)
-	opts.StreamThreshold = 1024
+	opts, _ := largeDocument(t, &cancellingStore{memStore: newMemStore(), cancel: cancel}, new(Stats))
 	rep, err := Run(ctx, opts)
 	if err == nil {
 		t.Fatal("the cancelled run reported no error")

@@ -108,7 +108,7 @@ func (c Config) Match(relPath string) bool {
 
 // Excludes reports whether c's exclude patterns leave out the
 // root-relative, '/'-separated path relPath or one of its folders, whatever
-// the include patterns say. Empty exclude lists get their defaults.
+// the include patterns say.
 func (c Config) Excludes(relPath string) bool {
-	return compile(c.WithDefaults()).excluded(relPath)
+	return compile(Config{Exclude: c.Exclude}).excluded(relPath) // only the excludes are needed
 }

@@ -70,7 +70,12 @@ func ParseQueryMode(s string) (QueryMode, error) {
 	case Hybrid, SemanticHybrid, Sparse:
 		return m, nil
 	}
-	return "", &UnsupportedError{What: "query mode " + quote(s), Hint: "use one of vector, hybrid, semantic_hybrid, sparse"}
+	return "", unsupportedMode(s)
+}
+
+// unsupportedMode is the error for a query mode that is not one of the four.
+func unsupportedMode(s string) error {
+	return &UnsupportedError{What: "query mode " + quote(s), Hint: "use one of vector, hybrid, semantic_hybrid, sparse"}
 }
 
 // NeedsText reports whether the mode requires Query.QueryStr.
@@ -102,8 +107,10 @@ const DefaultTopK = 2
 // required by text modes (seed §8.3) and the vector required by vector modes.
 func (q Query) Validate() error {
 	// The constants only: ParseQueryMode turns user input into one.
-	if m, err := ParseQueryMode(string(q.Mode)); err != nil || (q.Mode != "" && m != q.Mode) {
-		return &UnsupportedError{What: "query mode " + quote(string(q.Mode)), Hint: "use one of vector, hybrid, semantic_hybrid, sparse"}
+	switch q.Mode {
+	case "", Vector, Hybrid, SemanticHybrid, Sparse:
+	default:
+		return unsupportedMode(string(q.Mode))
 	}
 	if q.Mode.NeedsText() && q.QueryStr == "" {
 		return &QueryError{Reason: "mode " + string(q.Mode) + " requires queryStr (the query text)", Hint: "pass the query text, or use mode vector"}

@@ -86,11 +86,7 @@ func TestCuttersYield(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	for range 5000 {
-		var b strings.Builder
-		for range r.IntN(40) {
-			b.WriteString(fragments[r.IntN(len(fragments))])
-		}
-		text := b.String()
+		text := randomMix(r, fragments, 40, nil)
 		for _, tc := range tests {
 			want := tc.ref(text)
 			if got := collectCuts(tc.cut, text); !slices.Equal(got, want) {
@@ -112,6 +108,29 @@ func TestCuttersYield(t *testing.T) {
 	}
 }
 
+// randomMix returns fewer than maxParts fragments drawn at random, each
+// passed through vary if not nil.
+func randomMix(r *rand.Rand, fragments []string, maxParts int, vary func(string) string) string {
+	var b strings.Builder
+	for range r.IntN(maxParts) {
+		f := fragments[r.IntN(len(fragments))]
+		if vary != nil {
+			f = vary(f)
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// rounds returns how many random cases a test tries: full, or short with
+// -short.
+func rounds(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
 // TestMergeInSteps checks that merging pieces as they come, every few
 // pieces, emits the chunks of merging them all at once, on random mixes of
 // fragments (long runs among them) and chunk sizes.
@@ -119,20 +138,13 @@ func TestMergeInSteps(t *testing.T) {
 	fragments := []string{"a", "0", " ", "\n", ".", ",", "A", "\n\n\n", "ab", "\xff", "日", "'s", "@", ";", "…",
 		"  ", " unbelievable", "Dr.", "3.14", "x@y.org", "\t", "🙂", "qz"}
 	r := rand.New(rand.NewPCG(61, 62))
-	iterations := 1000
-	if testing.Short() {
-		iterations = 100
-	}
-	for range iterations {
-		var b strings.Builder
-		for range r.IntN(300) {
-			f := fragments[r.IntN(len(fragments))]
+	for range rounds(1000, 100) {
+		text := randomMix(r, fragments, 300, func(f string) string {
 			if r.IntN(20) == 0 {
-				f = strings.Repeat(f, r.IntN(200))
+				f = strings.Repeat(f, r.IntN(200)) // a long run now and then
 			}
-			b.WriteString(f)
-		}
-		text := b.String()
+			return f
+		})
 		size := MinChunkSize + r.IntN(40)
 		s := mustNew(t, Config{ChunkSize: size, ChunkOverlap: r.IntN(size)})
 		var want []Chunk
@@ -167,16 +179,8 @@ func TestSentenceEndsBySection(t *testing.T) {
 		"//", "http://", "www.", "mailto:", "x@y.org", "a.b@c-d.ef", "-", "_", "%", "Dr.", "a.m.", "i.e.", "etc.",
 		"A.S.A.P.", ",000", "3.14", "1,234.5", "?", "!", "…", "\"", "'", "”", "’", ")", "]", "é", "日", "\u00a0", "\xff", "com"}
 	r := rand.New(rand.NewPCG(41, 42))
-	iterations := 20000
-	if testing.Short() {
-		iterations = 2000
-	}
-	for range iterations {
-		var b strings.Builder
-		for range r.IntN(40) {
-			b.WriteString(fragments[r.IntN(len(fragments))])
-		}
-		text, n := b.String(), 1+r.IntN(12)
+	for range rounds(20000, 2000) {
+		text, n := randomMix(r, fragments, 40, nil), 1+r.IntN(12)
 		var got []int
 		sentenceEndsBySection(text, n, func(end int) bool {
 			got = append(got, end)

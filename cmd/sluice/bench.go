@@ -112,7 +112,7 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
 	}
-	scratchCfg, files, err := benchPreflight(ctx, cfg, f)
+	cfg, files, err := benchPreflight(ctx, cfg, f)
 	if err != nil {
 		return err
 	}
@@ -128,13 +128,13 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	}
 	emb, tpm := benchEmbedder(cfg, f)
 	if f.sink == benchSinkConfigured {
-		cleanup, err := a.openBenchScratch(ctx, &scratchCfg, f)
+		cleanup, err := a.openBenchScratch(ctx, &cfg, f)
 		if err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, cleanup()) }()
 	}
-	m, err := a.benchMeasurer(cfg, scratchCfg, files, emb, tpm, f)
+	m, err := a.benchMeasurer(cfg, files, emb, tpm, f)
 	if err != nil {
 		return err
 	}
@@ -209,10 +209,10 @@ func benchEmbedder(cfg Config, f *benchFlags) (embedder.Config, int) {
 
 // benchMeasurer returns what measures each trial: a child process running
 // `sluice bench --trial`, or with --in-process a harness over files and
-// scratchCfg.
-func (a *app) benchMeasurer(cfg, scratchCfg Config, files []reader.File, emb embedder.Config, tpm int, f *benchFlags) (bench.Measurer, error) {
+// cfg, whose sink is the scratch index of --sink configured.
+func (a *app) benchMeasurer(cfg Config, files []reader.File, emb embedder.Config, tpm int, f *benchFlags) (bench.Measurer, error) {
 	if f.inProcess {
-		return a.benchHarness(scratchCfg, files, emb, tpm, f)
+		return a.benchHarness(cfg, files, emb, tpm, f)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -315,16 +315,6 @@ func checkBenchOut(dir string) error {
 	}
 	name := probe.Name()
 	return errors.Join(probe.Close(), os.Remove(name))
-}
-
-// unwrapPathError returns the cause of a *fs.PathError, whose path the
-// message names already.
-func unwrapPathError(err error) error {
-	var perr *fs.PathError
-	if errors.As(err, &perr) {
-		return perr.Err
-	}
-	return err
 }
 
 func (f *benchFlags) validate() error {

@@ -143,35 +143,50 @@ func fieldType(t reflect.Type, key string) reflect.Type {
 	if t == nil {
 		return nil
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t = derefType(t)
 	switch t.Kind() {
 	case reflect.Map:
 		return t.Elem()
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
-			tag := f.Tag.Get("yaml")
-			name, opts, _ := strings.Cut(tag, ",")
-			if !f.IsExported() || name == "-" {
-				continue
-			}
-			if strings.Contains(","+opts+",", ",inline,") {
+			name, inline, ok := yamlKey(f)
+			switch {
+			case !ok:
+			case inline:
 				if ft := fieldType(f.Type, key); ft != nil {
 					return ft
 				}
-				continue
-			}
-			if name == "" {
-				name = strings.ToLower(f.Name)
-			}
-			if name == key {
+			case name == key:
 				return f.Type
 			}
 		}
 	}
 	return nil
+}
+
+// yamlKey returns the key yaml.v3 matches to the struct field f, or
+// whether f is inlined (its fields' keys are those of the enclosing
+// mapping); ok is false for a field yaml.v3 skips.
+func yamlKey(f reflect.StructField) (key string, inline, ok bool) {
+	name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	switch {
+	case !f.IsExported() || name == "-":
+		return "", false, false
+	case strings.Contains(","+opts+",", ",inline,"):
+		return "", true, true
+	case name == "":
+		return strings.ToLower(f.Name), false, true
+	}
+	return name, false, true
+}
+
+// derefType is t with its pointers followed.
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 var (
@@ -243,9 +258,7 @@ func checkKind(s setting) *settingError {
 	if t == nil || decodesItself(t) || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null") {
 		return nil // unknown, checked by its own type, or null (left to yaml.v3: a single value keeps its default)
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t = derefType(t)
 	bad := func(hint string) *settingError {
 		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: "not " + kindWords(t), Hint: hint}
 	}
@@ -516,11 +529,8 @@ func sectionOfKey(doc *yaml.Node, line int, key, goType string) (name string, ty
 		}
 		for i := 0; i+1 < len(s.node.Content); i += 2 {
 			if k := s.node.Content[i]; k.Line == line && k.Value == key {
-				if t := s.typ; t != nil {
-					for t.Kind() == reflect.Pointer {
-						t = t.Elem()
-					}
-					exact = t.String() == goType
+				if s.typ != nil {
+					exact = derefType(s.typ).String() == goType
 				}
 				if exact || !found {
 					name, typ, found = s.name, s.typ, true
@@ -595,28 +605,23 @@ func foldKey(key string) string {
 }
 
 // settingKeys lists the keys a mapping decoded into t takes: the yaml
-// names of a struct's fields, as fieldType matches them; none for other
-// types.
+// names of a struct's fields (see yamlKey), as fieldType matches them;
+// none for other types.
 func settingKeys(t reflect.Type) []string {
 	if t == nil {
 		return nil
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
+	if t = derefType(t); t.Kind() != reflect.Struct {
 		return nil
 	}
 	var keys []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, inline, ok := yamlKey(f)
 		switch {
-		case !f.IsExported() || name == "-":
-		case strings.Contains(","+opts+",", ",inline,"):
+		case !ok:
+		case inline:
 			keys = append(keys, settingKeys(f.Type)...)
-		case name == "":
-			keys = append(keys, strings.ToLower(f.Name))
 		default:
 			keys = append(keys, name)
 		}

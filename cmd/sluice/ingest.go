@@ -37,9 +37,9 @@ func (in *ingester) Close() error {
 // 1), before anything is read or embedded. In a dry run the embedder is not
 // opened, the manifest is only read (it takes no lock and runs beside a
 // writer), and the store is opened only to list a local store's documents
-// for --full, read-only when this process may not write it. A store that holds vectors of other dimensions
-// than the embedder's is a configuration error found here, before anything
-// is embedded.
+// for --full, read-only when this process may not write it. A store that
+// holds vectors of other dimensions than the embedder's is a configuration
+// error found here, before anything is embedded.
 func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
 	setMemoryLimit(cfg.Pipeline.MemoryBudgetMB)
 	split, err := splitter.New(cfg.Splitter)

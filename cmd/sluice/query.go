@@ -54,20 +54,14 @@ func (f *filterFlags) parse() (*sink.MetadataFilters, error) {
 // filterSyntax is the --filter syntax, repeated by its errors.
 const filterSyntax = "the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B)"
 
-// unsupportedPrefixes are LlamaIndex's operators (FilterOperator's values)
-// that a --filter value might name as in: names IN, and the names the
-// errors give them. Read as EQ on the literal value, they would match
-// nothing and say nothing; a value that really starts with one is written
-// with ==.
-var unsupportedPrefixes = []struct{ value, name string }{
-	{"nin", "NIN"},
-	{"any", "ANY"},
-	{"all", "ALL"},
-	{"contains", "CONTAINS"},
-	{"text_match_insensitive", "TEXT_MATCH_INSENSITIVE"},
-	{"text_match", "TEXT_MATCH"},
-	{"is_empty", "IS_EMPTY"},
-}
+// unsupportedPrefixes are LlamaIndex's operators (FilterOperator's values,
+// which the errors name in upper case as LlamaIndex does) that a --filter
+// value might name as in: names IN; opIsEmpty, which takes no values, also
+// alone. Read as EQ on the literal value, they would match nothing and say
+// nothing; a value that really starts with one is written with ==.
+var unsupportedPrefixes = []string{"nin", "any", "all", "contains", "text_match_insensitive", "text_match", opIsEmpty}
+
+const opIsEmpty = "is_empty"
 
 // unsupportedOperators are the comparison operators a --filter might be
 // written with, longest first, and LlamaIndex's names for them.
@@ -126,10 +120,10 @@ func parseFilter(arg string) (sink.MetadataFilter, error) {
 		}
 		return sink.MetadataFilter{Key: key, Operator: sink.IN, Value: values}, nil
 	}
-	for _, u := range unsupportedPrefixes {
-		if _, ok := cutPrefixFold(val, u.value+":"); ok || strings.EqualFold(val, u.value) && u.name == "IS_EMPTY" {
+	for _, op := range unsupportedPrefixes {
+		if _, ok := cutPrefixFold(val, op+":"); ok || op == opIsEmpty && strings.EqualFold(val, op) {
 			return sink.MetadataFilter{}, usagef("--filter %q: operator %s (%s) is not supported; %s; to match the value %q itself, use %s==%s",
-				arg, u.value, u.name, filterSyntax, val, key, val)
+				arg, op, strings.ToUpper(op), filterSyntax, val, key, val)
 		}
 	}
 	return sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: val}, nil

@@ -110,11 +110,7 @@ func checkReportPath(path string) error {
 	_, statErr := os.Stat(path)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		var perr *fs.PathError
-		if errors.As(err, &perr) {
-			err = perr.Err
-		}
-		return usagef("--report %s cannot be written: %v; name a file in a folder that exists and that you may write to", path, err)
+		return usagef("--report %s cannot be written: %v; name a file in a folder that exists and that you may write to", path, unwrapPathError(err))
 	}
 	err = f.Close()
 	if errors.Is(statErr, fs.ErrNotExist) {
@@ -124,6 +120,16 @@ func checkReportPath(path string) error {
 		return fmt.Errorf("checking --report %s: %w", path, err)
 	}
 	return nil
+}
+
+// unwrapPathError returns the cause of a *fs.PathError, whose path the
+// message names already.
+func unwrapPathError(err error) error {
+	var perr *fs.PathError
+	if errors.As(err, &perr) {
+		return perr.Err
+	}
+	return err
 }
 
 func writeReport(path string, r *pipeline.Report) error {

@@ -56,12 +56,24 @@ func (a *app) openStoreToRead(ctx context.Context, cfg Config) (sink.VectorStore
 // rest, which this process could not remove and a writer running as
 // another user could not write (see internal/sqliteread).
 func openLocalToRead(ctx context.Context, cfg Config) (*local.Store, error) {
-	if sqliteread.ReadOnlyFile(cfg.Sink.Local.Path) {
-		return local.OpenReadOnly(ctx, cfg.Sink.Local)
+	return openToRead(cfg.Sink.Local.Path,
+		func() (*local.Store, error) { return local.Open(ctx, cfg.Sink.Local) },
+		func() (*local.Store, error) { return local.OpenReadOnly(ctx, cfg.Sink.Local) },
+		func(err error) bool { return errors.Is(err, local.ErrAccess) })
+}
+
+// openToRead opens the SQLite database at path with open, for reading and
+// writing, or, when this process may not write it, with openReadOnly: at
+// once when it may not write the file (sqliteread.ReadOnlyFile), else when
+// open fails for want of access (isAccess). When openReadOnly fails for
+// want of access too, the error is open's.
+func openToRead[T any](path string, open, openReadOnly func() (T, error), isAccess func(error) bool) (T, error) {
+	if sqliteread.ReadOnlyFile(path) {
+		return openReadOnly()
 	}
-	s, err := local.Open(ctx, cfg.Sink.Local)
-	if errors.Is(err, local.ErrAccess) {
-		if ro, rerr := local.OpenReadOnly(ctx, cfg.Sink.Local); !errors.Is(rerr, local.ErrAccess) {
+	s, err := open()
+	if err != nil && isAccess(err) {
+		if ro, rerr := openReadOnly(); rerr == nil || !isAccess(rerr) {
 			return ro, rerr
 		}
 	}
@@ -115,16 +127,11 @@ func readManifest(ctx context.Context, cfg Config) (*state.Store, error) {
 	if manifestMissing(cfg) {
 		return nil, nil
 	}
-	if sqliteread.ReadOnlyFile(cfg.State.Path) {
-		return state.OpenReadOnly(ctx, cfg.State.Path, sinkScope(cfg))
-	}
-	st, err := state.Open(ctx, cfg.State.Path, sinkScope(cfg))
-	if errors.Is(err, state.ErrAccess) {
-		if ro, rerr := state.OpenReadOnly(ctx, cfg.State.Path, sinkScope(cfg)); !errors.Is(rerr, state.ErrAccess) {
-			return ro, rerr
-		}
-	}
-	return st, err
+	path, scope := cfg.State.Path, sinkScope(cfg)
+	return openToRead(path,
+		func() (*state.Store, error) { return state.Open(ctx, path, scope) },
+		func() (*state.Store, error) { return state.OpenReadOnly(ctx, path, scope) },
+		func(err error) bool { return errors.Is(err, state.ErrAccess) })
 }
 
 // manifestMissing reports whether cfg's state file does not exist.

@@ -6,11 +6,8 @@ import "os"
 
 // fileReadOnly reports whether the file at path is marked read-only (on
 // Windows, its read-only attribute); access denied by other means is not
-// seen.
-func fileReadOnly(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o200 == 0
-}
+// seen, and neither is whether the process may read it.
+func fileReadOnly(path string) bool { return fileUnwritable(path) }
 
 // fileUnwritable reports whether the file at path exists and is marked
 // read-only.

@@ -17,6 +17,21 @@ var (
 
 func isAccess(err error) bool { return errors.Is(err, errAccess) }
 
+// openCalls calls Open on path with an open function that returns
+// "locked" and the error locked, or "unlocked" and the error unlocked, and
+// returns what Open returned and the unlocked argument of each call.
+func openCalls(path string, locked, unlocked error) (string, []bool, error) {
+	var calls []bool
+	got, err := Open(path, func(u bool) (string, error) {
+		calls = append(calls, u)
+		if u {
+			return "unlocked", unlocked
+		}
+		return "locked", locked
+	}, isAccess)
+	return got, calls, err
+}
+
 // TestOpen: Open reads with locks, and reads as immutable only when that
 // failed for want of access and no -wal file holds content; when the
 // immutable read fails for want of access too, the first error is
@@ -48,14 +63,7 @@ func TestOpen(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var calls []bool
-			got, err := Open(path, func(unlocked bool) (string, error) {
-				calls = append(calls, unlocked)
-				if unlocked {
-					return "unlocked", tt.unlocked
-				}
-				return "locked", tt.locked
-			}, isAccess)
+			got, calls, err := openCalls(path, tt.locked, tt.unlocked)
 			if tt.wantUnlocked != (len(calls) == 2) {
 				t.Errorf("calls %v; want the immutable read %v", calls, tt.wantUnlocked)
 			}
@@ -136,14 +144,7 @@ func TestOpenReadOnlyFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var calls []bool
-			_, err := Open(path, func(unlocked bool) (string, error) {
-				calls = append(calls, unlocked)
-				if unlocked {
-					return "unlocked", tt.unlocked
-				}
-				return "locked", nil
-			}, isAccess)
+			_, calls, err := openCalls(path, nil, tt.unlocked)
 			if err != nil || !slices.Equal(calls, tt.want) {
 				t.Errorf("calls %v, err %v; want calls %v and no error", calls, err, tt.want)
 			}

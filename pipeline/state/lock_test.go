@@ -53,12 +53,7 @@ func TestSecondWriterLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	first := openForWriting(t, path, "x")
 	run := begin(t, first)
-	if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
-		t.Fatal(err)
-	}
+	ackCommit(t, run, "a.md", "h", "n1")
 	if err := first.Fail(ctx, "b.md", "boom", time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}

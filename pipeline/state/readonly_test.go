@@ -25,12 +25,7 @@ func builtManifest(t *testing.T) string {
 		t.Fatal(err)
 	}
 	run := begin(t, s)
-	if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
-		t.Fatal(err)
-	}
+	ackCommit(t, run, "a.md", "h", "n1")
 	if err := s.Fail(ctx, "b.md", "empty file", time.Unix(5, 0)); err != nil {
 		t.Fatal(err)
 	}

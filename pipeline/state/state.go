@@ -309,11 +309,20 @@ var scopeTables = []string{"docs", "doc_nodes", "pending", "journal", "failures"
 // embedder record; when the scope has records of its own, or two other
 // spellings have some, nothing is moved. The caller holds the scope's
 // write lock.
+//
+// It runs once per Store, when the lock is taken: the scope's own records
+// are looked up first (an index seek each), so that a scope that has them,
+// as on every run after the first, is not scanned.
 func (s *Store) adoptSpellings(ctx context.Context) error {
-	kind, _, _ := strings.Cut(s.scope, ":")
 	if !isServiceScope(s.scope) {
 		return nil
 	}
+	var own bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM docs WHERE scope = ?1) OR EXISTS (SELECT 1 FROM failures WHERE scope = ?1)
+		OR EXISTS (SELECT 1 FROM embedders WHERE scope = ?1)`, s.scope).Scan(&own); err != nil || own {
+		return err
+	}
+	kind, _, _ := strings.Cut(s.scope, ":")
 	var others []string
 	for _, t := range []string{"docs", "failures", "embedders"} {
 		// Index names are lower case: only scopes equal but for case can
@@ -332,11 +341,6 @@ func (s *Store) adoptSpellings(ctx context.Context) error {
 	}
 	if len(others) != 1 {
 		return nil
-	}
-	var own bool
-	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM docs WHERE scope = ?) OR EXISTS (SELECT 1 FROM failures WHERE scope = ?)
-		OR EXISTS (SELECT 1 FROM embedders WHERE scope = ?)`, s.scope, s.scope, s.scope).Scan(&own); err != nil || own {
-		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

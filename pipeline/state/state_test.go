@@ -40,6 +40,19 @@ func begin(t *testing.T, s *Store) *Run {
 	return r
 }
 
+// ackCommit acknowledges the node ids of doc in run and commits doc with
+// the stamp of hash.
+func ackCommit(t *testing.T, run *Run, doc, hash string, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := run.Ack(ctx, nodes(doc, ids...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, doc, Stamp{Hash: hash}, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestCommitPendingForget(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sub", "state.db")
@@ -302,12 +315,7 @@ func TestUncommitted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	s, other := open(t, path, "x"), open(t, path, "y")
 	first := begin(t, s)
-	if err := first.Ack(ctx, nodes("done.md", "a")); err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Commit(ctx, "done.md", Stamp{Hash: "1"}, ""); err != nil {
-		t.Fatal(err)
-	}
+	ackCommit(t, first, "done.md", "1", "a")
 	dead := begin(t, s)
 	for _, doc := range []string{"done.md", "new.md", "b.md"} {
 		if err := dead.Intend(ctx, nodes(doc, "x", "y")); err != nil {
@@ -330,12 +338,7 @@ func fill(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
 	run := begin(t, s)
-	if err := run.Ack(ctx, nodes("a.md", "n1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
-		t.Fatal(err)
-	}
+	ackCommit(t, run, "a.md", "h", "n1")
 	if err := run.Intend(ctx, nodes("b.md", "n2")); err != nil {
 		t.Fatal(err)
 	}
@@ -444,12 +447,7 @@ func TestHas(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	s, other := open(t, path, "x"), open(t, path, "y")
 	run := begin(t, s)
-	if err := run.Ack(ctx, nodes("committed.md", "n1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Commit(ctx, "committed.md", Stamp{Hash: "h"}, ""); err != nil {
-		t.Fatal(err)
-	}
+	ackCommit(t, run, "committed.md", "h", "n1")
 	if err := run.Intend(ctx, nodes("pending.md", "n2")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,8 @@
 package cloudsearch
 
 import (
-	"context"
-	"errors"
-	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/sluice-dev/sluice/sink"
-	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
 
 // TestParseCopiedSpellings checks that enumerated values copied from the
@@ -16,15 +10,12 @@ import (
 // canonical value, and that look-alikes outside those spellings do not.
 func TestParseCopiedSpellings(t *testing.T) {
 	parse := map[string]func(string) (string, error){
-		"indexManagement": func(s string) (string, error) { v, err := ParseIndexManagement(s); return string(v), err },
-		"vectorAlgorithmType": func(s string) (string, error) {
-			v, err := ParseVectorAlgorithm(s)
-			return string(v), err
-		},
-		"compressionType":  func(s string) (string, error) { v, err := ParseCompression(s); return string(v), err },
-		"languageAnalyzer": ParseLanguageAnalyzer,
-		"fieldType":        func(s string) (string, error) { v, err := ParseFieldType(s); return string(v), err },
-		"credential":       func(s string) (string, error) { v, err := ParseCredentialKind(s); return string(v), err },
+		"indexManagement":     func(s string) (string, error) { v, err := ParseIndexManagement(s); return string(v), err },
+		"vectorAlgorithmType": func(s string) (string, error) { v, err := ParseVectorAlgorithm(s); return string(v), err },
+		"compressionType":     func(s string) (string, error) { v, err := ParseCompression(s); return string(v), err },
+		"languageAnalyzer":    ParseLanguageAnalyzer,
+		"fieldType":           func(s string) (string, error) { v, err := ParseFieldType(s); return string(v), err },
+		"credential":          func(s string) (string, error) { v, err := ParseCredentialKind(s); return string(v), err },
 	}
 	tests := []struct {
 		setting, in, want string // want "" with bad: refused
@@ -205,106 +196,6 @@ func TestFilterableMapValueIsATypeName(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("err %q lacks %q", err, w)
-				}
-			}
-		})
-	}
-}
-
-// TestMaxRetriesRange checks the values of maxRetries: 0 is the default,
-// -1 turns retries off, and the error for the others says so.
-func TestMaxRetriesRange(t *testing.T) {
-	tests := []struct {
-		in, want int
-		bad      bool
-	}{
-		{0, DefaultMaxRetries, false},
-		{-1, NoRetries, false},
-		{1, 1, false},
-		{20, 20, false},
-		{21, 0, true},
-		{-2, 0, true},
-	}
-	for _, tt := range tests {
-		c := DefaultConfig()
-		c.IndexName = "docs"
-		c.MaxRetries = tt.in
-		err := c.Validate()
-		if tt.bad {
-			var ce *ConfigError
-			if !errors.As(err, &ce) || ce.Setting != "sink.cloudsearch.maxRetries" || !strings.Contains(err.Error(), "0 = default (5), -1 = no retries, at most 20") {
-				t.Errorf("maxRetries %d: Validate() = %v, want an error naming the setting and its range", tt.in, err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("maxRetries %d: Validate() = %v", tt.in, err)
-		}
-		if got := (Config{MaxRetries: tt.in}).WithDefaults().MaxRetries; got != tt.want {
-			t.Errorf("maxRetries %d: WithDefaults gives %d, want %d", tt.in, got, tt.want)
-		}
-	}
-}
-
-// TestNoRetries checks that maxRetries -1 sends each request and each
-// document once, for a failed request (500), a throttled one (429) and a
-// document with a retryable status (409), while 0 still means the default.
-func TestNoRetries(t *testing.T) {
-	tests := []struct {
-		name       string
-		maxRetries int
-		fault      func(srv *searchtest.Server, nodes []sink.Node)
-		wantSent   int  // docs/index requests
-		wantOK     bool // Add succeeds
-	}{
-		{"500, no retries", NoRetries, func(srv *searchtest.Server, _ []sink.Node) {
-			srv.FailNext(1, http.StatusInternalServerError, 0)
-		}, 1, false},
-		{"429, no retries", NoRetries, func(srv *searchtest.Server, _ []sink.Node) {
-			srv.FailNext(1, http.StatusTooManyRequests, 0)
-		}, 1, false},
-		{"409 document, no retries", NoRetries, func(srv *searchtest.Server, n []sink.Node) {
-			srv.FailKeys(http.StatusConflict, 1, n[0].ID)
-		}, 1, false},
-		{"500, default retries", 0, func(srv *searchtest.Server, _ []sink.Node) {
-			srv.FailNext(DefaultMaxRetries, http.StatusInternalServerError, 0)
-		}, DefaultMaxRetries + 1, true},
-		{"409 document, default retries", 0, func(srv *searchtest.Server, n []sink.Node) {
-			srv.FailKeys(http.StatusConflict, DefaultMaxRetries, n[0].ID)
-		}, DefaultMaxRetries + 1, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, srv := startStore(t, searchtest.Options{}, func(c *Config) { c.MaxRetries = tt.maxRetries })
-			nodes := makeNodes("a.md", 2)
-			before := len(srv.Requests())
-			tt.fault(srv, nodes)
-			_, err := s.Add(context.Background(), nodes)
-			sent := 0
-			for _, r := range srv.Requests()[before:] {
-				if strings.HasSuffix(r.Path, "/docs/index") {
-					sent++
-				}
-			}
-			if sent != tt.wantSent {
-				t.Errorf("%d docs/index requests, want %d", sent, tt.wantSent)
-			}
-			if tt.wantOK {
-				if err != nil {
-					t.Fatalf("Add: %v, want success after the retries", err)
-				}
-				return
-			}
-			if !errors.Is(err, sink.ErrWrite) {
-				t.Fatalf("Add: %v, want sink.ErrWrite", err)
-			}
-			var we *sink.WriteError
-			if !errors.As(err, &we) {
-				return
-			}
-			for id, e := range we.Failed {
-				if de := (*DocumentError)(nil); errors.As(e, &de) && de.Attempts != 1 {
-					t.Errorf("document %s failed after %d attempts, want 1", id, de.Attempts)
 				}
 			}
 		})

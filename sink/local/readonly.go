@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -57,12 +55,9 @@ func (readOnlyError) Unwrap() error { return ErrReadOnly }
 // that matters, read while the writer (such as `sluice watch`) holds the
 // store open.
 func OpenReadOnly(ctx context.Context, cfg Config) (*Store, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	path, err := filepath.Abs(cfg.Path)
+	path, err := absPath(cfg, " for reading")
 	if err != nil {
-		return nil, fmt.Errorf("local: open %s for reading: %w", cfg.Path, err)
+		return nil, err
 	}
 	return openReader(ctx, path)
 }
@@ -84,9 +79,7 @@ func openReaderMode(ctx context.Context, path string, unlocked bool) (*Store, er
 	if err != nil {
 		return nil, fmt.Errorf("local: open %s for reading: %w", path, err)
 	}
-	n := max(4, runtime.GOMAXPROCS(0)+1)
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
+	sizePool(db)
 	s := &Store{db: db, path: path, readOnly: true, unlocked: unlocked}
 	if err := s.checkSchema(ctx); err != nil {
 		db.Close()

@@ -161,12 +161,9 @@ var _ sink.VectorStore = (*Store)(nil)
 // *FileError (ErrAccess), and a program that only reads can then use
 // OpenReadOnly.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	path, err := filepath.Abs(cfg.Path)
+	path, err := absPath(cfg, "")
 	if err != nil {
-		return nil, fmt.Errorf("local: open %s: %w", cfg.Path, err)
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("local: open %s: create its directory: %w (check sink.local.path and permissions)", path, err)
@@ -175,9 +172,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
-	n := max(4, runtime.GOMAXPROCS(0)+1)
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
+	sizePool(db)
 	s := &Store{db: db, path: path}
 	if err := s.init(ctx); err != nil {
 		db.Close()
@@ -187,6 +182,27 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// absPath validates cfg and returns the absolute path of its store; how
+// ends the error's "local: open <path>" (" for reading", say).
+func absPath(cfg Config, how string) (string, error) {
+	if err := cfg.Validate(); err != nil {
+		return "", err
+	}
+	path, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return "", fmt.Errorf("local: open %s%s: %w", cfg.Path, how, err)
+	}
+	return path, nil
+}
+
+// sizePool sizes db's pool for concurrent reads: a connection per
+// processor and one more, at least four, all kept open between uses.
+func sizePool(db *sql.DB) {
+	n := max(4, runtime.GOMAXPROCS(0)+1)
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
 }
 
 // dsn builds the driver's data source name: a file: URI (so that any byte

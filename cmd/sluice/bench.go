@@ -366,6 +366,10 @@ func (a *app) trialArgs(dir string, t bench.Trial, f *benchFlags) []string {
 	if a.configPath != "" {
 		args = append(args, "--config", a.configPath)
 	}
+	if a.envFile != defaultEnvFile {
+		// The child reads the parent's env file, not ./.env.
+		args = append(args, "--env-file", a.envFile)
+	}
 	if a.debug {
 		args = append(args, "--debug")
 	}

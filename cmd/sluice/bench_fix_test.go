@@ -387,3 +387,22 @@ func TestBenchSomeFailedExits1(t *testing.T) {
 		t.Errorf("bench.csv not written: %v", err)
 	}
 }
+
+// TestBenchTrialsReadTheParentsEnvFile: the process of each trial reads the
+// env file the parent was given with --env-file, not ./.env, which here
+// would point it at another configuration (one that selects no file).
+func TestBenchTrialsReadTheParentsEnvFile(t *testing.T) {
+	t.Setenv(cliChildEnv, "1") // trial processes are this test binary acting as sluice
+	unsetEnv(t, configEnv)
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	writeFiles(t, dir, map[string]string{
+		".env":       "SLUICE_CONFIG=other.yaml\n",
+		"other.yaml": "source: {include: [\"**/*.none\"]}\n",
+		"deploy.env": "# nothing to set\n",
+	})
+	args := append([]string{"bench", "corpus", "--json", "--env-file", "deploy.env"}, quickBench...)
+	if stdout, stderr, code := sluice(t, dir, args...); code != exitOK {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -48,6 +48,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error names the setting and what is wrong with it.
 func (e *ConfigError) Error() string { return "embedder: " + e.Field + ": " + e.Reason }
 
 // Unwrap returns ErrConfig.
@@ -60,6 +61,8 @@ type MissingKeyError struct {
 	Env      string // the environment variable that should hold the key
 }
 
+// Error names the environment variable to set and the settings that avoid
+// needing it.
 func (e *MissingKeyError) Error() string {
 	s := "embedder: environment variable " + e.Env + " is not set; export " + e.Env +
 		" with your " + e.Provider + " API key, or set embedder.apiKeyEnv to the variable that holds it"
@@ -93,6 +96,8 @@ type APIError struct {
 	RetryAfter time.Duration
 }
 
+// Error gives the provider, the HTTP status, the provider's message and a
+// hint on what to change.
 func (e *APIError) Error() string {
 	s := "embedder: " + e.Provider + " returned HTTP " + strconv.Itoa(e.Status)
 	if e.Message != "" {
@@ -151,6 +156,7 @@ type TransportError struct {
 	Err      error
 }
 
+// Error names the provider and the URL that could not be reached.
 func (e *TransportError) Error() string {
 	return "embedder: " + e.Provider + " request to " + e.URL + " failed: " + e.Err.Error()
 }
@@ -165,6 +171,7 @@ type ResponseError struct {
 	Reason   string
 }
 
+// Error names the provider and what was wrong with its response.
 func (e *ResponseError) Error() string {
 	return "embedder: malformed " + e.Provider + " response: " + e.Reason
 }
@@ -179,6 +186,7 @@ type DimensionError struct {
 	Got  int // length of the vector the provider returned
 }
 
+// Error gives both sizes and the settings that make them agree.
 func (e *DimensionError) Error() string {
 	return fmt.Sprintf("embedder: the provider returned %d-dimensional vectors but embedder.dimensions "+
 		"(the sink's embeddingDimensionality) is %d; set embedder.dimensions and embeddingDimensionality to %d, "+
@@ -196,6 +204,7 @@ type InputTooLargeError struct {
 	Max    int // the cap, embedder.maxTokensPerInput
 }
 
+// Error gives the input's index and token count, the limit and the remedy.
 func (e *InputTooLargeError) Error() string {
 	return fmt.Sprintf("embedder: input %d has %d tokens, above embedder.maxTokensPerInput (%d); "+
 		"lower splitter.chunkSize", e.Index, e.Tokens, e.Max)

@@ -137,6 +137,7 @@ func DSN(path string, unlocked bool, pragmas ...string) string {
 // reader, shows the same way, so the message says to try again first.
 type UnlockedError struct{ Err error }
 
+// Error returns Err's message and says why it may be stale and what to do.
 func (e *UnlockedError) Error() string {
 	return e.Err.Error() + " (read without locks, as this process may not write the folder: " +
 		"if a writer started meanwhile, run the command again first)"

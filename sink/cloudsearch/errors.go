@@ -99,6 +99,8 @@ type ServiceError struct {
 	credentials string // where the refused credentials came from, for the 401/403 hint
 }
 
+// Error gives the operation, the status, the service's message and, for the
+// statuses a user can act on, what to do.
 func (e *ServiceError) Error() string {
 	s := "cloudsearch: " + e.Op + ": " + strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode)
 	if e.Message != "" {
@@ -146,6 +148,7 @@ type ConnectionError struct {
 	Err      error  // the transport's error
 }
 
+// Error names the endpoint that did not answer and what to check.
 func (e *ConnectionError) Error() string {
 	return "cloudsearch: " + e.Op + ": no answer from " + e.Endpoint + ": " + e.Err.Error() +
 		"; check that the endpoint is right and reachable from this machine (DNS, firewall, private endpoint), " +
@@ -170,6 +173,8 @@ type CredentialError struct {
 	Err         error  // the credential's error
 }
 
+// Error names the credential that got no token, the endpoint nothing was
+// sent to, and the roles the identity needs.
 func (e *CredentialError) Error() string {
 	what := "could not get a token"
 	if e.Unavailable {
@@ -196,6 +201,7 @@ type MismatchError struct {
 	Hint    string // how to fix it
 }
 
+// Error names the index, the setting, both values and the remedy.
 func (e *MismatchError) Error() string {
 	s := fmt.Sprintf("cloudsearch: index %q does not match %s: configured %s, index has %s", e.Index, e.Setting, e.Want, e.Got)
 	if e.Hint != "" {
@@ -232,6 +238,8 @@ type ScanLimitError struct {
 	Passes int
 }
 
+// Error says why the documents could not all be read and how to recreate
+// the index or narrow the request.
 func (e *ScanLimitError) Error() string {
 	var why string
 	switch {
@@ -259,6 +267,8 @@ type DocumentError struct {
 	Attempts   int    // how many times the document was sent
 }
 
+// Error gives the document's key, the status, the service's message and
+// the number of attempts.
 func (e *DocumentError) Error() string {
 	s := "cloudsearch: document " + e.Key + " rejected with status " + strconv.Itoa(e.StatusCode)
 	if e.Message != "" {

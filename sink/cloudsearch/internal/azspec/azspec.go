@@ -42,6 +42,8 @@ type IndexNameError struct {
 	Problem string // which part of the rule it breaks
 }
 
+// Error quotes the name, says what is wrong with it and gives the naming
+// rule.
 func (e *IndexNameError) Error() string {
 	return fmt.Sprintf("%q is not a valid index name: %s; %s", e.Name, e.Problem, IndexNameRule)
 }

@@ -2,13 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // failureIDs lists the dead-letter table.
@@ -204,4 +207,63 @@ func TestDeadLetterOfFolder(t *testing.T) {
 	if rep.FilesFailed != 0 || len(in.store.byDoc()["locked/b.md"]) == 0 {
 		t.Errorf("the folder's document was not ingested: %+v", rep)
 	}
+}
+
+// addLog is a memStore that counts the nodes ever added, by document.
+type addLog struct {
+	*memStore
+	mu    sync.Mutex
+	added map[string]int
+}
+
+func (s *addLog) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	s.mu.Lock()
+	for _, n := range nodes {
+		s.added[n.RefDocID]++
+	}
+	s.mu.Unlock()
+	return s.memStore.Add(ctx, nodes)
+}
+
+// TestFailedDocumentKeepsWhatItsRecordLists: when a document fails after
+// some of its new chunks were written, those chunks are deleted again, so
+// that a document the manifest knew keeps exactly its earlier nodes and a
+// new one has none; its pending ids go too, and fixing it converges.
+func TestFailedDocumentKeepsWhatItsRecordLists(t *testing.T) {
+	ctx := context.Background()
+	in := newIncr(t, map[string]string{"known.md": paragraphText("known", 30)})
+	serial := func(o *Options) { o.BatchSize, o.EmbedConcurrency = 1, 1 }
+	in.run(serial)
+	before := slices.Sorted(maps.Keys(view(in.store)))
+
+	in.write("known.md", paragraphText("changed", 30)+"The last sentence says REJECTME.")
+	in.write("new.md", paragraphText("fresh", 30)+"The last sentence says REJECTME.")
+	in.store.reject = "REJECTME"
+	log := &addLog{memStore: in.store, added: map[string]int{}}
+	rep := in.run(func(o *Options) { serial(o); o.Store = log })
+	if rep.FilesFailed != 2 || rep.ChunksDeleted != log.added["known.md"]+log.added["new.md"]-2 {
+		t.Fatalf("report %+v, want both documents failed and the chunks they wrote (%v, less the 2 rejected) deleted", rep, log.added)
+	}
+	if log.added["known.md"] < 2 || log.added["new.md"] < 2 {
+		t.Fatalf("nodes added before the failures: %v; the test needs chunks written before the rejected one", log.added)
+	}
+	if got := slices.Sorted(maps.Keys(view(in.store))); !slices.Equal(got, before) {
+		t.Errorf("store holds %d nodes after the failures, want known.md's %d earlier ones exactly", len(got), len(before))
+	}
+	for _, doc := range []string{"known.md", "new.md"} {
+		acked, intended, err := in.state.Pending(ctx, doc)
+		if err != nil || len(acked)+len(intended) != 0 {
+			t.Errorf("pending ids of %s: %d acknowledged, %d intended, %v; want none", doc, len(acked), len(intended), err)
+		}
+	}
+	if got := in.failureIDs(); !slices.Equal(got, []string{"known.md", "new.md"}) {
+		t.Errorf("dead letters = %v", got)
+	}
+
+	in.store.reject = ""
+	rep = in.run(serial)
+	if rep.FilesFailed != 0 || rep.FilesIngested != 2 {
+		t.Errorf("run after the fix: %+v", rep)
+	}
+	in.assertEqualsCleanRun()
 }

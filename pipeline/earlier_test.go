@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -29,6 +31,32 @@ func (s listingStore) RefDocIDs(context.Context) ([]string, error) {
 	return slices.Sorted(maps.Keys(s.byDoc())), nil
 }
 
+// nodeListingStore is a memStore that, as sink/local.Store, tells whether
+// it is empty and lists its documents and a document's nodes (NodeLister),
+// in pages of two.
+type nodeListingStore struct{ *memStore }
+
+func (s nodeListingStore) Empty(ctx context.Context) (bool, error) {
+	return reportingStore(s).Empty(ctx)
+}
+
+func (s nodeListingStore) RefDocIDs(ctx context.Context) ([]string, error) {
+	return listingStore(s).RefDocIDs(ctx)
+}
+
+func (s nodeListingStore) NodeIDs(_ context.Context, refDocID string, fn func([]string) error) error {
+	var ids []string
+	for _, n := range s.byDoc()[refDocID] {
+		ids = append(ids, n.ID)
+	}
+	for page := range slices.Chunk(ids, 2) {
+		if err := fn(page); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // storeKinds are the capabilities a store may have, by name.
 var storeKinds = []struct {
 	name string
@@ -37,6 +65,7 @@ var storeKinds = []struct {
 	{"plain", func(s *memStore) Writer { return s }},
 	{"empty reporter", func(s *memStore) Writer { return reportingStore{s} }},
 	{"doc lister", func(s *memStore) Writer { return listingStore{s} }},
+	{"node lister", func(s *memStore) Writer { return nodeListingStore{s} }},
 }
 
 // loseManifest points the setup at a new, empty state file, as when the
@@ -87,20 +116,89 @@ func TestLostManifestLeavesNoStaleNodes(t *testing.T) {
 // whole, so nodes of it that no manifest lists (left by an earlier lost
 // state file) go too.
 func TestFullRemovesNodesTheManifestDoesNotList(t *testing.T) {
-	in := newIncr(t, map[string]string{"a.md": "Version two. Beta.", "b.md": "Another document."})
-	in.run(nil)
-	orphan := sink.Node{ID: "orphan", RefDocID: "a.md", Text: "Version one. Alpha.", Embedding: make([]float32, 8)}
-	if _, err := in.store.Add(context.Background(), []sink.Node{orphan}); err != nil {
-		t.Fatal(err)
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": "Version two. Beta.", "b.md": "Another document."})
+			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+			in.run(wrap)
+			orphan := sink.Node{ID: "orphan", RefDocID: "a.md", Text: "Version one. Alpha.", Embedding: make([]float32, 8)}
+			if _, err := in.store.Add(context.Background(), []sink.Node{orphan}); err != nil {
+				t.Fatal(err)
+			}
+			rep := in.run(func(o *Options) { wrap(o); o.Full = true })
+			if rep.FilesUpdated != 2 || rep.FilesFailed != 0 {
+				t.Errorf("--full run: %+v", rep)
+			}
+			if _, lister := kind.wrap(in.store).(NodeLister); lister && rep.ChunksDeleted != 1 {
+				t.Errorf("--full run deleted %d chunks, want the orphan's 1", rep.ChunksDeleted)
+			}
+			if got := in.texts("a.md"); !slices.Equal(got, []string{"Version two. Beta."}) {
+				t.Errorf("nodes of a.md after --full = %q, want only the current version", got)
+			}
+			in.assertEqualsCleanRun()
+		})
 	}
-	rep := in.run(func(o *Options) { o.Full = true })
-	if rep.FilesUpdated != 2 || rep.FilesFailed != 0 {
-		t.Errorf("--full run: %+v", rep)
+}
+
+// presentStore is a nodeListingStore that, after every change, checks that
+// each document of docs still has a node, as a reader would want it to.
+type presentStore struct {
+	nodeListingStore
+	t    *testing.T
+	docs []string
+}
+
+func (s presentStore) check() {
+	s.t.Helper()
+	have := s.byDoc()
+	for _, d := range s.docs {
+		if len(have[d]) == 0 {
+			s.t.Errorf("%s has no node in the store during the run", d)
+		}
 	}
-	if got := in.texts("a.md"); !slices.Equal(got, []string{"Version two. Beta."}) {
-		t.Errorf("nodes of a.md after --full = %q, want only the current version", got)
+}
+
+func (s presentStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	defer s.check()
+	return s.memStore.Add(ctx, nodes)
+}
+
+func (s presentStore) Delete(ctx context.Context, refDocID string) error {
+	defer s.check()
+	return s.memStore.Delete(ctx, refDocID)
+}
+
+func (s presentStore) DeleteNodes(ctx context.Context, ids []string) error {
+	defer s.check()
+	return s.memStore.DeleteNodes(ctx, ids)
+}
+
+// TestReplacedDocumentsNeverDisappear: a --full run, and a run after the
+// manifest was lost, into a store that lists a document's nodes, delete a
+// document's earlier nodes only after its new ones are stored, so readers
+// never find a document missing; the result is a clean run's.
+func TestReplacedDocumentsNeverDisappear(t *testing.T) {
+	files := corpus(6)
+	for _, full := range []bool{true, false} {
+		t.Run(fmt.Sprint("full=", full), func(t *testing.T) {
+			in := newIncr(t, files)
+			in.run(nil)
+			ps := presentStore{nodeListingStore{in.store}, t, slices.Sorted(maps.Keys(files))}
+			orphan := sink.Node{ID: "orphan", RefDocID: ps.docs[0], Text: "Left by a lost manifest.", Embedding: make([]float32, 8)}
+			if _, err := in.store.Add(context.Background(), []sink.Node{orphan}); err != nil {
+				t.Fatal(err)
+			}
+			if !full {
+				in.loseManifest()
+			}
+			in.store.docDeletes = 0
+			rep := in.run(func(o *Options) { o.Store = ps; o.Full = full; o.BatchSize = 2 })
+			if rep.FilesFailed != 0 || in.store.docDeletes != 0 {
+				t.Errorf("run: %d deletes by document, report %+v; want none and no failure", in.store.docDeletes, rep)
+			}
+			in.assertEqualsCleanRun()
+		})
 	}
-	in.assertEqualsCleanRun()
 }
 
 // TestFullRemovesGoneDocumentsTheStoreLists: after the manifest was lost, a
@@ -146,8 +244,9 @@ func TestFirstLoadIntoEmptyStoreDeletesNothing(t *testing.T) {
 			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
 			in.run(wrap)
 			_, reporter := kind.wrap(in.store).(EmptyReporter)
+			_, lister := kind.wrap(in.store).(NodeLister)
 			want := 6
-			if reporter {
+			if reporter || lister {
 				want = 0
 			}
 			if in.store.docDeletes != want {
@@ -156,8 +255,11 @@ func TestFirstLoadIntoEmptyStoreDeletesNothing(t *testing.T) {
 			in.loseManifest()
 			in.store.docDeletes = 0
 			in.run(wrap)
-			if in.store.docDeletes != 6 {
-				t.Errorf("load into a store that holds nodes: %d deletes by document, want 6", in.store.docDeletes)
+			if want = 6; lister {
+				want = 0 // its nodes are listed, and replaced by the new ones
+			}
+			if in.store.docDeletes != want {
+				t.Errorf("load into a store that holds nodes: %d deletes by document, want %d", in.store.docDeletes, want)
 			}
 			in.assertEqualsCleanRun()
 		})
@@ -170,17 +272,26 @@ func TestFirstLoadIntoEmptyStoreDeletesNothing(t *testing.T) {
 // document whose nodes were deleted must not keep a record that says they
 // are there.
 func TestInterruptedFullRunsConverge(t *testing.T) {
-	files := corpus(12)
-	in := newIncr(t, files)
-	in.run(nil)
-	for i := range 8 {
-		o := in.options()
-		o.Full = true
-		o.BatchSize, o.EmbedConcurrency = 3, 1
-		in.runInterrupted(o, int64(i+1))
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			files := corpus(12)
+			in := newIncr(t, files)
+			in.run(func(o *Options) { o.Store = kind.wrap(in.store) })
+			orphan := sink.Node{ID: "orphan", RefDocID: "d00/f00.md", Text: "Left by a lost manifest.", Embedding: make([]float32, 8)}
+			if _, err := in.store.Add(context.Background(), []sink.Node{orphan}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 8 {
+				o := in.options()
+				o.Store = kind.wrap(in.store)
+				o.Full = true
+				o.BatchSize, o.EmbedConcurrency = 3, 1
+				in.runInterrupted(o, int64(i+1))
+			}
+			in.run(func(o *Options) { o.Store = kind.wrap(in.store) })
+			in.assertEqualsCleanRun()
+		})
 	}
-	in.run(nil)
-	in.assertEqualsCleanRun()
 }
 
 // TestDeleteOfEarlierNodesStopsTheRun: a store that cannot delete stops the
@@ -198,6 +309,29 @@ func TestDeleteOfEarlierNodesStopsTheRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "deleting the earlier nodes") {
 		t.Fatalf("Run = %v, want the store's delete error", err)
 	}
+}
+
+// TestListingOfEarlierNodesStopsTheRun: a store that cannot list a
+// document's nodes stops the run, naming the document.
+func TestListingOfEarlierNodesStopsTheRun(t *testing.T) {
+	in := newIncr(t, corpus(3))
+	in.run(nil)
+	in.loseManifest()
+	_, err := Run(context.Background(), func() Options {
+		o := in.options()
+		o.Store = failingList{nodeListingStore{in.store}}
+		return o
+	}())
+	if !errors.Is(err, sink.ErrUnavailable) || !strings.Contains(err.Error(), "listing the earlier nodes of d0") {
+		t.Fatalf("Run = %v, want the store's listing error naming the document", err)
+	}
+}
+
+// failingList is a nodeListingStore whose NodeIDs fails.
+type failingList struct{ nodeListingStore }
+
+func (failingList) NodeIDs(context.Context, string, func([]string) error) error {
+	return sink.ErrUnavailable
 }
 
 // failingDelete is a memStore whose Delete fails.

@@ -35,10 +35,19 @@ import (
 //     killed at any moment converges on the next run.
 //   - A document the manifest has no record of may still have nodes in the
 //     store, left by a run whose state file was since lost, emptied or
-//     pointed elsewhere: they are deleted (Writer.Delete by the document id)
-//     before its first new node is written, unless the store was empty when
-//     the run started (EmptyReporter). A Full run does the same for every
-//     document it writes, dropping the document's record first.
+//     pointed elsewhere, unless the store was empty when the run started
+//     (EmptyReporter). Before its first new node is written, the ids the
+//     store holds for it are recorded as a dead run's (NodeLister), so that
+//     those not written again are deleted with the stale chunks. A Full run
+//     does the same for every document it writes, keeping its record. A
+//     store that cannot list a document's nodes has them deleted
+//     (Writer.Delete by the document id) before the first new one is
+//     written, the record dropped first.
+//   - A document that fails keeps the nodes its record lists (none if it
+//     had no record): the nodes this run or a dead one wrote for it beyond
+//     those are deleted, and so are its pending ids in the manifest. Nodes
+//     the store held that the manifest did not know of stay, unless this
+//     run wrote them again.
 //   - After a complete walk, documents in the manifest that the walk did not
 //     find, and that the include/exclude settings select, are deleted from
 //     the store and the manifest; so are, in a Full run, documents the
@@ -240,8 +249,8 @@ func hashFile(f reader.File) (string, int64, error) {
 
 // mustClear reports whether a document about to be read may have nodes in
 // the store that the manifest does not list: in a Full run any document
-// (its record is about to be replaced whole), otherwise one the manifest
-// knows nothing of, unless the store was empty when the run started.
+// (the manifest is not trusted), otherwise one the manifest knows nothing
+// of, unless the store was empty when the run started.
 func (r *run) mustClear(d *document) bool {
 	if r.opts.State == nil || r.opts.DryRun || r.storeEmpty {
 		return false
@@ -256,16 +265,34 @@ type stopError struct{ err error }
 func (e *stopError) Error() string { return e.err.Error() }
 func (e *stopError) Unwrap() error { return e.err }
 
-// clearEarlier deletes the nodes a document may have in the store, if
-// mustClear said so, before its first chunk is emitted: a document that
-// cannot even be opened keeps them. A document the manifest records loses
-// its record first, so that a run that dies after the delete leaves a
-// document the next run takes for new, never a record of deleted nodes.
+// clearEarlier deals with the nodes a document may have in the store beyond
+// what the manifest lists, if mustClear said so, before its first chunk is
+// emitted: a document that cannot even be opened keeps them. A NodeLister
+// store's ids for the document are recorded in the manifest (Run.Found),
+// and commit deletes those the run did not write again once the new ones
+// are acknowledged. Another store's nodes of the document are deleted now;
+// a document the manifest records loses its record first, so that a run
+// that dies after the delete leaves a document the next run takes for new,
+// never a record of deleted nodes.
 func (r *run) clearEarlier(ctx context.Context, d *document) error {
 	if !d.clear {
 		return nil
 	}
 	d.clear = false
+	if l, ok := r.opts.Store.(NodeLister); ok {
+		err := l.NodeIDs(ctx, d.file.ID, func(ids []string) error {
+			if err := r.manifest.Found(ctx, d.file.ID, ids); err != nil {
+				return &stopError{err}
+			}
+			return nil
+		})
+		var stop *stopError
+		if err != nil && !errors.As(err, &stop) {
+			err = &stopError{fmt.Errorf("pipeline: listing the earlier nodes of %s: %w", d.file.ID, err)}
+		}
+		d.found = err == nil
+		return err
+	}
 	if d.inManifest() {
 		if err := r.opts.State.Reset(ctx, d.file.ID); err != nil {
 			return &stopError{err}
@@ -319,8 +346,9 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		// Deleted by clearEarlier: the recorded chunks that did not come
 		// back.
 		n = d.unmatched()
-	case d.inManifest():
-		// Only a document the manifest knew can have stale nodes.
+	case d.inManifest() || d.found:
+		// Only a document the manifest knew, or whose nodes in the store
+		// it has just recorded, can have stale nodes.
 		stale, err := r.manifest.Stale(ctx, d.file.ID)
 		if err != nil {
 			return 0, err
@@ -340,12 +368,49 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 	return n, r.manifest.Commit(ctx, d.file.ID, stamp, model)
 }
 
-// deadLetter records a failed document for `sluice failed`.
-func (r *run) deadLetter(ctx context.Context, d *document, cause error) error {
+// deadLetter records a failed document for `sluice failed`, after
+// rollback. It returns the number of chunks rollback deleted.
+func (r *run) deadLetter(ctx context.Context, d *document, cause error) (int, error) {
 	if r.opts.State == nil || r.opts.DryRun || d.file.ID == "" {
-		return nil
+		return 0, nil
 	}
-	return r.opts.State.Fail(ctx, d.file.ID, cause.Error(), time.Now())
+	n, err := r.rollback(ctx, d)
+	if err != nil {
+		return n, err
+	}
+	return n, r.opts.State.Fail(ctx, d.file.ID, cause.Error(), time.Now())
+}
+
+// rollbackPage is how many node ids of a failed document rollback deletes
+// at a time.
+const rollbackPage = 1000
+
+// rollback returns the store to a failed document's record: the nodes this
+// run or a dead one wrote for it that the record does not list are deleted
+// (a document with no record keeps none), then its pending ids. Chunks
+// written before the document failed, such as those of a large file split
+// as a stream before an invalid byte, thus never stay in the index. Should
+// the run die meanwhile, the pending ids left make the next run finish the
+// job. It returns the number of chunks deleted.
+func (r *run) rollback(ctx context.Context, d *document) (int, error) {
+	if r.manifest == nil {
+		return 0, nil
+	}
+	n, after := 0, ""
+	for {
+		ids, err := r.manifest.Written(ctx, d.file.ID, after, rollbackPage)
+		if err != nil || len(ids) == 0 {
+			if err == nil {
+				err = r.manifest.Abandon(ctx, d.file.ID)
+			}
+			return n, err
+		}
+		if err := r.opts.Store.DeleteNodes(ctx, ids); err != nil {
+			return n, fmt.Errorf("pipeline: deleting %d chunks of %s, which failed: %w", len(ids), d.file.ID, err)
+		}
+		n += len(ids)
+		after = ids[len(ids)-1]
+	}
 }
 
 // conclude removes the documents whose source is gone, after a complete walk.

@@ -134,11 +134,12 @@ type Options struct {
 	// embedder differs from the one the index was built with (unless Full).
 	EmbedderInfo state.Embedder
 	// Full re-embeds every document, even unchanged ones. With State, each
-	// document's earlier nodes are deleted (Writer.Delete by its id) before
-	// its new ones are written, so that nodes the manifest does not know of
-	// (left by a lost or emptied state file) go too; and if the store is a
-	// DocLister, the nodes of documents whose files are gone are deleted
-	// even when the manifest does not know them.
+	// document's earlier nodes that it does not write again are deleted,
+	// also those the manifest does not know of (left by a lost or emptied
+	// state file): after its new ones are acknowledged if the store is a
+	// NodeLister, else before they are written (Writer.Delete by its id);
+	// and if the store is a DocLister, the nodes of documents whose files
+	// are gone are deleted even when the manifest does not know them.
 	Full bool
 	// PricePerMillionTokens, if set, gives the report's estimated cost.
 	PricePerMillionTokens float64
@@ -661,13 +662,14 @@ func (r *run) finish(ctx context.Context, d *document) error {
 		r.budget.Release(d.budget)
 	}
 	o := d.outcome()
-	var stale int
+	var deleted int // stale chunks, or those of a failed document
+	var err error
 	if o.err == nil {
-		var err error
-		if stale, err = r.commit(ctx, d, o); err != nil {
-			return err
-		}
-	} else if err := r.deadLetter(ctx, d, o.err); err != nil {
+		deleted, err = r.commit(ctx, d, o)
+	} else {
+		deleted, err = r.deadLetter(ctx, d, o.err)
+	}
+	if err != nil {
 		return err
 	}
 	st := r.opts.Stats
@@ -688,6 +690,7 @@ func (r *run) finish(ctx context.Context, d *document) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.report.ChunksDeleted += deleted
 	if o.err != nil {
 		r.report.FilesFailed++
 		r.report.Failures = append(r.report.Failures, Failure{Path: d.file.ID, Error: o.err.Error()})
@@ -700,6 +703,5 @@ func (r *run) finish(ctx context.Context, d *document) error {
 		r.report.FilesAdded++
 	}
 	r.report.ChunksReused += o.reused
-	r.report.ChunksDeleted += stale
 	return nil
 }

@@ -29,7 +29,9 @@ type Report struct {
 	// ChunksReused counts chunks already in the store that were kept
 	// without embedding them again.
 	ChunksReused int `json:"chunks_reused"`
-	// ChunksDeleted counts stale nodes removed from the store.
+	// ChunksDeleted counts nodes removed from the store: stale chunks of
+	// changed documents, and those that failed documents had written
+	// beyond their record.
 	ChunksDeleted int `json:"chunks_deleted"`
 	// TokensEmbedded counts the tokens sent to the embedder.
 	TokensEmbedded int64 `json:"tokens_embedded"`

@@ -11,11 +11,10 @@ import "context"
 // incremental run asks once, at its start: a document the manifest has no
 // record of may still have nodes in the store (left there before the state
 // file was lost, emptied or pointed elsewhere), so such a document's
-// earlier nodes are deleted (Writer.Delete by its id) before its new ones
-// are written — unless the store was empty when the run started, which
-// spares a first bulk load one delete per document. Stores that do not
-// implement it get the delete for every new document: correct, only
-// slower.
+// earlier nodes are replaced as NodeLister describes — unless the store
+// was empty when the run started, which spares a first bulk load one
+// lookup per document. Stores that do not implement it get the lookup for
+// every new document: correct, only slower.
 type EmptyReporter interface {
 	// Empty reports whether the store holds no node at all.
 	Empty(ctx context.Context) (bool, error)
@@ -35,6 +34,24 @@ type DocLister interface {
 	// RefDocIDs returns the distinct reference document ids of the
 	// stored nodes.
 	RefDocIDs(ctx context.Context) ([]string, error)
+}
+
+// NodeLister is implemented by stores that can list the node ids of one
+// reference document (sink/local.Store and sink/cloudsearch.Store do). Some
+// documents may have nodes in the store that the manifest does not list:
+// every document of a Full run, and a document the manifest has no record
+// of in a store that was not empty. Before writing such a document's new
+// nodes, a run records the ids the store holds for it in the manifest
+// (state.Run.Found), and deletes those it did not write again only once the
+// new ones are acknowledged, as it deletes stale chunks. Readers thus never
+// see the document missing, a run killed meanwhile leaves them to the next
+// run, and a document that fails keeps the nodes it had. A store without
+// it gets the older way: such a document's nodes are deleted
+// (Writer.Delete by its id) before its new ones are written.
+type NodeLister interface {
+	// NodeIDs calls fn with the ids of the nodes whose RefDocID is
+	// refDocID, a page at a time, until fn returns an error.
+	NodeIDs(ctx context.Context, refDocID string, fn func(ids []string) error) error
 }
 
 // DimensionChecker is implemented by stores whose vectors must all have

@@ -608,6 +608,55 @@ func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
 		ORDER BY 1`, r.s.scope, id, r.id)
 }
 
+// Found records node ids that the sink holds for a document although the
+// manifest may not list them (a Full run's, or those of a document the
+// manifest has no record of), as a run that died while writing them would
+// have left them: Stale returns those that this run does not acknowledge,
+// so they are deleted only once the document's new nodes are stored, and a
+// run that dies first leaves them to the next one. Ids among the
+// document's committed nodes, or already pending, are not recorded again.
+func (r *Run) Found(ctx context.Context, id string, nodeIDs []string) error {
+	if len(nodeIDs) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(nodeIDs)
+	if err != nil {
+		return err
+	}
+	s := r.s
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id, acked, key, run)
+			SELECT ?1, ?2, j.value, 0, '', 0 FROM json_each(?3) AS j
+			WHERE j.value NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`,
+			s.scope, id, string(list))
+		return err
+	})
+}
+
+// Written returns, sorted, up to n node ids above after that the sink may
+// hold for a document beyond its committed nodes: those this run
+// acknowledged, and those runs that died wrote or were writing; not the
+// ids recorded by Found, nor those this run intended but the sink refused.
+// When the document fails, these are the nodes to delete from the sink so
+// that it holds the document as last committed, before Abandon.
+func (r *Run) Written(ctx context.Context, id, after string, n int) ([]string, error) {
+	return r.s.ids(ctx, `SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run > 0 AND node_id > ?3
+		AND (acked = 1 OR run <> ?5)
+		AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)
+		ORDER BY node_id LIMIT ?4`, r.s.scope, id, after, n, r.id)
+}
+
+// Abandon drops a failed document's pending node ids, keeping its record
+// and its dead-letter entry: the nodes Written listed have been deleted from
+// the sink, and the others are committed ones or were there before the
+// run (Found).
+func (r *Run) Abandon(ctx context.Context, id string) error {
+	s := r.s
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return s.clear(ctx, tx, id, "pending")
+	})
+}
+
 // Commit records a document as done, in one transaction: its record is
 // replaced, its nodes become those this run acknowledged, the journal
 // entries of their texts under model are released (none when model is

@@ -173,6 +173,68 @@ func TestStale(t *testing.T) {
 	}
 }
 
+// TestFoundWrittenAbandon: ids the sink holds beyond the record (Found)
+// are pending like a dead run's, so Stale returns those not acknowledged
+// again; Written lists what runs wrote beyond the record, without the
+// found ids, page by page; Abandon keeps the record and drops the rest.
+func TestFoundWrittenAbandon(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
+	ackCommit(t, begin(t, s), "d", "1", "a", "b")
+	dead := begin(t, s)
+	if err := dead.Intend(ctx, nodes("d", "w1", "w2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Ack(ctx, nodes("d", "w1")); err != nil {
+		t.Fatal(err)
+	}
+	run := begin(t, s)
+	if err := run.Found(ctx, "d", []string{"a", "o1", "o2", "w1"}); err != nil {
+		t.Fatal(err)
+	}
+	if acked, intended, err := s.Pending(ctx, "d"); err != nil || !slices.Equal(acked, []string{"w1"}) || !slices.Equal(intended, []string{"o1", "o2", "w2"}) {
+		t.Fatalf("Pending after Found = %v, %v, %v; want w1 still acknowledged, o1, o2 and w2 intended, committed a not again", acked, intended, err)
+	}
+	if err := run.Intend(ctx, nodes("d", "a", "o1", "n1", "n2", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Ack(ctx, nodes("d", "a", "o1", "n1", "n2")); err != nil { // the sink refused x
+		t.Fatal(err)
+	}
+	if stale, err := run.Stale(ctx, "d"); err != nil || !slices.Equal(stale, []string{"b", "o2", "w1", "w2"}) {
+		t.Errorf("Stale = %v, %v; want b, o2, w1 and w2", stale, err)
+	}
+	var written []string
+	for after := ""; ; {
+		page, err := run.Written(ctx, "d", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if len(page) > 2 {
+			t.Fatalf("Written page of %d ids, want at most 2", len(page))
+		}
+		written = append(written, page...)
+		after = page[len(page)-1]
+	}
+	// o1 was found in the sink, then written again by this run: its row
+	// is this run's now. The dead run may have written w2; this run knows
+	// the sink refused x.
+	if !slices.Equal(written, []string{"n1", "n2", "o1", "w1", "w2"}) {
+		t.Errorf("Written = %v, want n1, n2, o1, w1 and w2", written)
+	}
+	if err := run.Abandon(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	doc, ok, err := s.Doc(ctx, "d")
+	acked, intended, _ := s.Pending(ctx, "d")
+	if err != nil || !ok || !slices.Equal(doc.NodeIDs, []string{"a", "b"}) || len(acked)+len(intended) != 0 {
+		t.Errorf("after Abandon: record %+v (%v, %v), pending %v %v; want the record with a and b, nothing pending", doc, ok, err, acked, intended)
+	}
+}
+
 // TestUpgradeFromSchema2 opens a file in the previous layout, where a
 // document's node ids were one JSON array, and finds every record intact.
 func TestUpgradeFromSchema2(t *testing.T) {

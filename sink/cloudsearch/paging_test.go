@@ -3,6 +3,7 @@ package cloudsearch
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,6 +131,23 @@ func TestScanPagesByKey(t *testing.T) {
 		})
 	}
 	assertNoClientErrors(t, srv)
+
+	// NodeIDs lists big.md's keys in pages of at most 1000.
+	listed := map[string]bool{}
+	var pages []int
+	err := s.NodeIDs(ctx, "big.md", func(ids []string) error {
+		pages = append(pages, len(ids))
+		for _, id := range ids {
+			listed[id] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := nodeIDs(big); len(listed) != len(want) || !listed[want[0]] || !listed[want[len(want)-1]] || slices.Max(pages) > 1000 || len(pages) < 2 {
+		t.Errorf("NodeIDs(big.md) listed %d distinct ids in pages %v, want the %d of big.md in pages of at most 1000", len(listed), pages, len(want))
+	}
 
 	from := len(srv.Requests())
 	if err := s.Delete(ctx, "big.md"); err != nil {

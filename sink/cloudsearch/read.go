@@ -269,35 +269,45 @@ func (s *Store) scanBySkip(ctx context.Context, op, filter, sel string, limit in
 // find them; remove them with DeleteNodes and their ids instead (GetNodes
 // reports each node's RefDocID).
 func (s *Store) Delete(ctx context.Context, refDocID string) error {
-	op, filter, key := "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey
 	sortable, err := s.keySortable(ctx)
 	if err != nil {
 		return err
 	}
-	if !sortable {
-		var keys []string
-		err := s.scanBySkip(ctx, op, filter, key, 0, func(k string, _ map[string]any) error {
-			keys = append(keys, k)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return s.DeleteNodes(ctx, keys)
+	if sortable {
+		return s.NodeIDs(ctx, refDocID, func(keys []string) error { return s.DeleteNodes(ctx, keys) })
 	}
-	keys := make([]string, 0, maxPageSize)
-	err = s.scanByKey(ctx, op, filter, key, 0, func(k string, _ map[string]any) error {
-		if keys = append(keys, k); len(keys) < maxPageSize {
-			return nil
-		}
-		err := s.DeleteNodes(ctx, keys)
-		keys = keys[:0]
-		return err
+	var keys []string
+	err = s.NodeIDs(ctx, refDocID, func(page []string) error {
+		keys = append(keys, page...)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return s.DeleteNodes(ctx, keys)
+}
+
+// NodeIDs calls fn with the keys of the nodes of reference document
+// refDocID, at most 1000 at a time, found by the doc_id field as Delete
+// finds them; fn must not keep the slice. It makes Store a
+// pipeline.NodeLister: a run that replaces a document's nodes the manifest
+// may not know of records them first and deletes those it does not write
+// again only after the new ones are stored.
+func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []string) error) error {
+	page := make([]string, 0, maxPageSize)
+	err := s.scan(ctx, "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey, 0,
+		func(key string, _ map[string]any) error {
+			if page = append(page, key); len(page) < maxPageSize {
+				return nil
+			}
+			err := fn(page)
+			page = page[:0]
+			return err
+		})
+	if err != nil || len(page) == 0 {
+		return err
+	}
+	return fn(page)
 }
 
 // GetNodes returns stored nodes: those with the given ids (nil for all),

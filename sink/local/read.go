@@ -93,17 +93,6 @@ func (s *Store) ExistingIDs(ctx context.Context, ids []string) (map[string]bool,
 	return found, err
 }
 
-// NodeIDs returns the ids of the nodes of one reference document, as a set.
-func (s *Store) NodeIDs(ctx context.Context, refDocID string) (map[string]bool, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	found := make(map[string]bool)
-	err := s.collectIDs(ctx, "list nodes of document "+quote(refDocID), found,
-		`SELECT id FROM nodes WHERE doc_id = ?`, refDocID)
-	return found, err
-}
-
 func (s *Store) collectIDs(ctx context.Context, op string, into map[string]bool, query string, args ...any) error {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {

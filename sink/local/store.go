@@ -374,6 +374,48 @@ func (s *Store) RefDocIDs(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// nodeIDsPage is how many node ids NodeIDs passes to its function at a
+// time.
+const nodeIDsPage = 1000
+
+// NodeIDs calls fn with the ids of the nodes of reference document
+// refDocID, at most 1000 at a time, read from the doc_id index; fn must not
+// keep the slice. It makes Store a pipeline.NodeLister: a run that replaces
+// a document's nodes the manifest may not know of records them first and
+// deletes those it does not write again only after the new ones are
+// stored.
+func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []string) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	op := "list the nodes of document " + quote(refDocID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM nodes WHERE doc_id = ?`, refDocID)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	defer rows.Close()
+	page := make([]string, 0, nodeIDsPage)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return s.wrap(op, err)
+		}
+		if page = append(page, id); len(page) == nodeIDsPage {
+			if err := fn(page); err != nil {
+				return err
+			}
+			page = page[:0]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap(op, err)
+	}
+	if len(page) == 0 {
+		return nil
+	}
+	return fn(page)
+}
+
 // Count returns the number of stored nodes.
 func (s *Store) Count(ctx context.Context) (int, error) {
 	if s.closed.Load() {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -171,7 +172,7 @@ func TestAddGetDelete(t *testing.T) {
 	}
 }
 
-func TestExistingIDsAndNodeIDs(t *testing.T) {
+func TestExistingIDs(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	mustAdd(t, s, node("x", "d1", "x", 1), node("y", "d1", "y", 1), node("z", "d2", "z", 1))
@@ -182,12 +183,44 @@ func TestExistingIDsAndNodeIDs(t *testing.T) {
 	if len(got) != 2 || !got["x"] || !got["z"] {
 		t.Errorf("ExistingIDs = %v, want x and z", got)
 	}
-	byDoc, err := s.NodeIDs(ctx, "d1")
+}
+
+func TestNodeIDsPages(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	want := map[string]bool{}
+	var nodes []sink.Node
+	for i := range nodeIDsPage + 1 {
+		id := fmt.Sprintf("n%04d", i)
+		want[id] = true
+		nodes = append(nodes, node(id, "big", "text "+id, 1))
+	}
+	nodes = append(nodes, node("other", "small", "other text", 1))
+	mustAdd(t, s, nodes...)
+
+	got := map[string]bool{}
+	var sizes []int
+	err := s.NodeIDs(ctx, "big", func(ids []string) error {
+		sizes = append(sizes, len(ids))
+		for _, id := range ids {
+			got[id] = true
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(byDoc) != 2 || !byDoc["x"] || !byDoc["y"] {
-		t.Errorf("NodeIDs(d1) = %v, want x and y", byDoc)
+	if !maps.Equal(got, want) || !slices.Equal(sizes, []int{nodeIDsPage, 1}) {
+		t.Errorf("NodeIDs(big) gave %d ids in pages %v, want the %d ids of big in pages of %d and 1", len(got), sizes, len(want), nodeIDsPage)
+	}
+
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.NodeIDs(ctx, "big", func([]string) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("NodeIDs with fn failing = %v after %d calls, want fn's error after 1", err, calls)
+	}
+	if err := s.NodeIDs(ctx, "none", func([]string) error { t.Error("fn called for a document without nodes"); return nil }); err != nil {
+		t.Errorf("NodeIDs(none) = %v", err)
 	}
 }
 
@@ -366,7 +399,7 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 		"Query":       func() error { _, err := s.Query(ctx, sink.Query{Embedding: []float32{1}}); return err },
 		"Count":       func() error { _, err := s.Count(ctx); return err },
 		"ExistingIDs": func() error { _, err := s.ExistingIDs(ctx, []string{"a"}); return err },
-		"NodeIDs":     func() error { _, err := s.NodeIDs(ctx, "d"); return err },
+		"NodeIDs":     func() error { return s.NodeIDs(ctx, "d", func([]string) error { return nil }) },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, ErrClosed) {

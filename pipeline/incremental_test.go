@@ -273,18 +273,26 @@ func TestDryRunPlansWithoutChanging(t *testing.T) {
 	before := maps.Clone(in.store.nodes)
 	in.emb.requests = 0
 	rep := in.run(func(o *Options) { o.DryRun = true; o.PricePerMillionTokens = 0.02 })
+	// The command line plans without opening the store.
+	noStore := in.run(func(o *Options) { o.DryRun = true; o.PricePerMillionTokens = 0.02; o.Store = nil })
 	if rep.FilesAdded != 1 || rep.FilesUpdated != 1 || rep.FilesDeleted != 1 || rep.FilesUnchanged != 3 {
 		t.Errorf("plan: %+v", rep)
 	}
 	if rep.ChunksPlanned == 0 || rep.TokensPlanned == 0 || rep.EstimatedCost <= 0 {
 		t.Errorf("plan has no chunks, tokens or cost: %+v", rep)
 	}
+	rep.Seconds, noStore.Seconds = 0, 0
+	if !reflect.DeepEqual(noStore, rep) {
+		t.Errorf("plan without the store %+v differs from the plan with it %+v", noStore, rep)
+	}
 	if in.emb.requests != 0 || !reflect.DeepEqual(before, in.store.nodes) {
 		t.Error("dry run embedded or changed the store")
 	}
-	// The real run does what the plan said.
+	// The real run does what the plan said: the edited document's
+	// unchanged chunks (whose file_size changed) are reused, not embedded.
 	real := in.run(nil)
-	if real.FilesAdded != 1 || real.FilesUpdated != 1 || real.FilesDeleted != 1 || real.TokensEmbedded != rep.TokensPlanned {
+	if real.FilesAdded != 1 || real.FilesUpdated != 1 || real.FilesDeleted != 1 || real.TokensEmbedded != rep.TokensPlanned ||
+		real.ChunksReused == 0 || real.ChunksReused != rep.ChunksReused {
 		t.Errorf("real run %+v differs from plan %+v", real, rep)
 	}
 	in.assertEqualsCleanRun()

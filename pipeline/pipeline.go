@@ -521,7 +521,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		// A chunk written by a dead run, or under other metadata, gets the
 		// document's current metadata.
 		update := reuse && (!recorded || d.prev.MetaHash != d.metaHash)
-		if update && r.updater == nil {
+		if update && r.updater == nil && !r.planOnly() {
 			reuse, update = false, false // the store cannot rewrite metadata alone: embed again
 		}
 		if reuse {
@@ -582,6 +582,12 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	r.opts.Logger.Debug("document split", "doc", d.file.ID, "bytes", content.BytesRead(), "chunks", n, "streamed", streamed)
 	return content.Sum(), nil
 }
+
+// planOnly reports whether this is a dry run without a store: its plan
+// assumes that the run's store can rewrite a chunk's metadata without its
+// embedding (sink.MetadataUpdater), as Sluice's stores can, so reused
+// chunks whose metadata changed are not counted as chunks to embed.
+func (r *run) planOnly() bool { return r.opts.DryRun && r.opts.Store == nil }
 
 // countRead adds the bytes of d read since the last call to
 // Stats.BytesRead and, up to the file's size, to Stats.BytesPartial, so

@@ -363,7 +363,7 @@ func (s *Store) adoptSpellings(ctx context.Context) error {
 func dsn(path string) string {
 	u := url.URL{Path: filepath.ToSlash(path)}
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "cache_size(-1024)"} {
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "cache_size(-1024)", "journal_size_limit(16777216)"} {
 		q.Add("_pragma", p)
 	}
 	return "file:" + u.EscapedPath() + "?" + q.Encode()

@@ -205,6 +205,15 @@ func sizePool(db *sql.DB) {
 	db.SetMaxIdleConns(n)
 }
 
+// walSizeLimit is the size, in bytes, that the WAL file is cut back to when
+// a checkpoint lets the next write start it afresh. A WAL that readers kept
+// from being checkpointed while a writer went on (queries during a
+// --full run grew it past 1 GB) would otherwise keep its largest size on
+// disk for as long as a connection is open, a long watch included. In a
+// bulk load it stays near SQLite's auto-checkpoint size (1000 pages, 8 MiB),
+// below the limit.
+const walSizeLimit = 64 << 20
+
 // dsn builds the driver's data source name: a file: URI (so that any byte
 // of the path is escaped) with the connection settings every pooled
 // connection applies. _txlock=immediate makes write transactions take the
@@ -229,6 +238,7 @@ func dsn(path string) string {
 	q.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
 	q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
 	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "journal_size_limit("+strconv.Itoa(walSizeLimit)+")")
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 

@@ -605,9 +605,10 @@ func pragmaValue(t *testing.T, s *Store, query string) string {
 func TestNewFileSettings(t *testing.T) {
 	s := openTest(t)
 	for query, want := range map[string]string{
-		`PRAGMA page_size`:    strconv.Itoa(pageSize),
-		`PRAGMA journal_mode`: "wal",
-		`PRAGMA synchronous`:  "2", // FULL: see TestCommitsAreDurable
+		`PRAGMA page_size`:          strconv.Itoa(pageSize),
+		`PRAGMA journal_mode`:       "wal",
+		`PRAGMA synchronous`:        "2", // FULL: see TestCommitsAreDurable
+		`PRAGMA journal_size_limit`: strconv.Itoa(walSizeLimit),
 		`SELECT v FROM nodes_fts_config WHERE k = 'automerge'`:   "16",
 		`SELECT v FROM nodes_fts_config WHERE k = 'crisismerge'`: "32",
 	} {

@@ -167,6 +167,9 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if err := c.checkChunkFits(); err != nil {
+		return err
+	}
 	if strings.TrimSpace(c.State.Path) == "" {
 		return errors.New("state.path is empty; set it to the manifest file of incremental runs, such as .sluice/state.db (the default)")
 	}
@@ -177,6 +180,22 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("pipeline.splitConcurrency is %d; it must be between 1 and %d, or 0 (one per core)", n, pipeline.MaxSplitConcurrency)
 	}
 	return nil
+}
+
+// checkChunkFits refuses a chunk size above what the embedding provider
+// takes in one input (defaults applied): every chunk longer than the cap
+// would fail its document, which only the run would find out.
+func (c *Config) checkChunkFits() error {
+	size := c.Splitter.ChunkSize
+	if size == 0 {
+		size = splitter.DefaultChunkSize
+	}
+	if c.Embedder.Local() || size <= c.Embedder.MaxTokensPerInput {
+		return nil
+	}
+	return fmt.Errorf("splitter.chunkSize is %d, above embedder.maxTokensPerInput (%d): the provider would reject every chunk longer than %d tokens and fail its document; "+
+		"lower splitter.chunkSize to at most %d, or raise embedder.maxTokensPerInput if the model takes longer inputs",
+		size, c.Embedder.MaxTokensPerInput, c.Embedder.MaxTokensPerInput, c.Embedder.MaxTokensPerInput)
 }
 
 func (c *Config) validateSink() error {

@@ -76,8 +76,8 @@ func (p *progress) Stop() {
 // documents being split (BytesPartial, so that one large file shows its
 // progress too), chunks written or needing no write (ChunksDone +
 // ChunksSkipped, the latter shown apart), so an incremental run ends at
-// its totals. The throughput is of bytes actually read; the ETA divides
-// the bytes left by the rate at which bytes were done so far.
+// its totals. The throughput is of bytes actually read; estimate gives the
+// ETA.
 func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	files := fmt.Sprintf("%d", s.FilesDone)
 	done := s.BytesDone + s.BytesPartial
@@ -103,15 +103,34 @@ func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
 	if s.FilesFailed > 0 {
 		line += fmt.Sprintf(" · %d failed", s.FilesFailed)
 	}
-	if s.ScanDone && secs > 0 && done > 0 && s.BytesTotal > done {
-		left := float64(s.BytesTotal - done)
-		// Early on, a few bytes done of many can make an ETA longer than
-		// a Duration holds: none is shown then.
-		if eta := left / float64(done) * secs * float64(time.Second); eta < math.MaxInt64 {
-			line += " · ETA " + time.Duration(eta).Round(time.Second).String()
-		}
+	if eta, ok := estimate(s, done, secs); ok {
+		line += " · ETA " + eta.String()
 	}
 	return line
+}
+
+// estimate returns the time left, once the pre-scan has given the totals:
+// the bytes not yet read at the rate bytes were done, or, when reading runs
+// ahead of embedding and writing (a slow provider: up to
+// pipeline.memoryBudgetMB of documents are read ahead), the chunks split
+// but not yet settled at the rate chunks were settled, whichever is
+// longer. Early on, a few bytes done of many can make an ETA longer than a
+// Duration holds: there is none then.
+func estimate(s pipeline.Snapshot, done int64, secs float64) (time.Duration, bool) {
+	if !s.ScanDone || secs <= 0 {
+		return 0, false
+	}
+	left, known := 0.0, false // seconds
+	if done > 0 && s.BytesTotal > done {
+		left, known = float64(s.BytesTotal-done)/float64(done)*secs, true
+	}
+	if settled := s.ChunksDone + s.ChunksSkipped; settled > 0 && s.Chunks > settled {
+		left, known = max(left, float64(s.Chunks-settled)/float64(settled)*secs), true
+	}
+	if eta := left * float64(time.Second); known && eta < math.MaxInt64 {
+		return time.Duration(eta).Round(time.Second), true
+	}
+	return 0, false
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

@@ -9,7 +9,8 @@ import (
 
 // TestStatusLine checks the progress line, above all of incremental runs,
 // which skip unchanged files and reuse chunks: both count as done, and the
-// ETA comes from the bytes left.
+// ETA comes from the bytes left, or from the chunks left when reading runs
+// ahead.
 func TestStatusLine(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -75,7 +76,16 @@ func TestStatusLine(t *testing.T) {
 			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 2, BytesTotal: 2e6, FilesDone: 1, BytesRead: 3e6, BytesDone: 1e6,
 				BytesPartial: 1.5e6, Chunks: 30, ChunksDone: 20},
 			elapsed: time.Second,
-			want:    "files 1/2 · chunks 20/30 · 2.0 MB/2.0 MB · 3.0 MB/s",
+			want:    "files 1/2 · chunks 20/30 · 2.0 MB/2.0 MB · 3.0 MB/s · ETA 1s",
+		},
+		{
+			// Everything is read while a slow provider embeds: the chunks
+			// left give the ETA, 1,700 at 72 a second.
+			name: "reading ahead of the embedder",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 800, BytesTotal: 52.8e6, FilesDone: 300, BytesRead: 52.8e6, BytesDone: 20e6,
+				BytesPartial: 32.8e6, Chunks: 3000, ChunksDone: 1296},
+			elapsed: 18 * time.Second,
+			want:    "files 300/800 · chunks 1296/3000 · 52.8 MB/52.8 MB · 2.9 MB/s · ETA 24s",
 		},
 		{
 			name:    "no ETA before anything is done",

@@ -124,6 +124,24 @@ func (l *Loop) LastSync() time.Time {
 	return time.Time{}
 }
 
+// Totals counts a Loop's rounds since it was created.
+type Totals struct {
+	// Rounds counts the rounds completed, successful or not.
+	Rounds int64
+	// Rescans counts the full reconciliations among them, the first one
+	// included.
+	Rescans int64
+	// Removed counts the documents removed from the index because their
+	// file was gone.
+	Removed int64
+}
+
+// Totals returns the Loop's counts; with Stats, they make the closing
+// summary of a watch.
+func (l *Loop) Totals() Totals {
+	return Totals{Rounds: l.rounds.Load(), Rescans: l.rescans.Load(), Removed: l.removed.Load()}
+}
+
 // Stats returns the pipeline counters the Loop's rounds accumulate.
 func (l *Loop) Stats() *pipeline.Stats { return l.opts.Pipeline.Stats }
 

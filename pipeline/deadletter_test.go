@@ -2,14 +2,17 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
+	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -265,5 +268,100 @@ func TestFailedDocumentKeepsWhatItsRecordLists(t *testing.T) {
 	if rep.FilesFailed != 0 || rep.FilesIngested != 2 {
 		t.Errorf("run after the fix: %+v", rep)
 	}
+	in.assertEqualsCleanRun()
+}
+
+// killedAfterDelete deletes, then fails, as a process killed between the
+// store's delete and the manifest's next step.
+type killedAfterDelete struct{ *memStore }
+
+func (s killedAfterDelete) DeleteNodes(ctx context.Context, ids []string) error {
+	if err := s.memStore.DeleteNodes(ctx, ids); err != nil {
+		return err
+	}
+	return errors.New("killed")
+}
+
+// strictUpdates is a memStore whose UpdateMetadata refuses nodes it does
+// not hold, as sink/local and sink/cloudsearch do.
+type strictUpdates struct{ *memStore }
+
+func (s strictUpdates) UpdateMetadata(ctx context.Context, nodes []sink.Node) error {
+	s.mu.Lock()
+	missing := map[string]error{}
+	for _, n := range nodes {
+		if _, ok := s.nodes[n.ID]; !ok {
+			missing[n.ID] = errors.New("not stored")
+		}
+	}
+	s.mu.Unlock()
+	if len(missing) > 0 {
+		return &sink.WriteError{Failed: missing}
+	}
+	return s.memStore.UpdateMetadata(ctx, nodes)
+}
+
+// TestRunKilledDuringRollbackConverges: the nodes a rollback deleted before
+// the run died are not taken for stored by the next run, which writes them
+// again instead of rewriting the metadata of nodes that are gone.
+func TestRunKilledDuringRollbackConverges(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": paragraphText("a", 30)})
+	serial := func(o *Options) { o.BatchSize, o.EmbedConcurrency = 1, 1 }
+	in.run(serial)
+	in.write("a.md", paragraphText("b", 30)+"The last sentence says REJECTME.")
+	in.store.reject = "REJECTME"
+	o := in.options()
+	serial(&o)
+	o.Store = killedAfterDelete{in.store}
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("Run = %v, want it killed during the rollback", err)
+	}
+	in.store.reject = ""
+	in.write("a.md", paragraphText("b", 30)+"The last sentence is fine now.")
+	if rep := in.run(func(o *Options) { serial(o); o.Store = strictUpdates{in.store} }); rep.FilesFailed != 0 {
+		t.Errorf("run after the fix failed: %+v", rep.Failures)
+	}
+	in.assertEqualsCleanRun()
+}
+
+// TestRefusedRewriteOfDeadRunNodeIsDeleted: a dead run stored a document's
+// new chunks without acknowledging them; this run's write of one of them is
+// refused and the document fails. The rollback deletes that node too, so the
+// store never holds a node the manifest does not list.
+func TestRefusedRewriteOfDeadRunNodeIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	in := newIncr(t, map[string]string{"a.md": paragraphText("a", 30)})
+	serial := func(o *Options) { o.BatchSize, o.EmbedConcurrency = 1, 1 }
+	in.run(serial)
+	in.write("a.md", paragraphText("b", 30)+"The last sentence says REJECTME.")
+	written := newIncr(t, nil) // what the dead run wrote: every new chunk
+	written.root = in.root
+	written.run(nil)
+	dead, err := in.state.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns []state.Node
+	for id, n := range written.store.nodes {
+		in.store.nodes[id] = n
+		ns = append(ns, state.Node{ID: id})
+	}
+	if err := dead.Intend(ctx, map[string][]state.Node{"a.md": ns}); err != nil {
+		t.Fatal(err)
+	}
+	in.store.reject = "REJECTME"
+	if rep := in.run(serial); rep.FilesFailed != 1 {
+		t.Fatalf("report %+v, want a.md failed", rep)
+	}
+	doc, _, err := in.state.Doc(ctx, "a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(in.store.nodes)); !slices.Equal(got, doc.NodeIDs) {
+		t.Errorf("store holds %d nodes after the failure, want exactly the %d of a.md's record", len(got), len(doc.NodeIDs))
+	}
+	in.store.reject = ""
+	in.write("a.md", paragraphText("c", 30))
+	in.run(serial)
 	in.assertEqualsCleanRun()
 }

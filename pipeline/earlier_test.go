@@ -327,6 +327,37 @@ func TestListingOfEarlierNodesStopsTheRun(t *testing.T) {
 	}
 }
 
+// listOnePage is a nodeListingStore whose listing fails after its first
+// page, as on a transient error or a kill between two pages.
+type listOnePage struct{ nodeListingStore }
+
+func (s listOnePage) NodeIDs(ctx context.Context, id string, fn func([]string) error) error {
+	pages := 0
+	return s.nodeListingStore.NodeIDs(ctx, id, func(ids []string) error {
+		if pages++; pages > 1 {
+			return sink.ErrUnavailable
+		}
+		return fn(ids)
+	})
+}
+
+// TestListingCutShortIsTakenAgain: a run that recorded only part of a
+// document's nodes before it stopped leaves a document without a record,
+// which the next run lists again, so none of its earlier nodes stay.
+func TestListingCutShortIsTakenAgain(t *testing.T) {
+	in := newIncr(t, map[string]string{"big.md": paragraphText("v1", 60)})
+	in.run(nil)
+	in.loseManifest()
+	in.write("big.md", paragraphText("v2", 60))
+	o := in.options()
+	o.Store = listOnePage{nodeListingStore{in.store}}
+	if _, err := Run(context.Background(), o); !errors.Is(err, sink.ErrUnavailable) {
+		t.Fatalf("Run = %v, want the listing's error", err)
+	}
+	in.run(func(o *Options) { o.Store = nodeListingStore{in.store} })
+	in.assertEqualsCleanRun()
+}
+
 // failingList is a nodeListingStore whose NodeIDs fails.
 type failingList struct{ nodeListingStore }
 

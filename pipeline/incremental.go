@@ -248,12 +248,17 @@ func hashFile(f reader.File) (string, int64, error) {
 }
 
 // mustClear reports whether a document about to be read may have nodes in
-// the store that the manifest does not list: in a Full run any document
-// (the manifest is not trusted), otherwise one the manifest knows nothing
-// of, unless the store was empty when the run started.
+// the store that the manifest does not list, unless the store was empty
+// when the run started: in a Full run any document (the manifest is not
+// trusted); otherwise, with a NodeLister store, one without a record (a
+// dead run may have recorded only part of a listing: listing again is
+// harmless), and with another store, one the manifest knows nothing of.
 func (r *run) mustClear(d *document) bool {
 	if r.opts.State == nil || r.opts.DryRun || r.storeEmpty {
 		return false
+	}
+	if _, ok := r.opts.Store.(NodeLister); ok && d.prev == nil {
+		return true
 	}
 	return r.opts.Full || !d.inManifest()
 }
@@ -391,24 +396,28 @@ const rollbackPage = 1000
 // written before the document failed, such as those of a large file split
 // as a stream before an invalid byte, thus never stay in the index. Should
 // the run die meanwhile, the pending ids left make the next run finish the
-// job. It returns the number of chunks deleted.
+// job: Retract first marks the ids as maybe stored. It returns the number
+// of chunks deleted that the store had acknowledged.
 func (r *run) rollback(ctx context.Context, d *document) (int, error) {
 	if r.manifest == nil {
 		return 0, nil
 	}
-	n, after := 0, ""
+	stored, err := r.manifest.Retract(ctx, d.file.ID)
+	if err != nil {
+		return 0, err
+	}
+	after := ""
 	for {
 		ids, err := r.manifest.Written(ctx, d.file.ID, after, rollbackPage)
 		if err != nil || len(ids) == 0 {
 			if err == nil {
 				err = r.manifest.Abandon(ctx, d.file.ID)
 			}
-			return n, err
+			return stored, err
 		}
 		if err := r.opts.Store.DeleteNodes(ctx, ids); err != nil {
-			return n, fmt.Errorf("pipeline: deleting %d chunks of %s, which failed: %w", len(ids), d.file.ID, err)
+			return 0, fmt.Errorf("pipeline: deleting %d chunks of %s, which failed: %w", len(ids), d.file.ID, err)
 		}
-		n += len(ids)
 		after = ids[len(ids)-1]
 	}
 }

@@ -130,7 +130,7 @@ func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 	t, st := loop.Totals(), loop.Stats().Snapshot()
 	a.log.Info("watch: stopped; the state is saved", "rounds", t.Rounds, "rescans", t.Rescans,
 		"documents_processed", st.FilesDone, "documents_failed", st.FilesFailed, "documents_removed", t.Removed,
-		"chunks_written", st.ChunksDone, "tokens_embedded", st.Tokens)
+		"chunks_processed", st.ChunksDone, "tokens_embedded", st.Tokens)
 	return nil
 }
 

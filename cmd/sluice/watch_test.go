@@ -114,7 +114,7 @@ func TestWatchSIGTERM(t *testing.T) {
 	}
 	// The stop message sums up the watch: the first reconciliation (a.md)
 	// and the round that ingested b.md and removed a.md.
-	if !regexp.MustCompile(`state is saved" rounds=\d+ rescans=1 documents_processed=2 documents_failed=0 documents_removed=1 chunks_written=2 tokens_embedded=\d+`).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`state is saved" rounds=\d+ rescans=1 documents_processed=2 documents_failed=0 documents_removed=1 chunks_processed=2 tokens_embedded=\d+`).MatchString(stderr.String()) {
 		t.Errorf("stderr lacks the stop message with the totals:\n%s", stderr.String())
 	}
 	out, _, _ := sluice(t, dir, "get", "--json")

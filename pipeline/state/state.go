@@ -633,17 +633,37 @@ func (r *Run) Found(ctx context.Context, id string, nodeIDs []string) error {
 	})
 }
 
-// Written returns, sorted, up to n node ids above after that the sink may
-// hold for a document beyond its committed nodes: those this run
-// acknowledged, and those runs that died wrote or were writing; not the
-// ids recorded by Found, nor those this run intended but the sink refused.
-// When the document fails, these are the nodes to delete from the sink so
-// that it holds the document as last committed, before Abandon.
+// Retract starts the rollback of a failed document: every id runs recorded
+// for it beyond its committed nodes (those Found recorded aside) is marked
+// as maybe stored, as if intended by a run that died, so that a run killed
+// during the rollback, after deleting some of them, leaves ids to be
+// written again, never acknowledged ids of nodes that are gone. It returns
+// how many of them the sink had acknowledged.
+func (r *Run) Retract(ctx context.Context, id string) (int, error) {
+	s := r.s
+	var acked int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE pending SET acked = 0 WHERE scope = ?1 AND id = ?2 AND run > 0 AND acked = 1
+			AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`, s.scope, id)
+		if err != nil {
+			return err
+		}
+		acked, err = res.RowsAffected()
+		return err
+	})
+	return int(acked), err
+}
+
+// Written returns, sorted, up to n node ids above after that runs (this
+// one, or runs that died) recorded for a document beyond its committed
+// nodes, acknowledged or not (a refused write may have replaced the row of
+// a node a dead run did store); not the ids Found recorded. When the
+// document fails, these are the nodes to delete from the sink, after
+// Retract, so that it holds the document as last committed; then Abandon.
 func (r *Run) Written(ctx context.Context, id, after string, n int) ([]string, error) {
 	return r.s.ids(ctx, `SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run > 0 AND node_id > ?3
-		AND (acked = 1 OR run <> ?5)
 		AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)
-		ORDER BY node_id LIMIT ?4`, r.s.scope, id, after, n, r.id)
+		ORDER BY node_id LIMIT ?4`, r.s.scope, id, after, n)
 }
 
 // Abandon drops a failed document's pending node ids, keeping its record

@@ -173,11 +173,13 @@ func TestStale(t *testing.T) {
 	}
 }
 
-// TestFoundWrittenAbandon: ids the sink holds beyond the record (Found)
-// are pending like a dead run's, so Stale returns those not acknowledged
-// again; Written lists what runs wrote beyond the record, without the
-// found ids, page by page; Abandon keeps the record and drops the rest.
-func TestFoundWrittenAbandon(t *testing.T) {
+// TestFoundRetractWrittenAbandon: ids the sink holds beyond the record
+// (Found) are pending like a dead run's, so Stale returns those not
+// acknowledged again; Retract marks what runs recorded beyond the record as
+// maybe stored and counts the acknowledged ones; Written lists them,
+// without the found ids, page by page; Abandon keeps the record and drops
+// the rest.
+func TestFoundRetractWrittenAbandon(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
 	ackCommit(t, begin(t, s), "d", "1", "a", "b")
@@ -204,6 +206,13 @@ func TestFoundWrittenAbandon(t *testing.T) {
 	if stale, err := run.Stale(ctx, "d"); err != nil || !slices.Equal(stale, []string{"b", "o2", "w1", "w2"}) {
 		t.Errorf("Stale = %v, %v; want b, o2, w1 and w2", stale, err)
 	}
+	stored, err := run.Retract(ctx, "d")
+	if err != nil || stored != 4 {
+		t.Errorf("Retract = %d, %v; want the 4 acknowledged ids beyond the record: n1, n2, o1, w1", stored, err)
+	}
+	if acked, _, _ := s.Pending(ctx, "d"); !slices.Equal(acked, []string{"a"}) {
+		t.Errorf("acknowledged after Retract: %v; want only the committed a", acked)
+	}
 	var written []string
 	for after := ""; ; {
 		page, err := run.Written(ctx, "d", after, 2)
@@ -220,10 +229,10 @@ func TestFoundWrittenAbandon(t *testing.T) {
 		after = page[len(page)-1]
 	}
 	// o1 was found in the sink, then written again by this run: its row
-	// is this run's now. The dead run may have written w2; this run knows
-	// the sink refused x.
-	if !slices.Equal(written, []string{"n1", "n2", "o1", "w1", "w2"}) {
-		t.Errorf("Written = %v, want n1, n2, o1, w1 and w2", written)
+	// is this run's now. The dead run may have written w2; the sink
+	// refused x, whose row may have replaced a dead run's stored one.
+	if !slices.Equal(written, []string{"n1", "n2", "o1", "w1", "w2", "x"}) {
+		t.Errorf("Written = %v, want n1, n2, o1, w1, w2 and x", written)
 	}
 	if err := run.Abandon(ctx, "d"); err != nil {
 		t.Fatal(err)

@@ -195,6 +195,8 @@ type Watcher struct {
 	readyIdx map[string]int // index in ready of the queued event for an id
 	limitErr error          // a watch could not be added
 	rootErr  error          // the root went away: Run returns it
+
+	waiting atomic.Int64 // len(pending) + len(ready[head:]) after Run's last step, for Waiting
 }
 
 // pending is one id inside its quiet period.
@@ -275,6 +277,12 @@ func (w *Watcher) Close() error {
 	return err
 }
 
+// Waiting returns the number of documents whose change the running
+// Watcher has seen but not sent yet: inside their quiet period
+// (WatchOptions.Debounce, up to MaxDelay) or debounced and waiting for the
+// receiver. It may be called from any goroutine; it is 0 before Run.
+func (w *Watcher) Waiting() int { return int(w.waiting.Load()) }
+
 // Run sends debounced events on out until ctx is done, then closes the
 // watcher and out and returns nil. If the Watcher was closed or Run was
 // called before, it returns ErrWatcherClosed at once and leaves out open
@@ -327,6 +335,7 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 			w.rescan(w.limitErr)
 		}
 		w.arm(timer)
+		w.waiting.Store(int64(len(w.pending) + len(w.ready) - w.head))
 	}
 }
 

@@ -414,3 +414,36 @@ func TestEventOpString(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchWaitingCountsUnsentChanges: Waiting counts the documents whose
+// change the Watcher has seen but not sent, in their quiet period or
+// waiting for the receiver, and drops as events are received.
+func TestWatchWaitingCountsUnsentChanges(t *testing.T) {
+	r := startWatch(t, Config{Dir: t.TempDir()}, nil)
+	waitFor := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(waitLimit)
+		for r.w.Waiting() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("Waiting = %d, want %d", r.w.Waiting(), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	r.write("a.md", "a")
+	r.write("b.md", "b")
+	waitFor(2) // nobody receives yet
+	var got []string
+	for want := 1; want >= 0; want-- {
+		select {
+		case ev := <-r.out:
+			got = append(got, ev.ID)
+		case <-time.After(waitLimit):
+			t.Fatal("no event")
+		}
+		waitFor(want)
+	}
+	if !equalStrings(sorted(got), []string{"a.md", "b.md"}) {
+		t.Errorf("events for %q, want a.md and b.md", got)
+	}
+}

@@ -33,6 +33,8 @@ func (f *fakeEvents) Run(ctx context.Context, out chan<- reader.Event) error {
 
 func (f *fakeEvents) Close() error { return nil }
 
+func (f *fakeEvents) Waiting() int { return 0 }
+
 // startFake runs a Loop whose event channel is returned: the test sends
 // on it as the watcher would.
 func (e *env) startFake(mod func(*Options)) chan<- reader.Event {

@@ -39,6 +39,7 @@ type Options struct {
 type eventSource interface {
 	Run(ctx context.Context, out chan<- reader.Event) error
 	Close() error
+	Waiting() int
 }
 
 // Loop keeps a store in step with a folder: see the package documentation.
@@ -111,6 +112,13 @@ func (l *Loop) Abort() { l.abortOnce.Do(func() { close(l.abort) }) }
 
 // Ready reports whether the initial reconciliation has completed.
 func (l *Loop) Ready() bool { return l.ready.Load() }
+
+// Debouncing returns the number of documents whose change the file
+// watcher has seen but not yet passed on for a round: inside their quiet
+// period (watch.debounce, up to watch.maxDelay). With Pending and the
+// pipeline's in-flight documents at 0 as well, every change seen is in the
+// index.
+func (l *Loop) Debouncing() int { return l.w.Waiting() }
 
 // Pending returns the number of document ids waiting for a round.
 func (l *Loop) Pending() int { return int(l.pending.Load()) }

@@ -286,6 +286,8 @@ func (s stoppedSource) Run(ctx context.Context, out chan<- reader.Event) error {
 
 func (stoppedSource) Close() error { return nil }
 
+func (stoppedSource) Waiting() int { return 0 }
+
 // TestCancelWhileBusyIsGraceful cancels Run while its goroutine is busy
 // (in OnRound), and keeps it busy until the watcher has closed its events,
 // so that when the goroutine selects again the closed events and ctx.Done

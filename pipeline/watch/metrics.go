@@ -115,6 +115,8 @@ var metricList = []metric{
 		func(_ *collector, s sample) float64 { return float64(s.emb.Failures) }),
 	newMetric("sluice_watch_pending_documents", "Changed or removed documents waiting for a round.", prometheus.GaugeValue,
 		func(c *collector, _ sample) float64 { return float64(c.l.Pending()) }),
+	newMetric("sluice_watch_debouncing_documents", "Changed or removed documents inside their quiet period (watch.debounce), not yet waiting for a round.", prometheus.GaugeValue,
+		func(c *collector, _ sample) float64 { return float64(c.l.Debouncing()) }),
 	newMetric("sluice_pipeline_inflight_documents", "Documents taken by the pipeline and not yet finished.", prometheus.GaugeValue,
 		func(c *collector, s sample) float64 { return float64(c.l.inflight(s.Snapshot)) }),
 	newMetric("sluice_watch_rounds_total", "Rounds completed, successful or not.", prometheus.CounterValue,

@@ -102,16 +102,17 @@ func TestMetrics(t *testing.T) {
 	}
 	got := samples(t, text)
 	for name, want := range map[string]float64{
-		"sluice_documents_processed_total": 2,
-		"sluice_documents_failed_total":    0,
-		"sluice_chunks_processed_total":    2,
-		"sluice_embedding_requests_total":  9,
-		"sluice_embedding_throttled_total": 7,
-		"sluice_embedding_retries_total":   5,
-		"sluice_embedding_failures_total":  1,
-		"sluice_watch_pending_documents":   0,
-		"sluice_watch_ready":               1,
-		"sluice_watch_rescans_total":       1,
+		"sluice_documents_processed_total":  2,
+		"sluice_documents_failed_total":     0,
+		"sluice_chunks_processed_total":     2,
+		"sluice_embedding_requests_total":   9,
+		"sluice_embedding_throttled_total":  7,
+		"sluice_embedding_retries_total":    5,
+		"sluice_embedding_failures_total":   1,
+		"sluice_watch_pending_documents":    0,
+		"sluice_watch_debouncing_documents": 0,
+		"sluice_watch_ready":                1,
+		"sluice_watch_rescans_total":        1,
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %v, want %v", name, got[name], want)
@@ -217,7 +218,7 @@ func TestInflightSettles(t *testing.T) {
 // registers on it is served by Handler's /metrics, and the program's own
 // endpoint serves Sluice's series by gathering it with its registry.
 func TestMetricsRegistry(t *testing.T) {
-	l := &Loop{cfg: DefaultConfig(), log: discard(), abort: make(chan struct{})}
+	l := &Loop{cfg: DefaultConfig(), log: discard(), w: stoppedSource{}, abort: make(chan struct{})}
 	l.opts.Pipeline.Stats = new(pipeline.Stats)
 	l.opts.Pipeline.Stats.FilesDone.Store(3)
 	m := NewMetrics(l)

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
-	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -362,6 +362,26 @@ func TestRefusedRewriteOfDeadRunNodeIsDeleted(t *testing.T) {
 	}
 	in.store.reject = ""
 	in.write("a.md", paragraphText("c", 30))
+	in.run(serial)
+	in.assertEqualsCleanRun()
+}
+
+// TestFailedDocumentRestoredGetsItsMetadataBack: a failing run rewrote the
+// metadata of the document's reused chunks (its size changed); once the file
+// is back as recorded, the next run rewrites them again, so the store holds
+// what a clean run does.
+func TestFailedDocumentRestoredGetsItsMetadataBack(t *testing.T) {
+	body := paragraphText("known", 30)
+	in := newIncr(t, map[string]string{"known.md": body})
+	serial := func(o *Options) { o.BatchSize, o.EmbedConcurrency = 1, 1 }
+	in.run(serial)
+	in.write("known.md", body+"The last sentence says REJECTME.")
+	in.store.reject = "REJECTME"
+	if rep := in.run(serial); rep.FilesFailed != 1 || in.store.updates == 0 {
+		t.Fatalf("report %+v after %d metadata updates, want known.md failed after rewriting metadata", rep, in.store.updates)
+	}
+	in.store.reject = ""
+	in.write("known.md", body)
 	in.run(serial)
 	in.assertEqualsCleanRun()
 }

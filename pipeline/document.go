@@ -30,6 +30,7 @@ type document struct {
 	clear   bool         // its earlier nodes are to be deleted before its first chunk is emitted
 	cleared bool         // its record was dropped and its earlier nodes deleted (read by commit after sealing)
 	found   bool         // the node ids the store held for it were recorded in the manifest (read by commit after sealing)
+	rewrote bool         // a chunk rewriting one of its committed nodes was emitted (read by rollback after sealing)
 	read    int64        // bytes counted in Stats.BytesRead so far
 	partial int64        // bytes counted in Stats.BytesPartial (read by finish after sealing)
 

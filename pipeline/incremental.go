@@ -402,7 +402,9 @@ func (r *run) rollback(ctx context.Context, d *document) (int, error) {
 	if r.manifest == nil {
 		return 0, nil
 	}
-	stored, err := r.manifest.Retract(ctx, d.file.ID)
+	// d.rewrote: committed nodes may carry this run's metadata (reused
+	// chunks of a document whose metadata changed) or vectors (Full).
+	stored, err := r.manifest.Retract(ctx, d.file.ID, d.rewrote)
 	if err != nil {
 		return 0, err
 	}

@@ -527,6 +527,9 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		if reuse {
 			d.reused++
 		}
+		if recorded && (update || !reuse) && !r.opts.DryRun {
+			d.rewrote = true // a committed node gets this run's metadata or vector
+		}
 		if reuse && !update {
 			// Already in the store as it is: it stays one of the
 			// document's nodes.

@@ -637,12 +637,20 @@ func (r *Run) Found(ctx context.Context, id string, nodeIDs []string) error {
 // for it beyond its committed nodes (those Found recorded aside) is marked
 // as maybe stored, as if intended by a run that died, so that a run killed
 // during the rollback, after deleting some of them, leaves ids to be
-// written again, never acknowledged ids of nodes that are gone. It returns
-// how many of them the sink had acknowledged.
-func (r *Run) Retract(ctx context.Context, id string) (int, error) {
+// written again, never acknowledged ids of nodes that are gone. With
+// rewritten set (the run rewrote committed nodes: their metadata, or whole
+// nodes in a Full run), the record's metadata hash is cleared too, so that
+// the next run rewrites the document's nodes even if its file is back as
+// recorded. It returns how many ids the sink had acknowledged.
+func (r *Run) Retract(ctx context.Context, id string, rewritten bool) (int, error) {
 	s := r.s
 	var acked int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if rewritten {
+			if _, err := tx.ExecContext(ctx, `UPDATE docs SET meta_hash = '' WHERE scope = ? AND id = ?`, s.scope, id); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE pending SET acked = 0 WHERE scope = ?1 AND id = ?2 AND run > 0 AND acked = 1
 			AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`, s.scope, id)
 		if err != nil {

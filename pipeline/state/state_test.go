@@ -206,7 +206,7 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 	if stale, err := run.Stale(ctx, "d"); err != nil || !slices.Equal(stale, []string{"b", "o2", "w1", "w2"}) {
 		t.Errorf("Stale = %v, %v; want b, o2, w1 and w2", stale, err)
 	}
-	stored, err := run.Retract(ctx, "d")
+	stored, err := run.Retract(ctx, "d", true)
 	if err != nil || stored != 4 {
 		t.Errorf("Retract = %d, %v; want the 4 acknowledged ids beyond the record: n1, n2, o1, w1", stored, err)
 	}
@@ -239,8 +239,8 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 	}
 	doc, ok, err := s.Doc(ctx, "d")
 	acked, intended, _ := s.Pending(ctx, "d")
-	if err != nil || !ok || !slices.Equal(doc.NodeIDs, []string{"a", "b"}) || len(acked)+len(intended) != 0 {
-		t.Errorf("after Abandon: record %+v (%v, %v), pending %v %v; want the record with a and b, nothing pending", doc, ok, err, acked, intended)
+	if err != nil || !ok || !slices.Equal(doc.NodeIDs, []string{"a", "b"}) || len(acked)+len(intended) != 0 || doc.MetaHash != "" {
+		t.Errorf("after Abandon: record %+v (%v, %v), pending %v %v; want the record with a and b, its metadata hash cleared, nothing pending", doc, ok, err, acked, intended)
 	}
 }
 

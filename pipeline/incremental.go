@@ -257,7 +257,7 @@ func (r *run) mustClear(d *document) bool {
 	if r.opts.State == nil || r.opts.DryRun || r.storeEmpty {
 		return false
 	}
-	if _, ok := r.opts.Store.(NodeLister); ok && d.prev == nil {
+	if r.lister != nil && d.prev == nil {
 		return true
 	}
 	return r.opts.Full || !d.inManifest()
@@ -284,8 +284,8 @@ func (r *run) clearEarlier(ctx context.Context, d *document) error {
 		return nil
 	}
 	d.clear = false
-	if l, ok := r.opts.Store.(NodeLister); ok {
-		err := l.NodeIDs(ctx, d.file.ID, func(ids []string) error {
+	if r.lister != nil {
+		err := r.lister.NodeIDs(ctx, d.file.ID, func(ids []string) error {
 			if err := r.manifest.Found(ctx, d.file.ID, ids); err != nil {
 				return &stopError{err}
 			}

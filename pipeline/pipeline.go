@@ -249,6 +249,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		fullWalk: fullWalk,
 	}
 	r.updater, _ = opts.Store.(sink.MetadataUpdater)
+	r.lister, _ = opts.Store.(NodeLister)
 	start := time.Now()
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
@@ -277,6 +278,7 @@ type run struct {
 	opts    Options
 	budget  *semaphore.Weighted
 	updater sink.MetadataUpdater // nil if the store cannot update metadata alone
+	lister  NodeLister           // nil if the store cannot list a document's node ids
 	stamps  map[string]state.Stamp
 	// Loaded with stamps for a whole-folder run.
 	failed     map[string]bool // documents in the dead-letter table

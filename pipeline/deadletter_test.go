@@ -385,3 +385,65 @@ func TestFailedDocumentRestoredGetsItsMetadataBack(t *testing.T) {
 	in.run(serial)
 	in.assertEqualsCleanRun()
 }
+
+// TestFailedDocumentKeepsNodesFoundInTheStore: a document whose nodes the
+// manifest does not list (it was lost) or does not trust (--full) fails
+// after the run wrote some of those nodes again. They were in the store
+// before the run, so the rollback leaves them: the store holds exactly what
+// it held before, and the next run converges.
+func TestFailedDocumentKeepsNodesFoundInTheStore(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		lose bool
+		full bool
+	}{
+		{"lost manifest", true, false},
+		{"full", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": paragraphText("a", 30)})
+			opts := func(o *Options) {
+				o.BatchSize, o.EmbedConcurrency = 1, 1
+				o.Store = nodeListingStore{in.store}
+			}
+			in.run(opts)
+			before := slices.Sorted(maps.Keys(view(in.store)))
+			if tt.lose {
+				in.loseManifest()
+			}
+			in.write("a.md", paragraphText("a", 30)+"The last sentence says REJECTME.")
+			in.store.reject = "REJECTME"
+			log := listingAddLog{&addLog{memStore: in.store, added: map[string]int{}}}
+			rep := in.run(func(o *Options) {
+				opts(o)
+				o.Full = tt.full
+				o.Store = log
+			})
+			if rep.FilesFailed != 1 {
+				t.Fatalf("report %+v, want a.md failed", rep)
+			}
+			if log.added["a.md"] < 2 {
+				t.Fatalf("nodes added before the failure: %v; the test needs chunks written again before the rejected one", log.added)
+			}
+			if got := slices.Sorted(maps.Keys(view(in.store))); !slices.Equal(got, before) {
+				t.Errorf("store holds %d nodes after the failure, want the %d it held before exactly", len(got), len(before))
+			}
+			if rep.ChunksDeleted != 0 {
+				t.Errorf("ChunksDeleted = %d, want 0: every chunk the run wrote was in the store before", rep.ChunksDeleted)
+			}
+			in.store.reject = ""
+			in.write("a.md", paragraphText("a", 30)+"The last sentence is fine now.")
+			if rep := in.run(opts); rep.FilesFailed != 0 {
+				t.Errorf("run after the fix: %+v", rep.Failures)
+			}
+			in.assertEqualsCleanRun()
+		})
+	}
+}
+
+// listingAddLog is an addLog that lists a document's nodes (NodeLister).
+type listingAddLog struct{ *addLog }
+
+func (s listingAddLog) NodeIDs(ctx context.Context, refDocID string, fn func([]string) error) error {
+	return nodeListingStore{s.memStore}.NodeIDs(ctx, refDocID, fn)
+}

@@ -79,9 +79,9 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	case version == 0 && tables == 0:
 		return fmt.Errorf("%w: %s (state.path) has no manifest tables: set state.path to the manifest's file, "+
 			"or let a user who may write it create it (`sluice run`)", ErrSchema, s.path)
-	case version == 2:
-		return fmt.Errorf("%w: %s (state.path) was written by an older Sluice (schema 2, want %d): "+
-			"let a user who may write it upgrade it (any `sluice run` does), then read it again", ErrSchema, s.path, schemaVersion)
+	case migrations[version] != "":
+		return fmt.Errorf("%w: %s (state.path) was written by an older Sluice (schema %d, want %d): "+
+			"let a user who may write it upgrade it (any `sluice run` does), then read it again", ErrSchema, s.path, version, schemaVersion)
 	case version < schemaVersion: // 0 with tables: written before schema versions were recorded
 		return fmt.Errorf("%w: %s (state.path) was written by an older Sluice (schema 1, want %d), which this one cannot upgrade: "+
 			"let a user who may write it delete it and run with --full, or set state.path to a new file", ErrSchema, s.path, schemaVersion)

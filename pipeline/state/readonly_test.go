@@ -112,9 +112,10 @@ func TestOpenReadOnlyRefuses(t *testing.T) {
 	}{
 		{"missing", "", fs.ErrNotExist, "set state.path to the manifest's file"},
 		{"no tables", `CREATE TABLE other (x)`, ErrSchema, "(state.path) has no manifest tables"},
-		{"schema 1", `CREATE TABLE docs (scope, id)`, ErrSchema, "older Sluice (schema 1, want 3), which this one cannot upgrade"},
-		{"schema 2", `CREATE TABLE docs (scope, id); PRAGMA user_version = 2`, ErrSchema, "older Sluice (schema 2, want 3): let a user who may write it upgrade it"},
-		{"newer", `CREATE TABLE docs (scope, id); PRAGMA user_version = 9`, ErrSchema, "newer Sluice (schema 9, want 3): upgrade sluice"},
+		{"schema 1", `CREATE TABLE docs (scope, id)`, ErrSchema, "older Sluice (schema 1, want 4), which this one cannot upgrade"},
+		{"schema 2", `CREATE TABLE docs (scope, id); PRAGMA user_version = 2`, ErrSchema, "older Sluice (schema 2, want 4): let a user who may write it upgrade it"},
+		{"schema 3", `CREATE TABLE docs (scope, id); PRAGMA user_version = 3`, ErrSchema, "older Sluice (schema 3, want 4): let a user who may write it upgrade it"},
+		{"newer", `CREATE TABLE docs (scope, id); PRAGMA user_version = 9`, ErrSchema, "newer Sluice (schema 9, want 4): upgrade sluice"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -173,6 +173,7 @@ CREATE TABLE IF NOT EXISTS pending (
 	acked   INTEGER NOT NULL,
 	key     TEXT NOT NULL DEFAULT '',
 	run     INTEGER NOT NULL DEFAULT 0,
+	found   INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (scope, id, node_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
@@ -207,8 +208,17 @@ ALTER TABLE pending ADD COLUMN key TEXT NOT NULL DEFAULT '';
 ALTER TABLE pending ADD COLUMN run INTEGER NOT NULL DEFAULT 0;
 `
 
+// migrate3 upgrades a schema 3 file, which told the ids Found recorded by
+// their run tag, 0, alone: a run writing such a node again replaced the
+// tag, and a rollback then deleted a node the sink held before the run.
+// Rows tagged 0 keep the meaning schema 3 gave them.
+const migrate3 = `
+ALTER TABLE pending ADD COLUMN found INTEGER NOT NULL DEFAULT 0;
+UPDATE pending SET found = 1 WHERE run = 0;
+`
+
 // schemaVersion is stored in the database's user_version.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Open opens (creating if needed) the manifest at path for scope. Errors of
 // the database file name it and the state.path setting and say what to do:
@@ -369,8 +379,8 @@ func dsn(path string) string {
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 
-// init checks the schema version of the file, upgrading a schema 2 file,
-// and creates the tables.
+// init checks the schema version of the file, upgrading a schema 2 or 3
+// file, and creates the tables.
 func (s *Store) init(ctx context.Context) error {
 	db, path := s.db, s.path
 	var version int
@@ -388,9 +398,9 @@ func (s *Store) init(ctx context.Context) error {
 			version = 1
 		}
 	}
-	if version == 2 {
-		if err := upgrade(ctx, db, migrate2); err != nil {
-			return s.fileError("upgrading", fmt.Errorf("from schema 2: %w", err), "")
+	if migration, ok := migrations[version]; ok {
+		if err := upgrade(ctx, db, migration); err != nil {
+			return s.fileError("upgrading", fmt.Errorf("from schema %d: %w", version, err), "")
 		}
 		version = schemaVersion
 	}
@@ -401,6 +411,12 @@ func (s *Store) init(ctx context.Context) error {
 		return s.fileError("preparing", err, "is it a Sluice state file? check state.path")
 	}
 	return nil
+}
+
+// migrations upgrade a file of an older schema version to the current one.
+var migrations = map[int]string{
+	2: migrate2 + migrate3,
+	3: migrate3,
 }
 
 // upgrade creates the tables schema adds, runs a migration and records the
@@ -581,7 +597,10 @@ func (r *Run) Ack(ctx context.Context, nodes map[string][]Node) error {
 func (r *Run) record(ctx context.Context, nodes map[string][]Node, acked bool) error {
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO pending (scope, id, node_id, acked, key, run) VALUES (?, ?, ?, ?, ?, ?)`)
+		// A row Found recorded stays marked found when the run writes its
+		// node again: the sink held the node before the run.
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO pending (scope, id, node_id, acked, key, run) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (scope, id, node_id) DO UPDATE SET acked = excluded.acked, key = excluded.key, run = excluded.run`)
 		if err != nil {
 			return err
 		}
@@ -625,8 +644,8 @@ func (r *Run) Found(ctx context.Context, id string, nodeIDs []string) error {
 	}
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id, acked, key, run)
-			SELECT ?1, ?2, j.value, 0, '', 0 FROM json_each(?3) AS j
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id, acked, key, run, found)
+			SELECT ?1, ?2, j.value, 0, '', 0, 1 FROM json_each(?3) AS j
 			WHERE j.value NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`,
 			s.scope, id, string(list))
 		return err
@@ -651,7 +670,7 @@ func (r *Run) Retract(ctx context.Context, id string, rewritten bool) (int, erro
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE pending SET acked = 0 WHERE scope = ?1 AND id = ?2 AND run > 0 AND acked = 1
+		res, err := tx.ExecContext(ctx, `UPDATE pending SET acked = 0 WHERE scope = ?1 AND id = ?2 AND found = 0 AND acked = 1
 			AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`, s.scope, id)
 		if err != nil {
 			return err
@@ -669,7 +688,7 @@ func (r *Run) Retract(ctx context.Context, id string, rewritten bool) (int, erro
 // document fails, these are the nodes to delete from the sink, after
 // Retract, so that it holds the document as last committed; then Abandon.
 func (r *Run) Written(ctx context.Context, id, after string, n int) ([]string, error) {
-	return r.s.ids(ctx, `SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run > 0 AND node_id > ?3
+	return r.s.ids(ctx, `SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND found = 0 AND node_id > ?3
 		AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)
 		ORDER BY node_id LIMIT ?4`, r.s.scope, id, after, n)
 }

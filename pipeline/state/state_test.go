@@ -177,7 +177,8 @@ func TestStale(t *testing.T) {
 // (Found) are pending like a dead run's, so Stale returns those not
 // acknowledged again; Retract marks what runs recorded beyond the record as
 // maybe stored and counts the acknowledged ones; Written lists them,
-// without the found ids, page by page; Abandon keeps the record and drops
+// without the found ids, even those the run wrote again (the sink held
+// them before the run), page by page; Abandon keeps the record and drops
 // the rest.
 func TestFoundRetractWrittenAbandon(t *testing.T) {
 	ctx := context.Background()
@@ -207,11 +208,11 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 		t.Errorf("Stale = %v, %v; want b, o2, w1 and w2", stale, err)
 	}
 	stored, err := run.Retract(ctx, "d", true)
-	if err != nil || stored != 4 {
-		t.Errorf("Retract = %d, %v; want the 4 acknowledged ids beyond the record: n1, n2, o1, w1", stored, err)
+	if err != nil || stored != 3 {
+		t.Errorf("Retract = %d, %v; want the 3 acknowledged ids beyond the record and the found ids: n1, n2, w1", stored, err)
 	}
-	if acked, _, _ := s.Pending(ctx, "d"); !slices.Equal(acked, []string{"a"}) {
-		t.Errorf("acknowledged after Retract: %v; want only the committed a", acked)
+	if acked, _, _ := s.Pending(ctx, "d"); !slices.Equal(acked, []string{"a", "o1"}) {
+		t.Errorf("acknowledged after Retract: %v; want only the committed a and the found o1, which stay stored", acked)
 	}
 	var written []string
 	for after := ""; ; {
@@ -228,11 +229,12 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 		written = append(written, page...)
 		after = page[len(page)-1]
 	}
-	// o1 was found in the sink, then written again by this run: its row
-	// is this run's now. The dead run may have written w2; the sink
-	// refused x, whose row may have replaced a dead run's stored one.
-	if !slices.Equal(written, []string{"n1", "n2", "o1", "w1", "w2", "x"}) {
-		t.Errorf("Written = %v, want n1, n2, o1, w1, w2 and x", written)
+	// o1 was found in the sink, then written again by this run: it was
+	// there before the run and stays. The dead run may have written w2;
+	// the sink refused x, whose row may have replaced a dead run's stored
+	// one.
+	if !slices.Equal(written, []string{"n1", "n2", "w1", "w2", "x"}) {
+		t.Errorf("Written = %v, want n1, n2, w1, w2 and x", written)
 	}
 	if err := run.Abandon(ctx, "d"); err != nil {
 		t.Fatal(err)
@@ -282,6 +284,39 @@ func TestUpgradeFromSchema2(t *testing.T) {
 	}
 	if stale, _ := begin(t, s).Stale(ctx, "c.md"); !slices.Equal(stale, []string{"p1", "p2"}) {
 		t.Errorf("Stale(c.md) = %v: a dead run's ids from before the upgrade must count as stale", stale)
+	}
+	var version int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", version, err, schemaVersion)
+	}
+}
+
+// TestUpgradeFromSchema3 opens a file of schema 3, which marked the ids
+// Found recorded by run tag 0 alone, and finds them still treated as found
+// (never deleted by a rollback), and a dead run's ids as written by it.
+func TestUpgradeFromSchema3(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, `
+		CREATE TABLE pending (scope TEXT NOT NULL, id TEXT NOT NULL, node_id TEXT NOT NULL, acked INTEGER NOT NULL,
+			key TEXT NOT NULL DEFAULT '', run INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (scope, id, node_id)) WITHOUT ROWID;
+		INSERT INTO pending VALUES ('x', 'd', 'f1', 0, '', 0), ('x', 'd', 'w1', 1, 'k', 5);
+		PRAGMA user_version = 3;`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, path, "x")
+	run := begin(t, s)
+	if err := run.Ack(ctx, nodes("d", "f1")); err != nil { // written again: still found
+		t.Fatal(err)
+	}
+	if written, err := run.Written(ctx, "d", "", 10); err != nil || !slices.Equal(written, []string{"w1"}) {
+		t.Errorf("Written after the upgrade = %v, %v; want the dead run's w1, not the found f1", written, err)
 	}
 	var version int
 	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {

@@ -116,6 +116,10 @@ sink:
 	if code != 0 || len(all) != len(files) {
 		t.Fatalf("get: exit %d, %d nodes, want %d (paging past 1000)", code, len(all), len(files))
 	}
+	out, stderr, code := sluice(t, "", "get", "--json", "--doc-id", "notes/O'Brien.md")
+	if got := jsonLines(t, out); code != 0 || len(got) != 1 || got[0]["doc_id"] != "notes/O'Brien.md" {
+		t.Errorf("get --doc-id notes/O'Brien.md: exit %d, stderr %q, nodes %v; want its one node", code, stderr, got)
+	}
 	if _, stderr, code := sluice(t, "", "delete", "--doc-id", "notes/O'Brien.md"); code != 0 {
 		t.Fatalf("delete: %s", stderr)
 	}
@@ -136,7 +140,7 @@ sink:
 	if err := os.Remove(filepath.Join(dir, "corpus", "notes", "shopping.txt")); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := sluice(t, "", "run", "corpus", "--json")
+	out, stderr, code = sluice(t, "", "run", "corpus", "--json")
 	for _, want := range []string{`"files_added":1`, `"files_updated":1`, `"files_deleted":1`, fmt.Sprintf(`"files_unchanged":%d`, len(files)-3)} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("incremental run on cloudsearch: exit %d, want %s in %s %s", code, want, out, stderr)

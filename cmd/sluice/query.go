@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -218,8 +221,11 @@ func (a *app) queryCommand() *cobra.Command {
 						return err
 					}
 				}
-				if len(res) == 0 && !asJSON {
-					fmt.Fprintln(a.stdout, "no results")
+				if len(res) == 0 {
+					if !asJSON {
+						fmt.Fprintln(a.stdout, "no results")
+					}
+					a.hintDocIDFilter(mf)
 				}
 				return nil
 			})
@@ -235,13 +241,14 @@ func (a *app) queryCommand() *cobra.Command {
 func (a *app) getCommand() *cobra.Command {
 	var (
 		ids     string
+		docID   string
 		limit   int
 		asJSON  bool
 		filters filterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "get",
-		Short: "List stored nodes (getNodes), by id, filter and limit",
+		Short: "List stored nodes (getNodes), by id, document, filter and limit",
 		Args:  positionalArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -252,6 +259,9 @@ func (a *app) getCommand() *cobra.Command {
 			if limit < 0 {
 				return usagef("--limit is %d; use 0 (no limit) or more", limit)
 			}
+			if cmd.Flags().Changed("doc-id") && docID == "" {
+				return usagef("--doc-id is empty: give the document id, i.e. its path relative to the ingested folder")
+			}
 			var idList []string
 			if ids != "" {
 				idList = strings.Split(ids, ",")
@@ -261,27 +271,119 @@ func (a *app) getCommand() *cobra.Command {
 				return err
 			}
 			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {
-				nodes, err := store.GetNodes(ctx, idList, mf, limit)
+				g := getter{store: store, filters: mf, limit: limit, print: func(rank int, n sink.Node) error {
+					return printResult(a.stdout, asJSON, rank, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata})
+				}}
+				if docID != "" {
+					err = g.document(ctx, docID, idList)
+				} else {
+					err = g.get(ctx, idList)
+				}
 				if err != nil {
 					return err
 				}
-				for i, n := range nodes {
-					if err := printResult(a.stdout, asJSON, i+1, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata}); err != nil {
-						return err
-					}
-				}
 				if !asJSON {
-					fmt.Fprintf(a.stdout, "%d nodes\n", len(nodes))
+					fmt.Fprintf(a.stdout, "%d nodes\n", g.printed)
+				}
+				if g.printed == 0 {
+					a.hintDocIDFilter(mf)
 				}
 				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&ids, "ids", "", "comma-separated node `IDS`")
+	cmd.Flags().StringVar(&docID, "doc-id", "", "only the nodes of the document `REF_DOC_ID` (its path relative to the ingested folder, as `delete --doc-id` takes)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most `N` nodes (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per node")
 	filters.register(cmd)
 	return cmd
+}
+
+// getter prints the nodes that get selects, counting them.
+type getter struct {
+	store   sink.VectorStore
+	filters *sink.MetadataFilters
+	limit   int // 0: all
+	print   func(rank int, n sink.Node) error
+	printed int
+}
+
+// get prints the nodes of ids (all nodes when ids is empty) that match
+// the filters.
+func (g *getter) get(ctx context.Context, ids []string) error {
+	nodes, err := g.store.GetNodes(ctx, ids, g.filters, g.remaining())
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if err := g.print(g.printed+1, n); err != nil {
+			return err
+		}
+		g.printed++
+	}
+	return nil
+}
+
+func (g *getter) remaining() int {
+	if g.limit == 0 {
+		return 0
+	}
+	return g.limit - g.printed
+}
+
+// errLimitReached ends a listing once --limit nodes are printed.
+var errLimitReached = errors.New("limit reached")
+
+// document prints the nodes of one document, page by page as the store
+// lists them, so that a document of any size is never held whole; with
+// ids, only those of them that belong to it.
+func (g *getter) document(ctx context.Context, docID string, ids []string) error {
+	lister, ok := g.store.(pipeline.NodeLister)
+	if !ok {
+		return usagef("--doc-id: this store cannot list a document's nodes; use --filter file_path=… instead")
+	}
+	var only map[string]bool
+	if len(ids) > 0 {
+		only = make(map[string]bool, len(ids))
+		for _, id := range ids {
+			only[id] = true
+		}
+	}
+	err := lister.NodeIDs(ctx, docID, func(page []string) error {
+		if only != nil {
+			page = slices.DeleteFunc(slices.Clone(page), func(id string) bool { return !only[id] })
+			if len(page) == 0 {
+				return nil
+			}
+		}
+		if err := g.get(ctx, page); err != nil {
+			return err
+		}
+		if g.limit > 0 && g.printed >= g.limit {
+			return errLimitReached
+		}
+		return nil
+	})
+	if errors.Is(err, errLimitReached) {
+		return nil
+	}
+	return err
+}
+
+// hintDocIDFilter explains, after a filtered listing or search found
+// nothing, that doc_id is not a metadata key.
+func (a *app) hintDocIDFilter(mf *sink.MetadataFilters) {
+	if mf == nil {
+		return
+	}
+	for _, f := range mf.Filters {
+		if f.Key == "doc_id" {
+			fmt.Fprintln(a.stderr, "sluice: --filter doc_id matches metadata named doc_id, which Sluice's nodes do not carry: "+
+				"the document id is a field of its own; list a document's nodes with `sluice get --doc-id ID`, or filter on file_path")
+			return
+		}
+	}
 }
 
 func (a *app) deleteCommand() *cobra.Command {

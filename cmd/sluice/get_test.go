@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestGetByDocument: `get --doc-id` lists exactly one document's nodes,
+// with --limit, --ids and --filter narrowing them, and a --filter on
+// doc_id that finds nothing says that doc_id is not metadata.
+func TestGetByDocument(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/long.md":  strings.Repeat("A sentence about herons and their long legs. ", 60),
+		"docs/other.md": strings.Repeat("Another sentence about pelicans. ", 60),
+		"sluice.yaml":   "splitter: {chunkSize: 32, chunkOverlap: 0}\n",
+	})
+	if out, stderr, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, _ := sluice(t, dir, "get", "--json")
+	byDoc := map[string][]string{}
+	for _, n := range jsonLines(t, out) {
+		doc := fmt.Sprint(n["doc_id"])
+		byDoc[doc] = append(byDoc[doc], fmt.Sprint(n["id"]))
+	}
+	long := byDoc["long.md"]
+	if len(long) < 5 || len(byDoc["other.md"]) < 5 {
+		t.Fatalf("nodes per document %v; the test needs several of each", map[string]int{"long.md": len(long), "other.md": len(byDoc["other.md"])})
+	}
+	ids := func(out string) []string {
+		var got []string
+		for _, n := range jsonLines(t, out) {
+			got = append(got, fmt.Sprint(n["id"]))
+		}
+		return got
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string // node ids, any order; nil for none
+	}{
+		{"whole document", []string{"--doc-id", "long.md"}, long},
+		{"unknown document", []string{"--doc-id", "nosuch.md"}, nil},
+		{"with ids", []string{"--doc-id", "long.md", "--ids", long[1] + "," + byDoc["other.md"][0]}, long[1:2]},
+		{"with a filter", []string{"--doc-id", "long.md", "--filter", "file_name=other.md"}, nil},
+		{"with a matching filter", []string{"--doc-id", "long.md", "--filter", "file_name=long.md"}, long},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := sluice(t, dir, append([]string{"get", "--json"}, tt.args...)...)
+			if got := ids(out); code != exitOK || !sameSet(got, tt.want) {
+				t.Errorf("exit %d, stderr %q, ids %v; want %v", code, stderr, got, tt.want)
+			}
+		})
+	}
+	out, _, code := sluice(t, dir, "get", "--json", "--doc-id", "long.md", "--limit", "3")
+	if got := ids(out); code != exitOK || len(got) != 3 || !slices.Contains(long, got[0]) {
+		t.Errorf("--limit 3: exit %d, ids %v; want 3 of long.md's", code, got)
+	}
+	out, stderr, code := sluice(t, dir, "get", "--doc-id", "long.md")
+	if code != exitOK || !strings.HasSuffix(out, fmt.Sprintf("%d nodes\n", len(long))) || !strings.HasPrefix(out, " 1. long.md") || stderr != "" {
+		t.Errorf("text output: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if _, stderr, code := sluice(t, dir, "get", "--doc-id", ""); code != exitUsage || !strings.Contains(stderr, "--doc-id is empty") {
+		t.Errorf("empty --doc-id: exit %d, stderr %q; want exit 2 naming it", code, stderr)
+	}
+	for _, args := range [][]string{{"get"}, {"query", "herons", "--mode", "sparse"}} {
+		_, stderr, code := sluice(t, dir, append(args, "--filter", "doc_id=long.md")...)
+		if code != exitOK || !strings.Contains(stderr, "sluice get --doc-id ID") {
+			t.Errorf("%s --filter doc_id=long.md: exit %d, stderr %q; want a hint to use --doc-id", args[0], code, stderr)
+		}
+	}
+	if _, stderr, _ := sluice(t, dir, "get", "--filter", "file_name=nosuch.md"); stderr != "" {
+		t.Errorf("an empty result without a doc_id filter printed %q to stderr; want nothing", stderr)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // MetadataRule adds metadata to the documents whose root-relative path
@@ -46,6 +48,9 @@ func validateMetadata(rules []MetadataRule) error {
 				if k == fk {
 					return &ConfigError{Setting: setting + ".set." + k, Reason: "is file metadata set by the reader; choose another key"}
 				}
+			}
+			if sink.ReservedMetadataKey(k) {
+				return &ConfigError{Setting: setting + ".set." + k, Reason: "is a key LlamaIndex's node format keeps for the node itself; choose another key"}
 			}
 			if _, err := metadataValue(v); err != nil {
 				return &ConfigError{Setting: setting + ".set." + k, Reason: err.Error()}

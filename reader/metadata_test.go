@@ -67,6 +67,8 @@ func TestMetadataRulesValidate(t *testing.T) {
 		setting string
 	}{
 		{"reserved key", MetadataRule{Match: "*.md", Set: map[string]any{KeyFileName: "x"}}, "source.metadata[0].set.file_name"},
+		{"LlamaIndex's doc_id", MetadataRule{Match: "*.md", Set: map[string]any{"doc_id": "x"}}, "source.metadata[0].set.doc_id"},
+		{"LlamaIndex's _node_content", MetadataRule{Match: "*.md", Set: map[string]any{"_node_content": "x"}}, "source.metadata[0].set._node_content"},
 		{"nested list", MetadataRule{Match: "*.md", Set: map[string]any{"tags": []any{1}}}, "source.metadata[0].set.tags"},
 		{"map value", MetadataRule{Match: "*.md", Set: map[string]any{"x": map[string]any{}}}, "source.metadata[0].set.x"},
 		{"empty set", MetadataRule{Match: "*.md"}, "source.metadata[0].set"},

@@ -36,6 +36,19 @@ type Node struct {
 	EndChar   int `json:"end_char_idx"`
 }
 
+// ReservedMetadataKey reports whether key is one that LlamaIndex's node
+// format keeps for itself in a stored node's metadata (_node_content,
+// _node_type, document_id, doc_id, ref_doc_id), so that a store written in
+// that format reads it as the node's, not as metadata: source.metadata
+// cannot set it.
+func ReservedMetadataKey(key string) bool {
+	switch key {
+	case "_node_content", "_node_type", "document_id", "doc_id", "ref_doc_id":
+		return true
+	}
+	return false
+}
+
 // ScoredNode is a Node returned by a query together with its score. Higher
 // scores are better; their scale depends on the query mode.
 type ScoredNode struct {
@@ -112,8 +125,8 @@ func (q Query) Validate() error {
 	default:
 		return unsupportedMode(string(q.Mode))
 	}
-	if q.Mode.NeedsText() && q.QueryStr == "" {
-		return &QueryError{Reason: "mode " + string(q.Mode) + " requires queryStr (the query text)", Hint: "pass the query text, or use mode vector"}
+	if q.Mode.NeedsText() && strings.TrimSpace(q.QueryStr) == "" {
+		return &QueryError{Reason: "mode " + string(q.Mode) + " requires queryStr (the query text, not white space alone)", Hint: "pass the query text, or use mode vector"}
 	}
 	if q.Mode.NeedsEmbedding() && len(q.Embedding) == 0 {
 		return &QueryError{Reason: "mode " + string(q.modeOrDefault()) + " requires a query embedding"}

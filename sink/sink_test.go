@@ -85,6 +85,7 @@ func TestQueryValidate(t *testing.T) {
 		{"vector without embedding", Query{Mode: Vector}, ErrInvalidQuery},
 		{"sparse needs text", Query{Mode: Sparse}, ErrInvalidQuery},
 		{"sparse ok without vector", Query{Mode: Sparse, QueryStr: "x"}, nil},
+		{"sparse with white space only", Query{Mode: Sparse, QueryStr: " \t\n"}, ErrInvalidQuery},
 		{"hybrid needs text", Query{Mode: Hybrid, Embedding: vec}, ErrInvalidQuery},
 		{"semantic needs text", Query{Mode: SemanticHybrid, Embedding: vec}, ErrInvalidQuery},
 		{"hybrid ok", Query{Mode: Hybrid, Embedding: vec, QueryStr: "x"}, nil},

@@ -18,9 +18,6 @@ const (
 	keyRefDocID    = "ref_doc_id"
 )
 
-var reservedMetadataKeys = map[string]bool{
-	keyNodeContent: true, keyNodeType: true, keyDocumentID: true, keyDocID: true, keyRefDocID: true,
-}
 
 // nodeContent is LlamaIndex's TextNode JSON as stored in _node_content: the
 // node without its text (which lives in the chunk field) and embedding.
@@ -222,7 +219,7 @@ func (c *Config) fromDocument(d map[string]any) sink.Node {
 	}
 	n.Metadata = map[string]any{}
 	for k, v := range md {
-		if !reservedMetadataKeys[k] {
+		if !sink.ReservedMetadataKey(k) {
 			n.Metadata[k] = normalizeValue(v)
 		}
 	}

@@ -244,11 +244,12 @@ func TestQueryDimensionMismatch(t *testing.T) {
 		if out, stderr, code := sluice(t, dir, "query", "alpha", "--mode", "sparse", "--json", "--config", "plain.yaml"); code != exitOK || len(jsonLines(t, out)) != 1 {
 			t.Errorf("sparse query: exit %d, stdout %q, stderr %q; want the one document", code, out, stderr)
 		}
-		// An index the store refuses on opening, as run does.
-		for _, args := range [][]string{{"query", "alpha"}, {"get"}} {
+		// An index the store refuses on opening, as run does; and the
+		// same mismatch found by index validate (any indexManagement).
+		for _, args := range [][]string{{"query", "alpha"}, {"get"}, {"index", "validate"}} {
 			args = append(args, "--config", "check.yaml")
 			stdout, stderr, code := sluice(t, dir, args...)
-			want := "configuration: cloudsearch: index \"qdims\" does not match sink.cloudsearch.embeddingDimensionality: configured 32 dimensions, index has 64 dimensions"
+			want := "cloudsearch: index \"qdims\" does not match sink.cloudsearch.embeddingDimensionality: configured 32 dimensions, index has 64 dimensions"
 			if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 with %q", args, code, stdout, stderr, want)
 			}

@@ -91,6 +91,7 @@ func exitCodeOf(err error) int {
 		return exitPartial
 	case errors.As(err, &uerr), errors.As(err, &cerr), errors.As(err, &derr), errors.Is(err, state.ErrModelChanged),
 		errors.Is(err, embedder.ErrConfig), errors.Is(err, embedder.ErrMissingKey), errors.Is(err, cloudsearch.ErrConfig),
+		errors.Is(err, cloudsearch.ErrIndexMismatch), // the settings disagree with the index they name
 		errors.Is(err, pipeline.ErrConfig),
 		// a query, filter or mode the configured store cannot take
 		errors.Is(err, sink.ErrUnsupported), errors.Is(err, sink.ErrInvalidQuery), errors.Is(err, sink.ErrInvalidFilter):

@@ -439,6 +439,9 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	if err := c.checkAnalyzer(byName[c.ChunkFieldKey]); err != nil {
 		return err
 	}
+	if err := c.checkRetrievable(byName); err != nil {
+		return err
+	}
 	for _, ff := range c.FilterableMetadataFieldKeys {
 		f, ok := byName[ff.Field]
 		if !ok || (f.Filterable != nil && !*f.Filterable) {
@@ -449,6 +452,29 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 			return c.mismatch("filterableMetadataFieldKeys."+ff.Key, fmt.Sprintf("field %q of type %s", ff.Field, ff.Type), "type "+f.Type,
 				fmt.Sprintf("set the type to the index's, e.g. filterableMetadataFieldKeys: {%s: [%s, %s]}, or delete and recreate the index (%s)", ff.Key, ff.Field, f.Type, recreateSteps))
 		}
+	}
+	return nil
+}
+
+// checkRetrievable checks that the fields the store reads back (see
+// selectFields) are retrievable, unless hiddenFieldKeys hides them: the
+// service refuses a search that selects a field it does not return.
+func (c *Config) checkRetrievable(byName map[string]Field) error {
+	hidden := map[string]bool{}
+	for _, h := range c.HiddenFieldKeys {
+		hidden[h] = true
+	}
+	for _, name := range []string{c.IDFieldKey, c.ChunkFieldKey, c.MetadataStringFieldKey, c.DocIDFieldKey} {
+		f := byName[name]
+		if hidden[name] || f.Retrievable == nil || *f.Retrievable {
+			continue
+		}
+		if name == c.IDFieldKey {
+			return c.mismatch("idFieldKey", "retrievable key field "+strconv.Quote(name), "not retrievable",
+				"use an index whose key field is retrievable")
+		}
+		return c.mismatch("hiddenFieldKeys", "field "+strconv.Quote(name)+" retrievable", "not retrievable (hidden from results)",
+			fmt.Sprintf("add %s to hiddenFieldKeys, as the index was created (reads then leave it out), or delete and recreate the index (%s)", name, recreateSteps))
 	}
 	return nil
 }

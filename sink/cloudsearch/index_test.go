@@ -71,6 +71,11 @@ func TestCheckDefinition(t *testing.T) {
 	if err := c.checkDefinition(good); err != nil {
 		t.Fatalf("own definition: %v", err)
 	}
+	hiding := c
+	hiding.HiddenFieldKeys = []string{c.MetadataStringFieldKey, c.DocIDFieldKey}
+	if err := hiding.checkDefinition(hiding.Definition()); err != nil {
+		t.Errorf("own definition with hidden fields: %v", err)
+	}
 	clone := func() IndexDefinition {
 		var d IndexDefinition
 		b, _ := json.Marshal(good)
@@ -87,6 +92,9 @@ func TestCheckDefinition(t *testing.T) {
 		{"dimensions", func(d *IndexDefinition) { d.Fields[2].Dimensions = 768 }, "embeddingDimensionality"},
 		{"chunk", func(d *IndexDefinition) { d.Fields[1].Name = "content" }, "chunkFieldKey"},
 		{"filterable", func(d *IndexDefinition) { d.Fields = d.Fields[:5] }, "filterableMetadataFieldKeys.author"},
+		{"hidden metadata", func(d *IndexDefinition) { d.Fields[3].Retrievable = new(bool) }, "hiddenFieldKeys"},
+		{"hidden doc_id", func(d *IndexDefinition) { d.Fields[4].Retrievable = new(bool) }, "hiddenFieldKeys"},
+		{"hidden key", func(d *IndexDefinition) { d.Fields[0].Retrievable = new(bool) }, "idFieldKey"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

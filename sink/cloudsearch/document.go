@@ -18,7 +18,6 @@ const (
 	keyRefDocID    = "ref_doc_id"
 )
 
-
 // nodeContent is LlamaIndex's TextNode JSON as stored in _node_content: the
 // node without its text (which lives in the chunk field) and embedding.
 type nodeContent struct {

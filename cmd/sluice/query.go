@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
 )
 
@@ -188,6 +189,8 @@ func (a *app) queryCommand() *cobra.Command {
 				if err := local.CheckMode(m); err != nil {
 					return err
 				}
+			} else if err := cloudsearch.CheckTopK(m, topK); err != nil {
+				return err // before the query is embedded
 			}
 			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {
 				q := sink.Query{Mode: m, QueryStr: args[0], TopK: topK, Filters: mf}

@@ -378,6 +378,25 @@ func chunkStrings(ss []string, n int) [][]string {
 	return append(out, ss)
 }
 
+// MaxSemanticResults is the most results a SemanticHybrid query returns:
+// the service's semantic ranker reranks the top 50 hits and returns no
+// more. Query refuses a larger TopK in that mode rather than return fewer
+// results than asked for.
+const MaxSemanticResults = 50
+
+// CheckTopK returns a *sink.QueryError (ErrInvalidQuery) when a query of
+// mode asks for more results than the mode returns (MaxSemanticResults);
+// Query calls it, and a caller may call it before embedding the query.
+func CheckTopK(mode sink.QueryMode, topK int) error {
+	if mode == sink.SemanticHybrid && topK > MaxSemanticResults {
+		return &sink.QueryError{
+			Reason: fmt.Sprintf("mode semantic_hybrid returns at most %d results (the service's semantic ranker reranks the top %d), and topK is %d", MaxSemanticResults, MaxSemanticResults, topK),
+			Hint:   fmt.Sprintf("ask for %d or fewer, or use mode hybrid", MaxSemanticResults),
+		}
+	}
+	return nil
+}
+
 // Query returns the q.K() best nodes for q. Vector (the default) searches
 // the vector field; Hybrid adds full-text search of q.QueryStr, fused by the
 // service; SemanticHybrid adds semantic reranking with the configured
@@ -395,6 +414,9 @@ func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, err
 		return nil, err
 	}
 	k := q.K()
+	if err := CheckTopK(q.Mode, k); err != nil {
+		return nil, err
+	}
 	req := searchRequest{Filter: filter, Select: s.selectFields(), Top: k}
 	if q.Mode.NeedsEmbedding() {
 		req.VectorQueries = []vectorQuery{{Kind: "vector", Vector: q.Embedding, Fields: s.cfg.EmbeddingFieldKey, K: k}}

@@ -333,7 +333,18 @@ func TestQueryModes(t *testing.T) {
 			t.Errorf("%s without queryStr: err = %v, want sink.ErrInvalidQuery naming queryStr", mode, err)
 		}
 	}
-	_, err := s.Query(ctx, sink.Query{Embedding: []float32{1, 2}})
+	before := len(srv.Requests())
+	_, err := s.Query(ctx, sink.Query{Mode: sink.SemanticHybrid, Embedding: nodes[0].Embedding, QueryStr: "ice", TopK: MaxSemanticResults + 1})
+	if !errors.Is(err, sink.ErrInvalidQuery) || !strings.Contains(err.Error(), "at most 50 results") {
+		t.Errorf("semantic hybrid with topK 51: err = %v, want sink.ErrInvalidQuery saying at most 50", err)
+	}
+	if n := len(srv.Requests()) - before; n != 0 {
+		t.Errorf("a refused query sent %d requests", n)
+	}
+	if _, err := s.Query(ctx, sink.Query{Mode: sink.SemanticHybrid, Embedding: nodes[0].Embedding, QueryStr: "ice", TopK: MaxSemanticResults}); err != nil {
+		t.Errorf("semantic hybrid with topK 50: %v", err)
+	}
+	_, err = s.Query(ctx, sink.Query{Embedding: []float32{1, 2}})
 	if !errors.Is(err, sink.ErrDimensionMismatch) {
 		t.Errorf("short query vector: err = %v, want sink.ErrDimensionMismatch", err)
 	}

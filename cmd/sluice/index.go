@@ -318,7 +318,9 @@ func (a *app) doctorCommand() *cobra.Command {
 				fmt.Fprintf(a.stdout, "✓ %s: %s\n", name, detail)
 			}
 			report("configuration", nil, "valid")
-			report("embedder", a.checkEmbedder(ctx, cfg), fmt.Sprintf("%s returns %d-dimensional vectors", cfg.Embedder.Provider, cfg.Embedder.Dimensions))
+			emb := cfg.Embedder
+			emb.ApplyDefaults() // the provider as used, when the file left it empty
+			report("embedder", a.checkEmbedder(ctx, cfg), fmt.Sprintf("%s returns %d-dimensional vectors", emb.Provider, emb.Dimensions))
 			if cfg.Sink.Type == "cloudsearch" {
 				s, err := a.cloudStore(ctx, cfg)
 				if err != nil {

@@ -152,7 +152,11 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 	if r.FilesFailed == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d files failed (see `sluice failed list`, replay with `sluice failed retry`):\n", r.FilesFailed)
+	noun := "files"
+	if r.FilesFailed == 1 {
+		noun = "file"
+	}
+	fmt.Fprintf(w, "%d %s failed (see `sluice failed list`, replay with `sluice failed retry`):\n", r.FilesFailed, noun)
 	for _, f := range r.Failures {
 		msg := f.Error
 		if !strings.Contains(msg, f.Path) {

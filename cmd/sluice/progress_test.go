@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,24 @@ func TestStatusLine(t *testing.T) {
 				t.Errorf("statusLine =\n  %q\nwant\n  %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSummaryFailures: the summary counts failed files in the right
+// number and lists each with its path.
+func TestSummaryFailures(t *testing.T) {
+	for _, tt := range []struct {
+		failures []pipeline.Failure
+		want     string
+	}{
+		{[]pipeline.Failure{{Path: "a.md", Error: "a.md: empty"}}, "1 file failed"},
+		{[]pipeline.Failure{{Path: "a.md", Error: "empty"}, {Path: "b.md", Error: "b.md: not UTF-8"}}, "2 files failed"},
+	} {
+		var b strings.Builder
+		printSummary(&b, &pipeline.Report{FilesFailed: len(tt.failures), Failures: tt.failures})
+		out := b.String()
+		if !strings.Contains(out, tt.want+" (see `sluice failed list`") || !strings.Contains(out, "  a.md: empty\n") {
+			t.Errorf("summary:\n%s\nwant %q and each failure with its path", out, tt.want)
+		}
 	}
 }

@@ -36,6 +36,9 @@ func TestDateTimeOffsetThroughServer(t *testing.T) {
 	if msg := we.Failed[nodes[3].ID].Error(); !containsAll(msg, `"published"`, "RFC 3339", "filterableMetadataFieldKeys.published") {
 		t.Errorf("node 3: %q, want the key, the expected form and the setting", msg)
 	}
+	if msg := we.Failed[nodes[3].ID].Error(); strings.Count(msg, nodes[3].ID) != 1 {
+		t.Errorf("node 3: %q, want the node named once", msg)
+	}
 	if len(ids) != 4 {
 		t.Fatalf("acknowledged %d nodes, want 4", len(ids))
 	}

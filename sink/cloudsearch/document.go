@@ -134,7 +134,7 @@ func (c *Config) toDocument(n *sink.Node, action string) (document, error) {
 		}
 		fv, err := fieldValue(v, ff)
 		if err != nil {
-			return nil, fmt.Errorf("cloudsearch: node %s: %w", n.ID, err)
+			return nil, err
 		}
 		d[ff.Field] = fv
 	}

@@ -114,7 +114,7 @@ func (e *ServiceError) Error() string {
 		if creds == "" {
 			creds = EnvKey + " (an admin key of this service) or the identity's role assignments"
 		}
-		s += "; the service refused the credentials: check " + creds + ", and verify with `sluice doctor`"
+		s += "; the service refused the credentials: check " + creds + ", then verify by listing indexes (`sluice doctor` does)"
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
 		s += "; the service is throttling: lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, raise maxRetries, or add replicas/partitions"
 	case e.StatusCode == http.StatusInternalServerError || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout:

@@ -92,7 +92,7 @@ func TestErrorMessages(t *testing.T) {
 		{name: "key unset", extra: []Option{WithGetenv(envOf(nil))},
 			is: []error{ErrConfig}, words: []string{"sink.cloudsearch.key", "CLOUD_AI_SEARCH_KEY", "managedIdentity"}},
 		{name: "wrong key", extra: []Option{WithGetenv(envOf(map[string]string{EnvKey: "wrong-key-987"}))},
-			is: []error{ErrAuth}, words: []string{"403", "CLOUD_AI_SEARCH_KEY", "verify with `sluice doctor`", "sluice doctor"}, secrets: []string{"wrong-key-987", testKey}},
+			is: []error{ErrAuth}, words: []string{"403", "CLOUD_AI_SEARCH_KEY", "verify by listing indexes", "sluice doctor"}, secrets: []string{"wrong-key-987", testKey}},
 		{name: "wrong token", opts: searchtest.Options{BearerTokens: []string{"good"}}, extra: []Option{WithCredential(&fakeCredential{token: "bad-token-123"})},
 			is: []error{ErrAuth}, words: []string{"role assignments"}, secrets: []string{"bad-token-123"}},
 		{name: "index not found", mutate: func(c *Config) { c.IndexManagement = "VALIDATE_INDEX" },

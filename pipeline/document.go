@@ -55,7 +55,7 @@ type chunk struct {
 	doc     *document
 	id      string
 	text    string
-	start   int
+	start   int // offsets in UTF-16 code units, as sink.Node.StartChar
 	end     int
 	tokens  int
 	ordinal int

@@ -555,7 +555,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		}
 		return emit(&chunk{
 			doc: d, id: id, key: key, ordinal: ord, reuse: reuse, update: update,
-			text: c.Text, start: c.Start, end: c.End, tokens: c.Tokens,
+			text: c.Text, start: c.CharStart, end: c.CharEnd, tokens: c.Tokens,
 		})
 	}
 	streamed := false

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"go.uber.org/goleak"
 
@@ -420,7 +421,7 @@ func TestDryRunEmbedsAndWritesNothing(t *testing.T) {
 }
 
 func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
-	big := paragraphText("streamed", 3000) // ~200 KB
+	big := paragraphText("streamed 日本 🙂", 3000) // ~250 KB, with 3- and 4-byte characters
 	root := writeTree(t, map[string]string{"big.md": big, "small.md": "tiny file."})
 	store := newMemStore()
 	opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
@@ -438,17 +439,27 @@ func TestLargeFileIsStreamedWithinBudget(t *testing.T) {
 		t.Fatalf("big.md gave %d nodes", len(nodes))
 	}
 	for _, n := range nodes {
-		if big[n.StartChar:n.EndChar] != n.Text {
-			t.Fatalf("node offsets %d:%d do not slice the source", n.StartChar, n.EndChar)
+		if utf16Slice(big, n.StartChar, n.EndChar) != n.Text {
+			t.Fatalf("node offsets %d:%d do not slice the source in UTF-16 code units", n.StartChar, n.EndChar)
 		}
 	}
+}
+
+// utf16Slice returns s[start:end] in UTF-16 code units, as JavaScript's
+// s.slice(start, end).
+func utf16Slice(s string, start, end int) string {
+	u := utf16.Encode([]rune(s))
+	if start < 0 || end > len(u) || start > end {
+		return fmt.Sprintf("<offsets %d:%d out of %d units>", start, end, len(u))
+	}
+	return string(utf16.Decode(u[start:end]))
 }
 
 // TestStreamThreshold checks that a document is split as a stream exactly
 // when its file is larger than Options.StreamThreshold (by default
 // MemoryBudget/32), as the document's debug log reports.
 func TestStreamThreshold(t *testing.T) {
-	body := paragraphText("threshold", 40)
+	body := paragraphText("threshold Ü 🙂", 40)
 	size := int64(len(body))
 	tests := []struct {
 		name      string
@@ -480,8 +491,8 @@ func TestStreamThreshold(t *testing.T) {
 				t.Fatalf("%d nodes, want the splitter's %d chunks", len(got), len(want))
 			}
 			for i, n := range got {
-				if n.Text != want[i].Text || n.StartChar != want[i].Start || n.EndChar != want[i].End {
-					t.Errorf("node %d = %d:%d, want the splitter's chunk %d:%d", i, n.StartChar, n.EndChar, want[i].Start, want[i].End)
+				if n.Text != want[i].Text || n.StartChar != want[i].CharStart || n.EndChar != want[i].CharEnd || utf16Slice(body, n.StartChar, n.EndChar) != n.Text {
+					t.Errorf("node %d = %d:%d, want the splitter's chunk %d:%d (UTF-16 code units)", i, n.StartChar, n.EndChar, want[i].CharStart, want[i].CharEnd)
 				}
 			}
 		})

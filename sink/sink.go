@@ -28,10 +28,12 @@ type Node struct {
 	// Metadata holds the document's metadata. Values are strings, float64 or
 	// int numbers, bools, or []string (a COLLECTION field).
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// StartChar and EndChar are the chunk's byte offsets in the source text:
-	// the document's text as the reader returns it, which is the file without
-	// a leading UTF-8 byte-order mark (`sluice split --json` reports offsets
-	// into the file itself).
+	// StartChar and EndChar are the chunk's offsets in the source text,
+	// LlamaIndex's start_char_idx and end_char_idx: in UTF-16 code units, as
+	// LlamaIndex.TS counts them (JavaScript string indexes; LlamaIndex for
+	// Python counts code points, the same for text without characters
+	// beyond U+FFFF), into the document's text as the reader returns it,
+	// which is the file without a leading UTF-8 byte-order mark.
 	StartChar int `json:"start_char_idx"`
 	EndChar   int `json:"end_char_idx"`
 }

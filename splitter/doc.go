@@ -87,7 +87,8 @@
 //   - The character fallback cuts between code points; LlamaIndex cuts
 //     between UTF-16 code units and so splits surrogate pairs (emoji).
 //   - Chunk offsets are byte offsets into the Go string: text[Start:End] ==
-//     Text. LlamaIndex reports UTF-16 code unit indexes.
+//     Text. CharStart and CharEnd are the UTF-16 code unit indexes that
+//     LlamaIndex reports.
 //   - Empty text gives no chunks (LlamaIndex returns one empty chunk).
 //   - A chunk that would hold nothing beyond the previous chunk (only its
 //     overlap and white space) is not emitted; LlamaIndex repeats it.

@@ -1,6 +1,9 @@
 package splitter
 
-import "unicode/utf8"
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 // merger greedily merges pieces into chunks (LlamaIndex's #merge), with the
 // corrections listed in the package documentation: a chunk's exact token
@@ -25,6 +28,22 @@ type merger struct {
 	// prevEnd is the end of the last emitted chunk (relative to text), -1
 	// before the first.
 	prevEnd int
+	// units is the number of UTF-16 code units of the input before byte
+	// unitsAt of text (see Chunk.CharStart).
+	units, unitsAt int
+}
+
+// unitsBefore returns the UTF-16 code units of the input before byte i of
+// text, moving the merger's count there: chunk starts only move forward,
+// by about a chunk each, so each byte is counted about once.
+func (m *merger) unitsBefore(i int) int {
+	if i >= m.unitsAt {
+		m.units += utf16Len(m.text[m.unitsAt:i])
+	} else {
+		m.units -= utf16Len(m.text[i:m.unitsAt])
+	}
+	m.unitsAt = i
+	return m.units
 }
 
 // carry drops the text before the unfinished chunk (and its overlap) and
@@ -45,6 +64,8 @@ func (m *merger) carry() string {
 	}
 	m.prevEnd -= from
 	m.base += from
+	m.unitsBefore(from)
+	m.unitsAt -= from
 	return m.text[from:]
 }
 
@@ -145,6 +166,8 @@ func (m *merger) close() error {
 			}
 		}
 		c := Chunk{Text: m.text[start:end], Start: m.base + start, End: m.base + end, Tokens: n}
+		c.CharStart = m.unitsBefore(start)
+		c.CharEnd = c.CharStart + utf16Len(c.Text)
 		if err := m.emit(c); err != nil {
 			return err
 		}
@@ -259,4 +282,35 @@ func trimSpace(text string, start, end int) (int, int) {
 		end -= n
 	}
 	return start, end
+}
+
+// utf16Len returns the length of s in UTF-16 code units, as JavaScript
+// counts a string: one per code point, two beyond U+FFFF, one per invalid
+// byte.
+func utf16Len(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		// Eight ASCII bytes at a time: one unit each.
+		for i+8 <= len(s) {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if w&0x8080808080808080 != 0 {
+				break
+			}
+			n += 8
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
+		if s[i] < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += utf16.RuneLen(r) // 1 for utf8.RuneError
+		i += size
+	}
+	return n
 }

@@ -18,11 +18,16 @@ import (
 //   - offsets slice the text exactly and chunks are trimmed and non-empty;
 //   - chunks are in order and together cover every non-blank byte;
 //   - no chunk exceeds size tokens, and Tokens is the exact count;
-//   - consecutive chunks overlap by at most ChunkOverlap tokens.
+//   - consecutive chunks overlap by at most ChunkOverlap tokens;
+//   - CharStart and CharEnd are the offsets in UTF-16 code units.
 func checkChunks(t *testing.T, s *Splitter, text string, size int, chunks []Chunk) {
 	t.Helper()
+	units := unitOffsets(text)
 	covered := 0 // text[:covered] is covered by the chunks so far
 	for i, c := range chunks {
+		if c.Start >= 0 && c.End <= len(text) && (c.CharStart != units[c.Start] || c.CharEnd != units[c.End]) {
+			t.Fatalf("chunk %d [%d,%d): UTF-16 offsets [%d,%d), want [%d,%d)", i, c.Start, c.End, c.CharStart, c.CharEnd, units[c.Start], units[c.End])
+		}
 		if c.Start < 0 || c.End > len(text) || c.Start >= c.End {
 			t.Fatalf("chunk %d: bad offsets [%d,%d) for text of %d bytes", i, c.Start, c.End, len(text))
 		}
@@ -57,6 +62,27 @@ func checkChunks(t *testing.T, s *Splitter, text string, size int, chunks []Chun
 	if rest := text[covered:]; strings.TrimFunc(rest, isJSSpace) != "" {
 		t.Fatalf("text[%d:] = %q is covered by no chunk", covered, rest)
 	}
+}
+
+// unitOffsets returns, for each byte offset of text that starts a code
+// point (and len(text)), the UTF-16 code units before it, as JavaScript
+// counts them after decoding the text with U+FFFD for each invalid byte;
+// -1 elsewhere.
+func unitOffsets(text string) []int {
+	out := make([]int, len(text)+1)
+	for i := range out {
+		out[i] = -1
+	}
+	n := 0
+	for i, r := range text { // an invalid byte is one utf8.RuneError
+		out[i] = n
+		n++
+		if r > 0xFFFF {
+			n++ // a surrogate pair
+		}
+	}
+	out[len(text)] = n
+	return out
 }
 
 var propertyCases = []struct {

@@ -11,9 +11,15 @@ type Chunk struct {
 	// Text is the chunk, trimmed of surrounding white space.
 	Text string
 	// Start and End are byte offsets into the input: input[Start:End] == Text.
-	// (LlamaIndex reports UTF-16 code unit indexes instead.)
 	Start int
 	End   int
+	// CharStart and CharEnd are the same offsets in UTF-16 code units, the
+	// indexes of a JavaScript string, which LlamaIndex.TS reports as a
+	// node's startCharIdx and endCharIdx (LlamaIndex for Python counts code
+	// points: the same for text without characters beyond U+FFFF). An
+	// invalid UTF-8 byte counts as one, as the U+FFFD replacing it would.
+	CharStart int
+	CharEnd   int
 	// Tokens is the cl100k_base token count of Text; never above the chunk size.
 	Tokens int
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"unicode/utf16"
 
 	"go.uber.org/goleak"
 )
@@ -220,6 +221,9 @@ func TestSplitReaderMatchesSplit(t *testing.T) {
 		{"paragraphs", bigText(300 << 10), 0},
 		{"no paragraph separators", strings.ReplaceAll(bigText(300<<10), "\n\n\n", "\n"), 2},
 		{"one long word", strings.Repeat("abcdefghij", 10000), 2},
+		// UTF-16 offsets carried across windows: 2-, 3- and 4-byte
+		// characters, surrogate pairs among them.
+		{"beyond ASCII", strings.NewReplacer("e", "é", "the", "日本", "a", "🙂").Replace(bigText(300 << 10)), 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -426,5 +430,20 @@ func TestSentenceEndsGolden(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no golden sentences read")
+	}
+}
+
+// TestUTF16Len checks the UTF-16 length of texts around the eight-byte
+// ASCII step: characters of every UTF-8 length, invalid bytes (one unit
+// each, as U+FFFD) and U+FFFD itself.
+func TestUTF16Len(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmnop",
+		"é", "abcdefgé", "abcdefghé", "日本語🙂abcdefghijklmnop", strings.Repeat("ab🙂cdefgh", 9),
+		"\xff", "abcdefg\xff\xfeqq", "\xe6\x97", "\uFFFD", "\xf0\x9f\x99",
+	} {
+		if got, want := utf16Len(s), len(utf16.Encode([]rune(s))); got != want {
+			t.Errorf("utf16Len(%q) = %d, want %d", s, got, want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // sluice runs the command line in dir and returns stdout, stderr and the exit code.
@@ -334,7 +335,7 @@ func TestEndToEnd(t *testing.T) {
 
 func TestSplitJSON(t *testing.T) {
 	dir := t.TempDir()
-	text := strings.Repeat("One sentence here. Another one there, with a comma. ", 60)
+	text := strings.Repeat("One sentence here. Another one thére, with a comma 🙂. ", 60)
 	writeFiles(t, dir, map[string]string{"a.txt": text, "b.txt": "short"})
 	out, stderr, code := sluice(t, dir, "split", "a.txt", "b.txt", "--chunk-size", "64", "--chunk-overlap", "8", "--json")
 	if code != 0 {
@@ -351,6 +352,11 @@ func TestSplitJSON(t *testing.T) {
 		start, end := int(l["start"].(float64)), int(l["end"].(float64))
 		if text[start:end] != l["text"] || l["tokens"].(float64) > 64 {
 			t.Errorf("chunk %v does not slice the file or exceeds 64 tokens", l["index"])
+		}
+		units := utf16.Encode([]rune(text))
+		cs, ce := int(l["start_char_idx"].(float64)), int(l["end_char_idx"].(float64))
+		if cs > ce || ce > len(units) || string(utf16.Decode(units[cs:ce])) != l["text"] {
+			t.Errorf("chunk %v: start_char_idx %d, end_char_idx %d do not slice the text in UTF-16 code units", l["index"], cs, ce)
 		}
 	}
 }

@@ -25,6 +25,11 @@ type splitLine struct {
 	Start  int    `json:"start"`
 	End    int    `json:"end"`
 	Tokens int    `json:"tokens"`
+	// StartChar and EndChar are the offsets in UTF-16 code units into the
+	// text (the file without a leading byte-order mark), which run stores
+	// as LlamaIndex's start_char_idx and end_char_idx.
+	StartChar int `json:"start_char_idx"`
+	EndChar   int `json:"end_char_idx"`
 }
 
 // streamSplitAbove is the file size above which `split` streams a file in
@@ -40,7 +45,8 @@ func (a *app) splitCommand() *cobra.Command {
 		Use:   "split FILE...",
 		Short: "Run the sentence splitter alone and print the chunks",
 		Long: "Split files into chunks exactly as `run` would, without embedding or storing them. Files are\n" +
-			"split in parallel and printed in argument order. start and end are byte offsets into the file.",
+			"split in parallel and printed in argument order. start and end are byte offsets into the file;\n" +
+			"start_char_idx and end_char_idx (--json) are what run stores: UTF-16 code units, as LlamaIndex counts.",
 		Args: positionalArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := a.config()
@@ -173,7 +179,7 @@ func splitError(err error) string {
 // offsets into the file.
 func printChunk(w io.Writer, asJSON bool, file string, i int, c splitter.Chunk, start int) error {
 	if asJSON {
-		return json.NewEncoder(w).Encode(splitLine{File: file, Index: i, Text: c.Text, Start: start + c.Start, End: start + c.End, Tokens: c.Tokens})
+		return json.NewEncoder(w).Encode(splitLine{File: file, Index: i, Text: c.Text, Start: start + c.Start, End: start + c.End, Tokens: c.Tokens, StartChar: c.CharStart, EndChar: c.CharEnd})
 	}
 	_, err := fmt.Fprintf(w, "── %s #%d  bytes %d–%d  %d tokens\n%s\n", file, i, start+c.Start, start+c.End, c.Tokens, c.Text)
 	return err

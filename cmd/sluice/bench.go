@@ -109,6 +109,13 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if err := f.validate(); err != nil {
 		return err
 	}
+	if !f.simulate && f.simURL == "" {
+		for _, name := range []string{"sim-latency", "sim-token-latency", "sim-rpm", "sim-tpm"} {
+			if cmd.Flags().Changed(name) {
+				return usagef("--%s sets the simulated provider, which only --simulate uses; add --simulate, or drop --%s to measure the configured embedder", name, name)
+			}
+		}
+	}
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
 	}

@@ -54,4 +54,10 @@ func TestBenchSimulated(t *testing.T) {
 	if _, _, code := sluice(t, dir, "bench", "corpus", "--simulate", "--batch-sizes", "0"); code != exitUsage {
 		t.Errorf("--batch-sizes 0: exit %d, want 2", code)
 	}
+	if _, stderr, code := sluice(t, dir, "bench", "corpus", "--sim-tpm", "100"); code != exitUsage || !strings.Contains(stderr, "--sim-tpm sets the simulated provider, which only --simulate uses") {
+		t.Errorf("--sim-tpm without --simulate: exit %d, stderr %q; want exit 2 naming --simulate", code, stderr)
+	}
+	if _, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--sim-latency", "1000h"); code != exitUsage || !strings.Contains(stderr, "--sim-latency") {
+		t.Errorf("--sim-latency 1000h: exit %d, stderr %q; want exit 2 naming it", code, stderr)
+	}
 }

@@ -58,6 +58,8 @@ func TestSimOptionsValidate(t *testing.T) {
 		{bench.SimOptions{TokenLatency: -1}, "bench.sim.tokenLatency (--sim-token-latency)"},
 		{bench.SimOptions{RPM: -1}, "bench.sim.rpm (--sim-rpm)"},
 		{bench.SimOptions{TPM: -1}, "bench.sim.tpm (--sim-tpm)"},
+		{bench.SimOptions{Latency: bench.MaxSimLatency}, ""},
+		{bench.SimOptions{Latency: 1000 * time.Hour}, "bench.sim.latency (--sim-latency)"},
 	}
 	for _, tt := range tests {
 		err := tt.opts.Validate()

@@ -29,11 +29,16 @@ type SimOptions struct {
 	TPM int `yaml:"tpm"`
 }
 
+// MaxSimLatency is the longest simulated base latency of a request.
+const MaxSimLatency = time.Minute
+
 // Validate returns an *OptionsError naming the first wrong setting.
 func (o SimOptions) Validate() error {
 	switch {
 	case o.Latency < 0:
 		return optErr("bench.sim.latency (--sim-latency)", "must be 0s or more, got %s", o.Latency)
+	case o.Latency > MaxSimLatency:
+		return optErr("bench.sim.latency (--sim-latency)", "must be at most %s (a real provider answers within seconds), got %s", MaxSimLatency, o.Latency)
 	case o.TokenLatency < 0:
 		return optErr("bench.sim.tokenLatency (--sim-token-latency)", "must be 0s or more, got %s", o.TokenLatency)
 	case o.RPM < 0:

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/joho/godotenv"
 )
@@ -30,6 +32,10 @@ func loadEnvFile(path string, named bool) error {
 			return nil
 		}
 	}
+	label := "--env-file " + path
+	if !named {
+		label = path + " (the dotenv file read by default; --env-file names another)"
+	}
 	vars, err := godotenv.Read(path)
 	var perr *fs.PathError
 	switch {
@@ -39,15 +45,36 @@ func loadEnvFile(path string, named bool) error {
 	case errors.As(err, &perr): // opening or reading it: the error names only the path
 		return usagef("--env-file: %v", err)
 	default: // the parser's messages quote the file's text
-		return usagef("--env-file %s: not a dotenv file; write one KEY=VALUE per line (`export KEY=VALUE` and # comments are allowed, values may be quoted)", path)
+		return usagef("%s: not a dotenv file; write one KEY=VALUE per line (`export KEY=VALUE` and # comments are allowed, values may be quoted)", label)
+	}
+	// Names first, so that a bad line sets nothing. A name is no secret:
+	// it is quoted; a value never is.
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if !envName(k) {
+			return usagef("%s: %q is not a variable name; use letters, digits and underscores, not starting with a digit, as in OPENAI_API_KEY=...", label, k)
+		}
 	}
 	for k, v := range vars {
 		if _, set := os.LookupEnv(k); set {
 			continue
 		}
 		if err := os.Setenv(k, v); err != nil {
-			return fmt.Errorf("--env-file %s: setting a variable: %w", path, err)
+			return fmt.Errorf("%s: setting %s: %w", label, k, err)
 		}
 	}
 	return nil
+}
+
+// envName reports whether k is a portable environment variable name:
+// letters, digits and underscores, not starting with a digit.
+func envName(k string) bool {
+	for i, c := range k {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return k != ""
 }

@@ -98,7 +98,13 @@ func TestEnvFileErrors(t *testing.T) {
 	}{
 		{"named file missing", nil, []string{"--env-file", "missing.env"}, "--env-file: open missing.env: no such file or directory"},
 		{"./.env not a dotenv file", map[string]string{".env": "OPENAI_API_KEY " + secret + "\n"}, nil,
-			"--env-file .env: not a dotenv file; write one KEY=VALUE per line"},
+			".env (the dotenv file read by default; --env-file names another): not a dotenv file; write one KEY=VALUE per line"},
+		{"empty name", map[string]string{"x.env": "=" + secret + "\n"}, []string{"--env-file", "x.env"},
+			`--env-file x.env: "" is not a variable name; use letters, digits and underscores`},
+		{"name with spaces", map[string]string{"x.env": "OPENAI API KEY=" + secret + "\n"}, []string{"--env-file", "x.env"},
+			`--env-file x.env: "OPENAI API KEY" is not a variable name`},
+		{"name starting with a digit", map[string]string{"x.env": "1KEY=" + secret + "\n"}, []string{"--env-file", "x.env"},
+			`--env-file x.env: "1KEY" is not a variable name`},
 		{"named file not a dotenv file", map[string]string{"x.env": "export\n=" + secret + "\n"}, []string{"--env-file", "x.env"},
 			"--env-file x.env: not a dotenv file"},
 	}

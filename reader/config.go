@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,6 +95,10 @@ func validatePattern(setting, p string) error {
 	}
 	if !doublestar.ValidatePattern(normalizePattern(p)) {
 		return &ConfigError{Setting: setting, Reason: strconv.Quote(p) + " is not a valid glob pattern; check its brackets [] and braces {}"}
+	}
+	if slices.Contains(strings.Split(normalizePattern(p), "/"), "..") {
+		return &ConfigError{Setting: setting, Reason: strconv.Quote(p) + " has a .. segment, which no path matches: patterns are relative to the folder read (source.dir); " +
+			"point source.dir (or the folder argument) at the folder above instead"}
 	}
 	return nil
 }

@@ -119,6 +119,9 @@ func TestConfigValidate(t *testing.T) {
 		{"bad include glob", Config{Dir: ".", Include: []string{"*.md", "[abc"}}, "source.include[1]", `"[abc"`},
 		{"bad exclude glob", Config{Dir: ".", Include: DefaultInclude, Exclude: []string{"{a,b"}}, "source.exclude[0]", `"{a,b"`},
 		{"blank exclude", Config{Dir: ".", Include: DefaultInclude, Exclude: []string{" "}}, "source.exclude[0]", "empty pattern"},
+		{"include above the folder", Config{Dir: ".", Include: []string{"../x/*.md"}}, "source.include[0]", "has a .. segment"},
+		{"exclude with .. inside", Config{Dir: ".", Include: DefaultInclude, Exclude: []string{"a/../b"}}, "source.exclude[0]", "has a .. segment"},
+		{"dots in a name", Config{Dir: ".", Include: []string{"notes..md", "a/..b/*.md"}}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

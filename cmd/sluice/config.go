@@ -101,6 +101,11 @@ func loadConfig(flag string) (Config, string, error) {
 		// Names, whose letter case does not matter: CloudSearch, OpenAI.
 		cfg.Sink.Type = strings.ToLower(cfg.Sink.Type)
 		cfg.Embedder.Provider = strings.ToLower(cfg.Embedder.Provider)
+		// 0 means the default, as the embedder reads it: every command
+		// compares the same length with the store's.
+		if cfg.Embedder.Dimensions == 0 {
+			cfg.Embedder.Dimensions = embedder.DefaultDimensions
+		}
 		applyEnv(&cfg, os.Getenv)
 	}
 	return cfg, path, err

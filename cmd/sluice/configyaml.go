@@ -18,7 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// decodeConfig decodes the first YAML document of data into cfg, strictly:
+// decodeConfig decodes the YAML document of data into cfg, strictly (a
+// second document is an error):
 // unknown keys and values of the wrong kind are errors that name the
 // setting and its line. yaml.v3 alone would silently truncate a decimal in
 // a whole-number setting (chunkSize: 100.9 becomes 100), so every value is
@@ -27,11 +28,27 @@ import (
 // document (empty, or only comments) keeps every default.
 func decodeConfig(data []byte, cfg *Config) error {
 	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+	first := yaml.NewDecoder(bytes.NewReader(data))
+	if err := first.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		return err // a syntax error, with its line
+	}
+	// The settings are one document: what follows a second "---" would be
+	// ignored silently.
+	for {
+		var next yaml.Node
+		err := first.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err // a syntax error in what follows, with its line
+		}
+		if len(next.Content) > 0 && next.Content[0].Kind != 0 && !isNull(next.Content[0]) {
+			return fmt.Errorf("line %d: a second YAML document (after a --- line); the configuration is one document: merge them, or remove the --- line", next.Content[0].Line)
+		}
 	}
 	if err := checkKinds(&doc); err != nil {
 		return err
@@ -729,4 +746,10 @@ func sectionOf(goType string) string {
 		return "watch"
 	}
 	return "top level"
+}
+
+// isNull reports whether n is an empty or null value, such as the empty
+// document a trailing "---" starts.
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }

@@ -81,6 +81,7 @@ func TestWholeNumberSettingsAccepted(t *testing.T) {
 		{"splitter: {chunkSize: +300, chunkOverlap: 0o17}\npipeline: {memoryBudgetMB: 128}\n", 300, 15, 128, 1536},
 		{"splitter: {chunkSize: ~}\nembedder:\n  dimensions:\n", 1024, 200, 64, 1536},
 		{"embedder: {dimensions: !!int 256}\n", 1024, 200, 64, 256},
+		{"embedder: {dimensions: 0}\n", 1024, 200, 64, 1536}, // 0 means the default
 	}
 	for _, tt := range tests {
 		path := filepath.Join(t.TempDir(), "c.yaml")
@@ -311,5 +312,42 @@ func TestDurationBareNumber(t *testing.T) {
 				t.Fatalf("decodeConfig() = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSecondYAMLDocumentRefused: settings after a --- line would be
+// ignored, so a second document is an error naming its line; an empty one
+// (a trailing ---) is not.
+func TestSecondYAMLDocumentRefused(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"splitter:\n  chunkSize: 300\n---\nsplitter:\n  chunkOverlap: 10\n", "line 4: a second YAML document"},
+		{"splitter: {chunkSize: 300}\n---\n", ""},
+		{"---\nsplitter: {chunkSize: 300}\n", ""},
+		{"splitter: {chunkSize: 300}\n---\n---\nembedder: {dimensions: 8}\n", "line 4: a second YAML document"},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := loadConfig(path)
+		switch {
+		case tt.want == "" && (err != nil || cfg.Splitter.ChunkSize != 300):
+			t.Errorf("%q: chunkSize %d, %v; want 300 and no error", tt.yaml, cfg.Splitter.ChunkSize, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q: %v; want an error with %q", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+// TestZeroDimensionsIsTheDefault: embedder.dimensions 0 means 1536 for
+// every command, so a second run over the store the first built works.
+func TestZeroDimensionsIsTheDefault(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha beta.", "sluice.yaml": "embedder: {dimensions: 0}\n"})
+	for _, args := range [][]string{{"run", "docs"}, {"run", "docs"}, {"query", "alpha"}, {"index", "validate"}} {
+		if out, stderr, code := sluice(t, dir, args...); code != exitOK {
+			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
 	}
 }

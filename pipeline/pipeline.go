@@ -271,6 +271,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		r.report.EstimatedCost = float64(tokens) / 1e6 * opts.PricePerMillionTokens
 	}
 	slices.SortFunc(r.report.Failures, func(a, b Failure) int { return cmp.Compare(a.Path, b.Path) })
+	r.report.Complete = err == nil
+	if err != nil {
+		r.report.Error = err.Error()
+		r.report.Interrupted = ctx.Err() != nil
+	}
 	return r.report, err
 }
 

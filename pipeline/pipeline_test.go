@@ -377,25 +377,50 @@ func TestCancelStopsPromptly(t *testing.T) {
 	emb := &fakeEmbedder{dims: 4, block: make(chan struct{}), entered: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := baseOptions(t, root, emb, newMemStore())
-	done := make(chan error, 1)
+	type result struct {
+		rep *Report
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		_, err := Run(ctx, opts)
-		done <- err
+		rep, err := Run(ctx, opts)
+		done <- result{rep, err}
 	}()
 	// Wait until the pipeline is blocked in the embedder.
 	select {
 	case <-emb.entered:
-	case err := <-done:
-		t.Fatalf("Run returned before embedding: %v", err)
+	case res := <-done:
+		t.Fatalf("Run returned before embedding: %v", res.err)
 	}
 	cancel()
 	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Run error = %v, want context.Canceled", err)
+	case res := <-done:
+		if !errors.Is(res.err, context.Canceled) {
+			t.Errorf("Run error = %v, want context.Canceled", res.err)
+		}
+		if rep := res.rep; rep == nil || rep.Complete || !rep.Interrupted || rep.Error == "" {
+			t.Errorf("report of the interrupted run = %+v, want Complete false, Interrupted and the error", rep)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not stop within 5s of cancellation")
+	}
+}
+
+// TestReportSaysWhetherTheRunFinished: a run stopped by the store is
+// incomplete and says why, without claiming an interruption; a run that
+// finishes is complete.
+func TestReportSaysWhetherTheRunFinished(t *testing.T) {
+	root := writeTree(t, map[string]string{"a.md": "Alpha.", "b.md": "Bravo."})
+	store := newMemStore()
+	store.down = fmt.Errorf("disk full: %w", sink.ErrUnavailable) // stops the run
+	rep, err := Run(context.Background(), baseOptions(t, root, &fakeEmbedder{dims: 4}, store))
+	if err == nil || rep == nil || rep.Complete || rep.Interrupted || !strings.Contains(rep.Error, "disk full") {
+		t.Errorf("store down: err %v, report %+v; want an incomplete report with the error, not interrupted", err, rep)
+	}
+	store.down = nil
+	rep, err = Run(context.Background(), baseOptions(t, root, &fakeEmbedder{dims: 4}, store))
+	if err != nil || !rep.Complete || rep.Error != "" || rep.Interrupted {
+		t.Errorf("clean run: err %v, report %+v; want Complete and no error", err, rep)
 	}
 }
 

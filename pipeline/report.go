@@ -48,6 +48,17 @@ type Report struct {
 	// EstimatedCost is the embedding cost of TokensEmbedded (TokensPlanned
 	// in a dry run) at the configured price per million tokens.
 	EstimatedCost float64 `json:"estimated_cost,omitempty"`
+	// Complete is false when the run stopped before its end: the store, the
+	// embedder or the manifest failed, or it was interrupted. The files
+	// seen but in no other count were not finished; the next run takes
+	// them up.
+	Complete bool `json:"complete"`
+	// Error says why an incomplete run stopped (the error Run returned);
+	// empty for a complete run.
+	Error string `json:"error,omitempty"`
+	// Interrupted is true when an incomplete run stopped because its
+	// context was cancelled (Ctrl-C, SIGTERM).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Failure is one document that could not be ingested.

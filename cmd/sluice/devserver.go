@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,8 +38,8 @@ func (a *app) devSearchCommand() *cobra.Command {
 		Short: "Serve a strict Cloud AI Search (Azure AI Search REST 2024-07-01) stand-in",
 		Args:  positionalArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.FaultRate < 0 || opts.FaultRate > 1 {
-				return usagef("--fault-rate is %v; use a fraction between 0 and 1", opts.FaultRate)
+			if err := checkFaults(opts.FaultRate, map[string]time.Duration{"latency": opts.Latency}); err != nil {
+				return err
 			}
 			if opts.Key == "" {
 				opts.Key = os.Getenv("CLOUD_AI_SEARCH_KEY")
@@ -80,11 +83,14 @@ func (a *app) devEmbeddingsCommand() *cobra.Command {
 			"base plus a cost per token, and injected faults.",
 		Args: positionalArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.FaultRate < 0 || opts.FaultRate > 1 {
-				return usagef("--fault-rate is %v; use a fraction between 0 and 1", opts.FaultRate)
+			if err := checkFaults(opts.FaultRate, map[string]time.Duration{"latency": opts.Latency, "token-latency": opts.TokenLatency}); err != nil {
+				return err
 			}
 			if opts.RPM < 0 || opts.TPM < 0 {
 				return usagef("--rpm and --tpm must be 0 (unlimited) or more")
+			}
+			if opts.Dimensions < 1 {
+				return usagef("--dimensions is %d; use a vector length of 1 or more, such as 1536", opts.Dimensions)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -103,4 +109,18 @@ func (a *app) devEmbeddingsCommand() *cobra.Command {
 	cmd.Flags().IntVar(&opts.Dimensions, "dimensions", 1536, "vector length")
 	cmd.Flags().StringVar(&opts.Key, "key", "", "API key every request must carry (none: accept all)")
 	return cmd
+}
+
+// checkFaults checks a devserver's --fault-rate (a fraction, NaN refused)
+// and latencies (none negative), by flag name.
+func checkFaults(rate float64, latencies map[string]time.Duration) error {
+	if !(rate >= 0 && rate <= 1) {
+		return usagef("--fault-rate is %v; use a fraction between 0 and 1", rate)
+	}
+	for _, name := range slices.Sorted(maps.Keys(latencies)) {
+		if d := latencies[name]; d < 0 {
+			return usagef("--%s is %s; use 0s or more", name, d)
+		}
+	}
+	return nil
 }

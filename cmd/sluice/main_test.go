@@ -141,6 +141,12 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"index", "creat"},
 		{"failed", "bogus"},
 		{"devserver"},
+		{"devserver", "search", "--fault-rate", "NaN"},
+		{"devserver", "search", "--latency", "-1s"},
+		{"devserver", "embeddings", "--fault-rate", "1.5"},
+		{"devserver", "embeddings", "--token-latency", "-1ms"},
+		{"devserver", "embeddings", "--dimensions", "0"},
+		{"devserver", "embeddings", "--dimensions", "-5"},
 		{"query", "x", "--mode", "semantic_hybrid"}, // the local store has no semantic ranker
 	} {
 		if _, stderr, code := sluice(t, dir, args...); code != exitUsage {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/sluice-dev/sluice/reader"
@@ -74,9 +75,9 @@ func (c Config) Validate() error {
 	case c.GracePeriod < 0:
 		return &ConfigError{Setting: "watch.gracePeriod", Reason: "is " + c.GracePeriod.String() + "; it must not be negative (default 10s)"}
 	case c.MaxBatch < 1:
-		return &ConfigError{Setting: "watch.maxBatch", Reason: "must be at least 1 (default 1000)"}
+		return &ConfigError{Setting: "watch.maxBatch", Reason: fmt.Sprintf("is %d; it must be at least 1 (default 1000)", c.MaxBatch)}
 	case c.MaxPending < c.MaxBatch:
-		return &ConfigError{Setting: "watch.maxPending", Reason: "must be at least watch.maxBatch (default 10000)"}
+		return &ConfigError{Setting: "watch.maxPending", Reason: fmt.Sprintf("is %d; it must be at least watch.maxBatch (%d; default 10000)", c.MaxPending, c.MaxBatch)}
 	}
 	return nil
 }

@@ -23,16 +23,17 @@ func TestConfigValidate(t *testing.T) {
 		name    string
 		cfg     Config
 		setting string // "" for valid
+		value   string // the value the message must quote, if any
 	}{
-		{"defaults", Config{}, ""},
-		{"negative debounce", Config{Debounce: -time.Second}, "watch.debounce"},
-		{"max delay below debounce", Config{Debounce: 2 * time.Second, MaxDelay: time.Second}, "watch.maxDelay"},
-		{"negative rescan", Config{RescanInterval: -time.Minute}, "watch.rescanInterval"},
-		{"rescan too often", Config{RescanInterval: time.Millisecond}, "watch.rescanInterval"},
-		{"hourly rescan", Config{RescanInterval: time.Hour}, ""},
-		{"negative grace", Config{GracePeriod: -time.Second}, "watch.gracePeriod"},
-		{"negative batch", Config{MaxBatch: -1}, "watch.maxBatch"},
-		{"pending below batch", Config{MaxBatch: 50, MaxPending: 10}, "watch.maxPending"},
+		{"defaults", Config{}, "", ""},
+		{"negative debounce", Config{Debounce: -time.Second}, "watch.debounce", ""},
+		{"max delay below debounce", Config{Debounce: 2 * time.Second, MaxDelay: time.Second}, "watch.maxDelay", ""},
+		{"negative rescan", Config{RescanInterval: -time.Minute}, "watch.rescanInterval", ""},
+		{"rescan too often", Config{RescanInterval: time.Millisecond}, "watch.rescanInterval", ""},
+		{"hourly rescan", Config{RescanInterval: time.Hour}, "", ""},
+		{"negative grace", Config{GracePeriod: -time.Second}, "watch.gracePeriod", ""},
+		{"negative batch", Config{MaxBatch: -1}, "watch.maxBatch", "-1"},
+		{"pending below batch", Config{MaxBatch: 50, MaxPending: 10}, "watch.maxPending", "10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +50,9 @@ func TestConfigValidate(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.setting) {
 				t.Errorf("message %q does not name %s", err, tt.setting)
+			}
+			if tt.value != "" && !strings.Contains(err.Error(), "is "+tt.value+";") {
+				t.Errorf("message %q does not give the value %s", err, tt.value)
 			}
 		})
 	}

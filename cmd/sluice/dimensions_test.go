@@ -121,3 +121,23 @@ func TestDimensionChangeRefusedOnCloudSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyStoreHasNoDimensionsYet: a local store without vectors says so
+// rather than reporting 0 dimensions.
+func TestEmptyStoreHasNoDimensionsYet(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := sluice(t, dir, "index", "create"); code != exitOK {
+		t.Fatalf("index create: exit %d: %s", code, stderr)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"index", "validate"}, "no vectors yet: the first write sets their length, embedder.dimensions 1536"},
+		{[]string{"index", "stats"}, "none yet (no vectors stored)"},
+	} {
+		if out, stderr, code := sluice(t, dir, tt.args...); code != exitOK || !strings.Contains(out, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tt.args, code, out, stderr, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -120,7 +121,11 @@ func (a *app) localCheck(ctx context.Context, cfg Config) error {
 	if err := a.checkDimensions(ctx, cfg, s); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "local store %s is valid (vector dimensions %d)\n", path, s.Dimensions())
+	if s.Dimensions() == 0 {
+		fmt.Fprintf(a.stdout, "local store %s is valid (no vectors yet: the first write sets their length, embedder.dimensions %d)\n", path, cfg.Embedder.Dimensions)
+	} else {
+		fmt.Fprintf(a.stdout, "local store %s is valid (vector dimensions %d)\n", path, s.Dimensions())
+	}
 	return nil
 }
 
@@ -289,7 +294,11 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 		return json.NewEncoder(a.stdout).Encode(v)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "sink\t%s\nindex\t%s\nnodes\t%d\nstorage\t%s\ndimensions\t%d\n", v.Sink, v.Index, v.Documents, mb(v.StorageBytes), v.Dimensions)
+	dims := strconv.Itoa(v.Dimensions)
+	if v.Dimensions == 0 {
+		dims = "none yet (no vectors stored)"
+	}
+	fmt.Fprintf(tw, "sink\t%s\nindex\t%s\nnodes\t%d\nstorage\t%s\ndimensions\t%s\n", v.Sink, v.Index, v.Documents, mb(v.StorageBytes), dims)
 	if v.VectorIndexSize > 0 {
 		fmt.Fprintf(tw, "vector index\t%s\n", mb(v.VectorIndexSize))
 	}

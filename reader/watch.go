@@ -72,11 +72,13 @@ const (
 	// overflowed, or the watch limit kept a folder from being watched):
 	// reconcile the whole folder with a Walk. Its Event has an empty ID.
 	Rescan
-	// Failed means the folder ID could not be watched (its permissions do
-	// not allow it, say), so changes below it are not seen: report it as
+	// Failed means the folder ID could not be watched, or a watched
+	// folder can no longer be read (its permissions do not allow it, say),
+	// so changes below it are not seen or cannot be read: report it as
 	// Walk reports an unreadable folder. Err is a *FileError wrapping
 	// ErrUnreadable. A Removed event for ID follows once the folder is
-	// watched after all (a change of its permissions) or is gone.
+	// watched and readable after all (a change of its permissions, which
+	// also reports every document below it Changed) or is gone.
 	Failed
 )
 
@@ -161,9 +163,13 @@ func (o WatchOptions) Validate() error {
 // failures). A link is resolved when it is seen: if its target is later
 // replaced by a link elsewhere, only the next Rescan notices.
 //
-// A folder that cannot be watched (its permissions, say) is reported with a
-// Failed event and retried when its permissions change. If the root itself
-// is removed or renamed away, Run ends with a *RootError.
+// A folder that cannot be watched (its permissions, say), or a watched
+// folder that can no longer be read, is reported with a Failed event and
+// retried when its permissions change. A change of permissions (or other
+// attributes) of a watched folder reports every document below it Changed
+// once it is quiet, so that documents whose read failed while it was closed
+// are read again. If the root itself is removed or renamed away, Run ends
+// with a *RootError.
 //
 // Create a Watcher before the initial Walk so no change falls in between.
 type Watcher struct {
@@ -181,7 +187,7 @@ type Watcher struct {
 
 	// Owned by the goroutine that calls Run.
 	dirs     map[string]bool     // watched folders by root-relative path ("" is the root)
-	failed   map[string]bool     // folders reported Failed, not since watched or gone
+	failed   map[string]bool     // folders reported Failed, not since watched and readable, or gone
 	known    map[string]bool     // ids of documents believed to exist
 	links    map[string]link     // followed symbolic links by id
 	targets  map[string]*target  // their resolved targets by root-relative path
@@ -203,6 +209,7 @@ type Watcher struct {
 type pending struct {
 	first, due time.Time
 	seq        uint64
+	recheck    bool // id is a watched folder whose permissions changed: see recheck
 }
 
 // link is a symbolic link that Walk follows.
@@ -354,8 +361,11 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		return
 	}
 	if rel == "" { // the root itself
-		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		switch {
+		case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
 			w.rootErr = &RootError{Dir: w.root, Renamed: !ev.Has(fsnotify.Remove)}
+		case ev.Has(fsnotify.Chmod):
+			w.recheckLater("", now)
 		}
 		return
 	}
@@ -424,16 +434,101 @@ func (w *Watcher) enter(rel string, now time.Time) {
 }
 
 // chmod handles a change of permissions or other attributes: a folder that
-// could not be watched is tried again, and a document is touched so a
-// failed read is retried (the pipeline's size and modification time check
-// keeps unchanged documents cheap).
+// could not be watched is tried again, a watched folder is checked again
+// once quiet (see recheck), and a document is touched so a failed read is
+// retried (the pipeline's size and modification time check keeps
+// unchanged documents cheap).
 func (w *Watcher) chmod(rel string, now time.Time) {
 	fi, err := os.Lstat(w.abs(rel))
-	if err == nil && fi.IsDir() {
+	switch {
+	case err != nil || !fi.IsDir():
+		w.mark(rel, now)
+	case w.dirs[rel]:
+		w.recheckLater(rel, now)
+	default:
 		w.enter(rel, now)
+	}
+}
+
+// recheckLater starts or extends the quiet period of the watched folder
+// rel, after which flush rechecks it, unless a recheck of a folder above it
+// is due already (which covers it). Deferring the recheck makes a chmod -R
+// cost one scan of the tree, not one per folder.
+func (w *Watcher) recheckLater(rel string, now time.Time) {
+	if coveredBy(rel, func(p string) bool { q := w.pending[p]; return q != nil && q.recheck }) {
 		return
 	}
-	w.mark(rel, now)
+	w.touch(rel, now)
+	w.pending[rel].recheck = true
+}
+
+// recheck looks at the watched folder rel again after a change of its
+// permissions (or other attributes) has settled. A folder that cannot be
+// listed is reported Failed (once), as Walk reports it. Otherwise the
+// failures of rel and of the watched folders below it that can be listed
+// now are over (Removed), and every document below rel, known or found, is
+// touched: its read is retried if it failed while the folder was closed,
+// one removed meanwhile is reported Removed, and the pipeline's size and
+// modification time check keeps unchanged ones cheap.
+func (w *Watcher) recheck(rel string, now time.Time) {
+	if !w.dirs[rel] { // gone or no longer watched meanwhile
+		return
+	}
+	if _, err := os.ReadDir(w.abs(rel)); err != nil {
+		if !errors.Is(err, fs.ErrPermission) {
+			return // gone meanwhile: its removal is reported
+		}
+		if _, serr := os.Stat(w.abs(rel)); serr == nil {
+			w.fail(rel, err)
+		} else if dir, ok := w.closedAbove(rel); ok {
+			w.fail(dir, err)
+		}
+		return
+	}
+	for id := range w.failed {
+		if !inside(id, rel) || !w.dirs[id] {
+			continue // a folder still not watched is retried by scan
+		}
+		if _, err := os.ReadDir(w.abs(id)); err == nil {
+			delete(w.failed, id)
+			w.enqueue(Event{ID: id, Op: Removed}) // the failure is over
+		}
+	}
+	for id := range w.known {
+		if inside(id, rel) {
+			w.mark(id, now)
+		}
+	}
+	w.scan(rel, true, now)
+	w.settle(true, now)
+}
+
+// fail reports the watched folder rel Failed because it cannot be read
+// (cause), once until it is readable again or gone. Only folders Walk
+// lists are reported, not the root nor folders watched for a link's sake.
+func (w *Watcher) fail(rel string, cause error) {
+	if rel == "" || w.failed[rel] || !w.m.descend(rel) {
+		return
+	}
+	w.failed[rel] = true
+	w.enqueue(Event{ID: rel, Op: Failed, Err: &FileError{Path: rel, Err: ErrUnreadable, Detail: "folder cannot be read; its documents are read again once its permissions allow it", Cause: cause}})
+}
+
+// closedAbove returns the watched folder that keeps the document id from
+// being reached after a permission error: the deepest folder above id that
+// can still be looked up. It returns false if that is not a watched folder
+// Walk lists (the root, a folder reached through a link) or none is found.
+func (w *Watcher) closedAbove(id string) (string, bool) {
+	for p := parentRel(id); p != ""; p = parentRel(p) {
+		fi, err := os.Stat(w.abs(p))
+		switch {
+		case err == nil:
+			return p, fi.IsDir() && w.dirs[p] && w.m.descend(p)
+		case !errors.Is(err, fs.ErrPermission):
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // rel returns the root-relative path of the event path name, and false if
@@ -846,7 +941,12 @@ func (w *Watcher) arm(t *time.Timer) {
 // of their last change, deciding each from the file's current state: a
 // selected path that is not a folder is Changed (a regular file is read;
 // anything else, a FIFO say, fails as in Walk), and a known id with nothing
-// but a folder, or nothing at all, at its path is Removed.
+// but a folder, or nothing at all, at its path is Removed. A selected path
+// that a folder's permissions keep from being looked up may be a document:
+// the folder is reported Failed (see closedAbove; without one, the id is
+// Changed and its read fails), and the change of permissions that opens
+// it again reports the documents below it. Watched folders whose
+// permissions changed are rechecked first (see recheck).
 func (w *Watcher) flush(now time.Time) {
 	type due struct {
 		id string
@@ -863,6 +963,17 @@ func (w *Watcher) flush(now time.Time) {
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].p.seq < list[j].p.seq })
+	rechecks := map[string]bool{}
+	for _, d := range list {
+		if d.p.recheck {
+			rechecks[d.id] = true
+		}
+	}
+	for _, d := range list {
+		if d.p.recheck && !coveredBy(d.id, func(p string) bool { return rechecks[p] }) {
+			w.recheck(d.id, now)
+		}
+	}
 	for _, d := range list {
 		delete(w.pending, d.id)
 		fi, err := os.Stat(w.abs(d.id))
@@ -870,11 +981,30 @@ func (w *Watcher) flush(now time.Time) {
 		case err == nil && !fi.IsDir() && w.m.match(d.id):
 			w.known[d.id] = true
 			w.enqueue(Event{ID: d.id, Op: Changed})
+		case errors.Is(err, fs.ErrPermission) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):
+			if dir, ok := w.closedAbove(d.id); ok {
+				w.fail(dir, err)
+			} else {
+				w.known[d.id] = true
+				w.enqueue(Event{ID: d.id, Op: Changed})
+			}
 		case w.known[d.id]:
 			delete(w.known, d.id)
 			w.enqueue(Event{ID: d.id, Op: Removed})
 		}
 	}
+}
+
+// coveredBy reports whether due holds for a folder above rel, the root
+// included.
+func coveredBy(rel string, due func(string) bool) bool {
+	for p := rel; p != ""; {
+		p = parentRel(p)
+		if due(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // enqueue adds ev to the ready queue, replacing a queued event for the same id.

@@ -191,10 +191,10 @@ func TestWatchChmod(t *testing.T) {
 }
 
 // TestWatchUnreadableFolder is TestWatchChmod with real permissions; root
-// ignores them, so it runs only for other users.
+// ignores them, so as root it runs as user nobody.
 func TestWatchUnreadableFolder(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root is not stopped by permissions; TestWatchChmod injects the failure instead")
+	if !runAsNobody(t) {
+		return
 	}
 	root := t.TempDir()
 	r := startWatch(t, Config{Dir: root}, nil)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/sourcegraph/conc/pool"
@@ -36,6 +37,7 @@ type Client struct {
 	provider   string
 	url        string // endpoint URL, never holding credentials
 	limits     Limits
+	capSetting string // the setting that sets limits.MaxInputTokens, for *InputTooLargeError
 	auth       func(context.Context, *http.Request) error
 	authHint   string                 // how to fix a 401
 	notFound   string                 // how to fix a 404
@@ -97,6 +99,7 @@ func newClient(cfg Config, provider string, opts []Option) *Client {
 		gate:     newGate(cfg.Concurrency),
 		pace:     pacer{rpm: float64(cfg.RequestsPerMinute), tpm: float64(cfg.TokensPerMinute)},
 	}
+	_, c.capSetting = cfg.inputCap()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = max(cfg.Concurrency, 2)
 	c.hc = &http.Client{Transport: tr}
@@ -128,8 +131,9 @@ func (c *Client) Stats() Stats {
 // Embed returns one vector per input, in input order. Inputs whose Tokens
 // is 0 are counted with cl100k_base first. Empty texts are not sent (the
 // APIs reject them); their vectors are all zeros. An input above
-// maxTokensPerInput fails the call with *InputTooLargeError before anything
-// is sent. On failure no vectors are returned.
+// maxTokensPerInput, or above a tokensPerMinute budget smaller than that,
+// fails the call with *InputTooLargeError (naming the setting) before
+// anything is sent. On failure no vectors are returned.
 func (c *Client) Embed(ctx context.Context, inputs []Input) ([][]float32, error) {
 	toks := make([]int, len(inputs))
 	var send []int // indexes of non-empty inputs
@@ -146,7 +150,7 @@ func (c *Client) Embed(ctx context.Context, inputs []Input) ([][]float32, error)
 			t = max(n, 1)
 		}
 		if t > c.limits.MaxInputTokens {
-			return nil, &InputTooLargeError{Index: i, Tokens: t, Max: c.limits.MaxInputTokens}
+			return nil, &InputTooLargeError{Index: i, Tokens: t, Max: c.limits.MaxInputTokens, Setting: c.capSetting}
 		}
 		toks[i] = t
 		send = append(send, i)
@@ -318,6 +322,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	if err := c.auth(actx, req); err != nil {
 		return nil, err
 	}
+	secrets := c.sentSecrets(req.Header)
 	start := time.Now()
 	c.stats.requests.Add(1)
 	status := 0
@@ -341,7 +346,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	now := time.Now()
 	c.pace.observe(resp.Header, now)
 	if resp.StatusCode != http.StatusOK {
-		apiErr := c.apiError(resp)
+		apiErr := c.apiError(resp, secrets)
 		// A 429 for an exhausted quota is no rate limit: it neither lowers
 		// the concurrency cap nor pauses the other workers.
 		if resp.StatusCode == http.StatusTooManyRequests && !apiErr.quotaExhausted() {
@@ -427,26 +432,24 @@ func (c *Client) decode(r io.Reader, n int) ([][]float32, error) {
 	return out, nil
 }
 
-// apiError turns a non-200 answer into an *APIError.
-func (c *Client) apiError(resp *http.Response) *APIError {
+// apiError turns a non-200 answer into an *APIError. The provider's
+// message has secrets (the credentials the request sent, see sentSecrets)
+// redacted before it is shortened, so that no cut can leave part of one.
+func (c *Client) apiError(resp *http.Response, secrets []string) *APIError {
 	e := &APIError{Provider: c.provider, Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header, time.Now())}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body errorBody
 	if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
-		e.Message, e.Type = body.Error.Message, body.Error.Type
+		e.Message, e.Type = redact(body.Error.Message, secrets...), redact(body.Error.Type, secrets...)
 		switch code := body.Error.Code.(type) {
 		case string:
-			e.Code = code
+			e.Code = redact(code, secrets...)
 		case float64:
 			e.Code = strconv.FormatFloat(code, 'f', -1, 64)
 		}
 	} else {
-		e.Message = strings.TrimSpace(string(raw))
-		if len(e.Message) > 300 {
-			e.Message = e.Message[:300] + "..."
-		}
+		e.Message = truncate(redact(strings.TrimSpace(string(raw)), secrets...), maxRawMessage)
 	}
-	e.Message = redact(e.Message, c.secret.value())
 	switch resp.StatusCode {
 	case 401, 403:
 		e.Hint = c.authHint
@@ -494,11 +497,46 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// redact removes the API key, and anything shaped like an OpenAI key, from
-// a provider message.
-func redact(msg, key string) string {
-	if key != "" {
-		msg = strings.ReplaceAll(msg, key, redacted)
+// sentSecrets returns the credentials a request carries, for redact: the
+// Client's API key, and the values of the api-key header and of an
+// Authorization header's bearer token (a Microsoft Entra token).
+func (c *Client) sentSecrets(h http.Header) []string {
+	secrets := []string{c.secret.value()}
+	if v := h.Get("api-key"); v != "" {
+		secrets = append(secrets, v)
+	}
+	if v := h.Get("Authorization"); v != "" {
+		scheme, token, ok := strings.Cut(v, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			v = strings.TrimSpace(token)
+		}
+		secrets = append(secrets, v)
+	}
+	return secrets
+}
+
+// maxRawMessage is the most bytes of a non-JSON error body an *APIError
+// keeps (after redaction).
+const maxRawMessage = 300
+
+// minSecretRun is the shortest run of a secret's characters that redact
+// removes when the whole secret is not there (a key the provider quoted
+// cut short).
+const minSecretRun = 8
+
+// redact removes credentials from a provider message. It is the one place
+// the package does so, and runs before a message is shortened or stored in
+// an error. Each secret is replaced by "[redacted]" wherever it appears,
+// and so is each run of at least minSecretRun characters of one (a key the
+// provider quoted in part); anything shaped like an OpenAI key (a word
+// starting with sk-) is replaced too, whatever the key.
+func redact(msg string, secrets ...string) string {
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, s, redacted)
+		msg = redactRuns(msg, s)
 	}
 	fields := strings.Fields(msg)
 	changed := false
@@ -511,4 +549,56 @@ func redact(msg, key string) string {
 		msg = strings.Join(fields, " ")
 	}
 	return msg
+}
+
+// redactRuns replaces each run of at least minSecretRun bytes of msg that
+// is part of secret with "[redacted]".
+func redactRuns(msg, secret string) string {
+	found := false
+	for i := 0; i+minSecretRun <= len(secret) && !found; i++ {
+		found = strings.Contains(msg, secret[i:i+minSecretRun])
+	}
+	if !found {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		n := 0
+		for i+n < len(msg) && strings.Contains(secret, msg[i:i+n+1]) {
+			n++
+		}
+		if n >= minSecretRun {
+			b.WriteString(redacted)
+			i += n
+			continue
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
+}
+
+// truncate shortens msg to at most limit bytes followed by "...". It cuts
+// at a character boundary and never inside a "[redacted]" marker, which it
+// drops whole rather than leave a piece that reads as something else.
+func truncate(msg string, limit int) string {
+	if len(msg) <= limit {
+		return msg
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	for from := 0; ; {
+		i := strings.Index(msg[from:], redacted)
+		if i < 0 || from+i >= cut {
+			break
+		}
+		if start, end := from+i, from+i+len(redacted); end > cut {
+			cut = start
+			break
+		}
+		from += i + len(redacted)
+	}
+	return msg[:cut] + "..."
 }

@@ -3,6 +3,7 @@ package embedder
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -294,8 +295,8 @@ func (c Config) Validate() error {
 			return cfgErr(f.name, "must be a positive duration such as 60s, got %s", f.v)
 		}
 	}
-	if c.PricePerMillionTokens < 0 {
-		return cfgErr("embedder.pricePerMillionTokens", "must be 0 (no estimate) or more, got %v", c.PricePerMillionTokens)
+	if !(c.PricePerMillionTokens >= 0) || math.IsInf(c.PricePerMillionTokens, 1) { // NaN too
+		return cfgErr("embedder.pricePerMillionTokens", "must be 0 (no estimate) or a finite price, got %v", c.PricePerMillionTokens)
 	}
 	if !c.Local() && c.BatchSize > c.MaxInputsPerRequest {
 		return cfgErr("embedder.batchSize", "%d is above embedder.maxInputsPerRequest (%d); lower it", c.BatchSize, c.MaxInputsPerRequest)
@@ -480,6 +481,52 @@ func (c Config) Limits() Limits {
 		l.MaxInputTokens = min(l.MaxInputTokens, l.MaxTokens)
 	}
 	return l
+}
+
+// The settings that cap the tokens of one input (see Config.inputCap).
+const (
+	settingMaxTokensPerInput = "embedder.maxTokensPerInput"
+	settingTokensPerMinute   = "embedder.tokensPerMinute"
+)
+
+// inputCap returns the most tokens one input may have, as Limits'
+// MaxInputTokens (0 for the local providers: no cap), and the setting that
+// sets it: embedder.maxTokensPerInput, or embedder.tokensPerMinute when
+// that budget is smaller, since no request above the budget can ever be
+// admitted.
+func (c Config) inputCap() (int, string) {
+	c.ApplyDefaults()
+	limit := c.Limits().MaxInputTokens
+	if tpm := c.TokensPerMinute; tpm > 0 && tpm < c.MaxTokensPerInput {
+		return limit, settingTokensPerMinute
+	}
+	return limit, settingMaxTokensPerInput
+}
+
+// CheckChunkSize returns a *ConfigError (ErrConfig) naming
+// splitter.chunkSize when a chunk of chunkSize tokens could never be
+// embedded: above embedder.maxTokensPerInput, which the provider enforces,
+// or above embedder.tokensPerMinute, a budget that one input larger than it
+// can never fit. Every document with such a chunk would fail, which only
+// the run would find out; callers check the configuration with it before
+// the run. Defaults are applied first; the local providers (hash, instant)
+// take chunks of any size, and so does a chunkSize of 0 or less.
+func (c Config) CheckChunkSize(chunkSize int) error {
+	if c.Local() || chunkSize <= 0 {
+		return nil
+	}
+	limit, setting := c.inputCap()
+	if limit <= 0 || chunkSize <= limit {
+		return nil
+	}
+	if setting == settingTokensPerMinute {
+		return cfgErr("splitter.chunkSize", "%d is above embedder.tokensPerMinute (%d): one chunk of %d tokens can never fit a budget of %d tokens per minute, "+
+			"so every document with a chunk that long would fail; raise embedder.tokensPerMinute to at least %d, or lower splitter.chunkSize to at most %d",
+			chunkSize, limit, chunkSize, limit, chunkSize, limit)
+	}
+	return cfgErr("splitter.chunkSize", "%d is above embedder.maxTokensPerInput (%d): the provider would reject every chunk longer than %d tokens and fail its document; "+
+		"lower splitter.chunkSize to at most %d, or raise embedder.maxTokensPerInput if the model takes longer inputs",
+		chunkSize, limit, limit, limit)
 }
 
 // New returns the embedder the configuration selects. It validates cfg and,

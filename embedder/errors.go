@@ -78,6 +78,28 @@ func (e *MissingKeyError) Error() string {
 // Unwrap returns ErrMissingKey and ErrConfig.
 func (e *MissingKeyError) Unwrap() []error { return []error{ErrMissingKey, ErrConfig} }
 
+// InvalidKeyError reports an API key environment variable whose value no
+// HTTP header can carry: it holds a control character (a line break, a
+// carriage return, a tab, DEL...) once the white space around it is
+// dropped. It is returned by New, before any request is sent, and never
+// shows the key.
+type InvalidKeyError struct {
+	Provider string // "openai" or "azure-openai"
+	Env      string // the environment variable that holds the key
+	Problem  string // what is wrong, e.g. "a line break (character 12 of 40)"
+}
+
+// Error names the environment variable, says what is wrong with its value
+// and how to fix it, without quoting the key.
+func (e *InvalidKeyError) Error() string {
+	return "embedder: environment variable " + e.Env + " holds " + e.Problem +
+		", which an HTTP header cannot carry, so no request could send the key (not shown here); set " + e.Env +
+		" to your " + e.Provider + " API key alone, copied again without line breaks or other control characters"
+}
+
+// Unwrap returns ErrConfig.
+func (e *InvalidKeyError) Unwrap() error { return ErrConfig }
+
 // APIError is an HTTP error answer from an embeddings provider. Its Unwrap
 // returns ErrEmbed and the sentinel of its class (ErrUnauthorized,
 // ErrNotFound, ErrBadRequest, ErrThrottled, ErrQuotaExhausted or ErrServer).
@@ -201,11 +223,21 @@ func (e *DimensionError) Unwrap() []error { return []error{ErrDimensions, ErrEmb
 type InputTooLargeError struct {
 	Index  int // position of the input in the Embed call
 	Tokens int // its token count
-	Max    int // the cap, embedder.maxTokensPerInput
+	Max    int // the cap (Limits().MaxInputTokens)
+	// Setting is the setting that sets Max: embedder.maxTokensPerInput, or
+	// embedder.tokensPerMinute when that budget is below it (no input above
+	// the budget can ever be sent). "" means embedder.maxTokensPerInput.
+	Setting string
 }
 
-// Error gives the input's index and token count, the limit and the remedy.
+// Error gives the input's index and token count, the limit, the setting
+// that sets it and the remedy.
 func (e *InputTooLargeError) Error() string {
+	if e.Setting == settingTokensPerMinute {
+		return fmt.Sprintf("embedder: input %d has %d tokens, above embedder.tokensPerMinute (%d): one input of %d tokens "+
+			"can never fit a budget of %d tokens per minute; raise embedder.tokensPerMinute or lower splitter.chunkSize",
+			e.Index, e.Tokens, e.Max, e.Tokens, e.Max)
+	}
 	return fmt.Sprintf("embedder: input %d has %d tokens, above embedder.maxTokensPerInput (%d); "+
 		"lower splitter.chunkSize", e.Index, e.Tokens, e.Max)
 }

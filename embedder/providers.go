@@ -21,9 +21,10 @@ const CognitiveServicesScope = "https://cognitiveservices.azure.com/.default"
 // {baseURL}/embeddings with the configured model. cfg.Provider may be empty.
 //
 // With auth apiKey (the default) the key is read once, here, from the
-// variable named by apiKeyEnv (default OPENAI_API_KEY) and sent as a Bearer
-// token; an unset variable returns a *MissingKeyError naming it. With auth
-// none no key is sent.
+// variable named by apiKeyEnv (default OPENAI_API_KEY), without the white
+// space around it, and sent as a Bearer token; an unset variable returns a
+// *MissingKeyError naming it, and a key holding a character no HTTP header
+// can carry an *InvalidKeyError. With auth none no key is sent.
 func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = ProviderOpenAI
@@ -61,8 +62,10 @@ func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
 // cfg.Provider may be empty.
 //
 // With auth apiKey (the default) the key is read once, here, from the
-// variable named by apiKeyEnv (default AZURE_OPENAI_API_KEY) and sent in the
-// api-key header; an unset variable returns a *MissingKeyError naming it.
+// variable named by apiKeyEnv (default AZURE_OPENAI_API_KEY), without the
+// white space around it, and sent in the api-key header; an unset variable
+// returns a *MissingKeyError naming it, and a key holding a character no
+// HTTP header can carry an *InvalidKeyError.
 // With auth defaultAzureCredential or managedIdentity, Microsoft Entra tokens
 // for CognitiveServicesScope come from azidentity (or from the credential
 // given with WithTokenCredential); a first token is obtained here, bounded
@@ -190,10 +193,45 @@ func managedIdentityName(cfg Config, getenv func(string) string) string {
 	return "the user-assigned identity " + id + " from " + from
 }
 
+// readKey reads the API key from the variable env, without the white space
+// around it (a trailing newline or carriage return, as a copied key or a
+// .env file edited on Windows may have, is no part of a key). An unset or
+// blank variable gives a *MissingKeyError; a key that still holds a
+// character no HTTP header can carry gives an *InvalidKeyError. Neither
+// shows the key.
 func readKey(provider, env string) (string, error) {
 	key := strings.TrimSpace(os.Getenv(env))
 	if key == "" {
 		return "", &MissingKeyError{Provider: provider, Env: env}
 	}
+	if problem := keyProblem(key); problem != "" {
+		return "", &InvalidKeyError{Provider: provider, Env: env, Problem: problem}
+	}
 	return key, nil
+}
+
+// keyProblem describes the first character of key that an HTTP header
+// value cannot carry (a control character: a line break, a carriage
+// return, a tab, DEL, ...) and where it is, without showing the key; ""
+// when there is none.
+func keyProblem(key string) string {
+	for i, r := range key {
+		var what string
+		switch {
+		case r == '\n':
+			what = "a line break (\\n)"
+		case r == '\r':
+			what = "a carriage return (\\r)"
+		case r == '\t':
+			what = "a tab"
+		case r == 0x7f:
+			what = "a DEL character (0x7F)"
+		case r < 0x20:
+			what = fmt.Sprintf("a control character (0x%02X)", r)
+		default:
+			continue
+		}
+		return fmt.Sprintf("%s at byte %d of %d", what, i+1, len(key))
+	}
+	return ""
 }

@@ -182,6 +182,15 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 	if err := checkTrialLimits(emb, f.opts); err != nil {
 		return cfg, nil, err
 	}
+	if f.simulate {
+		// The simulated quota caps each input as a configured one does:
+		// a chunk above it would fail every document of every trial.
+		sim := cfg
+		sim.Embedder = emb
+		if err := sim.checkChunkFits(); err != nil {
+			return cfg, nil, usagef("--sim-tpm %d is below one chunk: %v; raise --sim-tpm, or lower splitter.chunkSize", f.sim.TPM, err)
+		}
+	}
 	files, err := listBenchCorpus(ctx, cfg)
 	if err != nil {
 		return cfg, nil, err

@@ -57,6 +57,9 @@ func TestBenchSimulated(t *testing.T) {
 	if _, stderr, code := sluice(t, dir, "bench", "corpus", "--sim-tpm", "100"); code != exitUsage || !strings.Contains(stderr, "--sim-tpm sets the simulated provider, which only --simulate uses") {
 		t.Errorf("--sim-tpm without --simulate: exit %d, stderr %q; want exit 2 naming --simulate", code, stderr)
 	}
+	if _, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--sim-tpm", "1"); code != exitUsage || !strings.Contains(stderr, "--sim-tpm 1 is below one chunk") {
+		t.Errorf("--sim-tpm 1: exit %d, stderr %q; want exit 2 naming --sim-tpm", code, stderr)
+	}
 	if _, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--sim-latency", "1000h"); code != exitUsage || !strings.Contains(stderr, "--sim-latency") {
 		t.Errorf("--sim-latency 1000h: exit %d, stderr %q; want exit 2 naming it", code, stderr)
 	}

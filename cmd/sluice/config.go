@@ -187,20 +187,16 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// checkChunkFits refuses a chunk size above what the embedding provider
-// takes in one input (defaults applied): every chunk longer than the cap
-// would fail its document, which only the run would find out.
+// checkChunkFits refuses a chunk size that the embedding provider could
+// never take in one input (embedder.Config.CheckChunkSize, defaults
+// applied): every chunk longer than the cap would fail its document, which
+// only the run would find out.
 func (c *Config) checkChunkFits() error {
 	size := c.Splitter.ChunkSize
 	if size == 0 {
 		size = splitter.DefaultChunkSize
 	}
-	if c.Embedder.Local() || size <= c.Embedder.MaxTokensPerInput {
-		return nil
-	}
-	return fmt.Errorf("splitter.chunkSize is %d, above embedder.maxTokensPerInput (%d): the provider would reject every chunk longer than %d tokens and fail its document; "+
-		"lower splitter.chunkSize to at most %d, or raise embedder.maxTokensPerInput if the model takes longer inputs",
-		size, c.Embedder.MaxTokensPerInput, c.Embedder.MaxTokensPerInput, c.Embedder.MaxTokensPerInput)
+	return c.Embedder.CheckChunkSize(size)
 }
 
 func (c *Config) validateSink() error {

@@ -103,9 +103,11 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"split concurrency just too large", "pipeline:\n  splitConcurrency: 1025\n", "c.yaml: pipeline.splitConcurrency is 1025; it must be between 1 and 1024"},
 		{"batch size too large", "embedder:\n  batchSize: 9223372036854775807\n", "embedder.batchSize"},
 		{"chunk above the provider's input cap", "splitter: {chunkSize: 16000}\nembedder: {provider: openai, model: text-embedding-3-small}\n",
-			"splitter.chunkSize is 16000, above embedder.maxTokensPerInput (8192)"},
+			"splitter.chunkSize: 16000 is above embedder.maxTokensPerInput (8192)"},
 		{"chunk above a lowered input cap", "embedder: {provider: azure-openai, endpoint: https://x.openai.azure.com, deployment: d, maxTokensPerInput: 512}\n",
-			"splitter.chunkSize is 1024, above embedder.maxTokensPerInput (512)"},
+			"splitter.chunkSize: 1024 is above embedder.maxTokensPerInput (512)"},
+		{"chunk above a tokens-per-minute budget", "embedder: {provider: openai, model: text-embedding-3-small, tokensPerMinute: 10}\n",
+			"splitter.chunkSize: 1024 is above embedder.tokensPerMinute (10)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

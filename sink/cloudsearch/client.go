@@ -14,6 +14,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -126,7 +127,11 @@ type Store struct {
 // cfg leaves them empty, builds the credential, and applies
 // cfg.IndexManagement: with ValidateIndex it checks the index, with
 // CreateIfNotExists it creates it when absent. Errors name the setting or
-// variable to fix.
+// variable to fix. A key (sink.cloudsearch.key or the KeyEnv variable) is
+// used without the white space around it; one that still holds a character
+// no HTTP header can carry (a control character such as a line break, a
+// carriage return, a tab or DEL) is refused with a *ConfigError that names
+// where it came from and never shows it.
 func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond, log: slog.New(slog.DiscardHandler),
 		newDefaultCredential: newDefaultAzureCredential, newManagedCredential: newManagedIdentityCredential}
@@ -164,7 +169,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	cfg.Key = "" // the policy holds it now; the Store must not (see Store)
 	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint,
 		keys: newKeyOrder(), maxSkip: maxSkip}
-	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth.policy, attemptPolicy{}, logPolicy{o.log}}}, &policy.ClientOptions{
+	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth.policy, credentialPolicy{auth.name, auth.setting}, attemptPolicy{}, logPolicy{o.log}}}, &policy.ClientOptions{
 		Transport: o.transport,
 		Retry: policy.RetryOptions{
 			MaxRetries:    azcoreRetries(cfg.retries()),
@@ -233,13 +238,111 @@ func (p logPolicy) Do(req *policy.Request) (*http.Response, error) {
 		slog.Int64("requestBytes", max(req.Raw().ContentLength, 0)), slog.Duration("latency", time.Since(start)),
 	}
 	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("error", sentFrom(ctx).redact(err.Error())))
 	} else {
 		attrs = append(attrs, slog.Int("status", resp.StatusCode))
 	}
 	p.log.LogAttrs(ctx, slog.LevelDebug, "search service request", attrs...)
 	return resp, err
 }
+
+// sentCredentialsKey is the context key of a call's *sentCredentials.
+type sentCredentialsKey struct{}
+
+// sentCredentials collects the credentials the attempts of one call sent
+// (the api-key header, a bearer token), so that the call redacts them from
+// whatever text the service answers with (see redact): a key configured,
+// given with WithKeyCredential or rotated with its Update, and a token of
+// a Microsoft Entra credential alike. It lives as long as one call, is
+// never kept in the Store, an error or a log, and is safe for concurrent
+// use. A nil *sentCredentials redacts nothing.
+type sentCredentials struct {
+	mu      sync.Mutex
+	secrets []string
+}
+
+// add records a credential sent.
+func (sc *sentCredentials) add(secret string) {
+	if sc == nil || secret == "" {
+		return
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.secrets {
+		if s == secret {
+			return
+		}
+	}
+	sc.secrets = append(sc.secrets, secret)
+}
+
+// redact returns text with the credentials sent redacted.
+func (sc *sentCredentials) redact(text string) string {
+	if sc == nil {
+		return text
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return redact(text, sc.secrets)
+}
+
+// sentFrom returns the *sentCredentials of ctx's call, or nil.
+func sentFrom(ctx context.Context) *sentCredentials {
+	sc, _ := ctx.Value(sentCredentialsKey{}).(*sentCredentials)
+	return sc
+}
+
+// credentialPolicy runs after the authentication policy, on every attempt.
+// It records the credential the attempt carries (the api-key header, or the
+// token of an Authorization header) in the call's sentCredentials, and
+// refuses one that no HTTP header can carry with a *ConfigError that
+// azcore does not retry: New checks a configured key, but not one given
+// with WithKeyCredential or rotated with its Update, nor a token, and the
+// transport would otherwise fail every retry as if the endpoint were
+// unreachable.
+type credentialPolicy struct {
+	name    string // the credential, as authentication.name
+	setting string // the setting it comes from, as authentication.setting
+}
+
+// Do records and checks the credential, then sends the request on.
+func (p credentialPolicy) Do(req *policy.Request) (*http.Response, error) {
+	sc := sentFrom(req.Raw().Context())
+	for _, h := range []string{"api-key", "Authorization"} {
+		v := req.Raw().Header.Get(h)
+		if v == "" {
+			continue
+		}
+		if scheme, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			v = strings.TrimSpace(token)
+		}
+		sc.add(v)
+		if problem := keyProblem(v); problem != "" {
+			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+", which an HTTP header cannot carry (the value is not shown)",
+				"copy the key or credential again, without line breaks or other control characters")}
+		}
+	}
+	return req.Next()
+}
+
+// permanentError is an error that azcore's retry policy does not retry.
+type permanentError struct{ error }
+
+// NonRetriable marks the error as permanent for azcore.
+func (permanentError) NonRetriable() {}
+
+// Unwrap returns the error.
+func (e permanentError) Unwrap() error { return e.error }
+
+// redactedError is an error whose message had credentials redacted; Unwrap
+// still reaches the original, for errors.Is and errors.As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // Where the credentials of requests come from, for the hint of a 401 or
 // 403: the setting or variable holding the key, or the identity whose role
@@ -259,6 +362,7 @@ type authentication struct {
 	policy    policy.Policy
 	source    string // where the credentials come from (see identitySource)
 	name      string // the credential, e.g. "DefaultAzureCredential" or "admin key from CLOUD_AI_SEARCH_KEY"
+	setting   string // the setting that selects it, after settingPrefix: "key" or "credential"
 	tokenHint string // how to fix a credential that cannot get a token; "" for keys
 }
 
@@ -272,7 +376,7 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 	insecure := isLoopback(cfg.Endpoint)
 	bearer := func(cred azcore.TokenCredential, name, hint string) (authentication, error) {
 		p := runtime.NewBearerTokenPolicy(markedCredential{cred}, []string{searchScope}, &policy.BearerTokenOptions{InsecureAllowCredentialWithHTTP: insecure})
-		return authentication{policy: opaque(p), source: identitySource, name: name, tokenHint: hint}, nil
+		return authentication{policy: opaque(p), source: identitySource, name: name, setting: "credential", tokenHint: hint}, nil
 	}
 	if o.tokenCred != nil {
 		return bearer(o.tokenCred, fmt.Sprintf("the credential given to cloudsearch.New (%T)", o.tokenCred),
@@ -281,7 +385,7 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 	keyOpts := &runtime.KeyCredentialPolicyOptions{InsecureAllowCredentialWithHTTP: insecure}
 	if o.keyCred != nil {
 		return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(o.keyCred, "api-key", keyOpts)),
-			source: "the key credential given to cloudsearch.New" + adminKey, name: "key credential given to cloudsearch.New"}, nil
+			source: "the key credential given to cloudsearch.New" + adminKey, name: "key credential given to cloudsearch.New", setting: "key"}, nil
 	}
 	switch cfg.Credential {
 	case DefaultCredential:
@@ -303,15 +407,49 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 		return bearer(cred, "ManagedIdentityCredential ("+id+")",
 			"run where a managed identity is assigned (an Azure VM, App Service, Container Apps, AKS with workload identity), and set "+cfg.ManagedIdentityClientIDEnv+" to the client id of a user-assigned identity that is assigned there; or use sink.cloudsearch.credential: key with "+cfg.KeyEnv)
 	}
-	key, source, name := cfg.Key, settingPrefix+"key"+adminKey, "admin key from "+settingPrefix+"key"
+	// White space around a key (a trailing newline or carriage return of a
+	// copied key or of a .env file edited on Windows) is no part of it.
+	key, from := strings.TrimSpace(cfg.Key), settingPrefix+"key"
+	source, name := settingPrefix+"key"+adminKey, "admin key from "+settingPrefix+"key"
 	if key == "" {
-		key, source, name = o.getenv(cfg.KeyEnv), cfg.KeyEnv+adminKey, "admin key from "+cfg.KeyEnv
+		key, from = strings.TrimSpace(o.getenv(cfg.KeyEnv)), cfg.KeyEnv
+		source, name = cfg.KeyEnv+adminKey, "admin key from "+cfg.KeyEnv
 	}
 	if key == "" {
 		return authentication{}, configErr("key", "no admin key: "+cfg.KeyEnv+" is empty",
 			"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
 	}
-	return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts)), source: source, name: name}, nil
+	if problem := keyProblem(key); problem != "" {
+		return authentication{}, configErr("key", from+" holds "+problem+", which an HTTP header cannot carry, so no request could send the key (not shown here)",
+			"set "+from+" to the admin key alone, copied again from the service's Keys page without line breaks or other control characters")
+	}
+	return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts)), source: source, name: name, setting: "key"}, nil
+}
+
+// keyProblem describes the first character of a key or token that an HTTP
+// header value cannot carry (a control character: a line break, a carriage
+// return, a tab, DEL, ...) and where it is, without showing the value; ""
+// when there is none.
+func keyProblem(key string) string {
+	for i, r := range key {
+		var what string
+		switch {
+		case r == '\n':
+			what = "a line break (\\n)"
+		case r == '\r':
+			what = "a carriage return (\\r)"
+		case r == '\t':
+			what = "a tab"
+		case r == 0x7f:
+			what = "a DEL character (0x7F)"
+		case r < 0x20:
+			what = fmt.Sprintf("a control character (0x%02X)", r)
+		default:
+			continue
+		}
+		return fmt.Sprintf("%s at byte %d of %d", what, i+1, len(key))
+	}
+	return ""
 }
 
 // opaquePolicy runs a policy that it holds only in a closure, out of reach
@@ -433,15 +571,27 @@ type call struct {
 	accept string     // the Accept header; "" means application/json
 
 	attempts *atomic.Int32 // if set, counts the attempts sent (retries included)
+	// sent, if set, collects the credentials the call sends, for a caller
+	// that redacts them from the answer's body itself (per-document
+	// messages); do creates one of its own otherwise.
+	sent *sentCredentials
 }
 
 // do sends c and returns the status and body of a 2xx answer; other
 // answers become a *ServiceError, a credential that cannot get a token a
-// *CredentialError, and failures to get an answer a *ConnectionError.
+// *CredentialError, a credential no header can carry a *ConfigError, and
+// failures to get an answer a *ConnectionError. The credentials sent are
+// redacted from the service's error message and code, and from a
+// transport error's text; a 2xx body is returned as it came.
 func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 	if c.attempts != nil {
 		ctx = context.WithValue(ctx, attemptsKey{}, c.attempts)
 	}
+	sent := c.sent
+	if sent == nil {
+		sent = &sentCredentials{}
+	}
+	ctx = context.WithValue(ctx, sentCredentialsKey{}, sent)
 	q := url.Values{}
 	for k, v := range c.query {
 		q[k] = v
@@ -466,8 +616,15 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 		if ctx.Err() != nil {
 			return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, ctx.Err())
 		}
+		var ce *ConfigError
+		if errors.As(err, &ce) { // from credentialPolicy
+			return 0, nil, ce
+		}
 		if failed, unavailable := credentialFailure(err); failed {
 			return 0, nil, &CredentialError{Op: c.op, Credential: s.credName, Endpoint: s.cfg.Endpoint, Unavailable: unavailable, Hint: s.tokenHint, Err: err}
+		}
+		if msg := sent.redact(err.Error()); msg != err.Error() {
+			err = &redactedError{msg: msg, err: err}
 		}
 		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Err: err}
 	}
@@ -491,7 +648,7 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 			} `json:"error"`
 		}
 		if json.Unmarshal(body, &eb) == nil {
-			se.Code, se.Message = eb.Error.Code, eb.Error.Message
+			se.Code, se.Message = sent.redact(eb.Error.Code), sent.redact(eb.Error.Message)
 		}
 		return resp.StatusCode, body, se
 	}

@@ -615,11 +615,12 @@ func (s *Store) Stats(ctx context.Context) (IndexStats, error) {
 
 // Count returns the number of documents in the index ($count).
 func (s *Store) Count(ctx context.Context) (int, error) {
-	_, body, err := s.do(ctx, call{op: "count documents", method: http.MethodGet, path: s.indexPath("/docs/$count"), index: true, accept: "text/plain"})
+	sent := &sentCredentials{}
+	_, body, err := s.do(ctx, call{op: "count documents", method: http.MethodGet, path: s.indexPath("/docs/$count"), index: true, accept: "text/plain", sent: sent})
 	if err != nil {
 		return 0, err
 	}
-	return parseCount(body)
+	return parseCount([]byte(sent.redact(string(body)))) // its error quotes the answer
 }
 
 // Empty reports whether the index holds no document ($count is 0). An

@@ -287,12 +287,17 @@ func (s *Store) sortResults(sent []encodedDoc, results []indexingResult, attempt
 }
 
 // sendBatch posts one docs/index request and returns the per-document
-// results of a 200 or 207 answer.
+// results of a 200 or 207 answer, with the credentials the request sent
+// redacted from their messages.
 func (s *Store) sendBatch(ctx context.Context, docs []encodedDoc) ([]indexingResult, error) {
 	var out struct {
 		Value []indexingResult `json:"value"`
 	}
-	err := s.doJSON(ctx, call{op: "upload documents", method: http.MethodPost, path: s.indexPath("/docs/index"), body: encodeBatch(docs), index: true}, &out)
+	sent := &sentCredentials{}
+	err := s.doJSON(ctx, call{op: "upload documents", method: http.MethodPost, path: s.indexPath("/docs/index"), body: encodeBatch(docs), index: true, sent: sent}, &out)
+	for i := range out.Value {
+		out.Value[i].ErrorMessage = sent.redact(out.Value[i].ErrorMessage)
+	}
 	return out.Value, err
 }
 

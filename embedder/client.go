@@ -19,6 +19,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/sourcegraph/conc/pool"
 	"golang.org/x/time/rate"
+
+	"github.com/sluice-dev/sluice/internal/credential"
 )
 
 // Client is an Embedder backed by an HTTP embeddings API: the openai
@@ -519,25 +521,14 @@ func (c *Client) sentSecrets(h http.Header) []string {
 // keeps (after redaction).
 const maxRawMessage = 300
 
-// minSecretRun is the shortest run of a secret's characters that redact
-// removes when the whole secret is not there (a key the provider quoted
-// cut short).
-const minSecretRun = 8
-
 // redact removes credentials from a provider message. It is the one place
 // the package does so, and runs before a message is shortened or stored in
 // an error. Each secret is replaced by "[redacted]" wherever it appears,
-// and so is each run of at least minSecretRun characters of one (a key the
+// and so is each run of at least credential.MinRun characters of one (a key the
 // provider quoted in part); anything shaped like an OpenAI key (a word
 // starting with sk-) is replaced too, whatever the key.
 func redact(msg string, secrets ...string) string {
-	for _, s := range secrets {
-		if s == "" {
-			continue
-		}
-		msg = strings.ReplaceAll(msg, s, redacted)
-		msg = redactRuns(msg, s)
-	}
+	msg = credential.Redact(msg, secrets...)
 	fields := strings.Fields(msg)
 	changed := false
 	for i, f := range fields {
@@ -549,33 +540,6 @@ func redact(msg string, secrets ...string) string {
 		msg = strings.Join(fields, " ")
 	}
 	return msg
-}
-
-// redactRuns replaces each run of at least minSecretRun bytes of msg that
-// is part of secret with "[redacted]".
-func redactRuns(msg, secret string) string {
-	found := false
-	for i := 0; i+minSecretRun <= len(secret) && !found; i++ {
-		found = strings.Contains(msg, secret[i:i+minSecretRun])
-	}
-	if !found {
-		return msg
-	}
-	var b strings.Builder
-	for i := 0; i < len(msg); {
-		n := 0
-		for i+n < len(msg) && strings.Contains(secret, msg[i:i+n+1]) {
-			n++
-		}
-		if n >= minSecretRun {
-			b.WriteString(redacted)
-			i += n
-			continue
-		}
-		b.WriteByte(msg[i])
-		i++
-	}
-	return b.String()
 }
 
 // truncate shortens msg to at most limit bytes followed by "...". It cuts

@@ -11,6 +11,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/sluice-dev/sluice/internal/credential"
 )
 
 // CognitiveServicesScope is the Microsoft Entra scope of Azure OpenAI tokens.
@@ -204,34 +206,8 @@ func readKey(provider, env string) (string, error) {
 	if key == "" {
 		return "", &MissingKeyError{Provider: provider, Env: env}
 	}
-	if problem := keyProblem(key); problem != "" {
+	if problem := credential.HeaderProblem(key); problem != "" {
 		return "", &InvalidKeyError{Provider: provider, Env: env, Problem: problem}
 	}
 	return key, nil
-}
-
-// keyProblem describes the first character of key that an HTTP header
-// value cannot carry (a control character: a line break, a carriage
-// return, a tab, DEL, ...) and where it is, without showing the key; ""
-// when there is none.
-func keyProblem(key string) string {
-	for i, r := range key {
-		var what string
-		switch {
-		case r == '\n':
-			what = "a line break (\\n)"
-		case r == '\r':
-			what = "a carriage return (\\r)"
-		case r == '\t':
-			what = "a tab"
-		case r == 0x7f:
-			what = "a DEL character (0x7F)"
-		case r < 0x20:
-			what = fmt.Sprintf("a control character (0x%02X)", r)
-		default:
-			continue
-		}
-		return fmt.Sprintf("%s at byte %d of %d", what, i+1, len(key))
-	}
-	return ""
 }

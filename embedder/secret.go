@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/credential"
 )
 
 // redacted stands for a credential wherever one would be printed.
-const redacted = "[redacted]"
+const redacted = credential.Mark
 
 // secret holds an API key inside a closure. fmt prints a func as an address
 // for every verb and never reaches the variables it captured, whereas it

@@ -5,24 +5,19 @@ package reader
 import (
 	"bytes"
 	"errors"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-)
 
-// nobody is the user and group that permission tests run as when the tests
-// run as root, whom permissions do not stop.
-const nobody = 65534
+	"github.com/sluice-dev/sluice/internal/testenv"
+)
 
 // asNobodyEnv is set to 1 in the environment of the child process that
 // runs a permission test as user nobody.
@@ -42,7 +37,7 @@ func runAsNobody(t *testing.T) bool {
 	if os.Getenv(asNobodyEnv) == "1" {
 		t.Fatal("the child process still runs as root")
 	}
-	dir := openTempDir(t)
+	dir := testenv.OpenTempDir(t)
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o777); err != nil {
 		t.Fatal(err)
@@ -50,13 +45,13 @@ func runAsNobody(t *testing.T) bool {
 	if err := os.Chmod(tmp, 0o777|os.ModeSticky); err != nil { // Mkdir applies the umask
 		t.Fatal(err)
 	}
-	exe := copyTestBinary(t, dir)
+	exe := testenv.CopyTestBinary(t, dir, "reader.test")
 	run := "^" + regexp.QuoteMeta(t.Name()) + "$"
 	cmd := exec.CommandContext(t.Context(), exe, "-test.run="+run, "-test.count=1", "-test.v")
 	cmd.Dir = tmp
 	// Without the race detector's default second of sleep at exit.
 	cmd.Env = append(os.Environ(), asNobodyEnv+"=1", "TMPDIR="+tmp, "GORACE=atexit_sleep_ms=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd.SysProcAttr = testenv.AsNobody()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -71,66 +66,6 @@ func runAsNobody(t *testing.T) bool {
 	}
 	t.Logf("as user nobody:\n%s", out.String())
 	return false
-}
-
-// openTempDir returns a new folder that every user may enter and read,
-// removed when the test ends (whatever the modes left below it). It skips
-// the test when a folder above it is closed to other users.
-func openTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sluice-reader-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-		os.RemoveAll(dir)
-	})
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o001 == 0 {
-			t.Skipf("%s is closed to other users: user nobody could not reach the test's files", p)
-		}
-		if p == filepath.Dir(p) {
-			break
-		}
-	}
-	return dir
-}
-
-// copyTestBinary copies this test binary into dir (go test's own folder is
-// private) and returns its path.
-func copyTestBinary(t *testing.T, dir string) string {
-	t.Helper()
-	src, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	dst := filepath.Join(dir, "reader.test")
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // await receives events until each of want (as "op id") has come, and

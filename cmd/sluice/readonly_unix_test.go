@@ -7,22 +7,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/sluice-dev/sluice/internal/testenv"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/local"
 )
-
-// nobody is the user and group the read-only commands run as when the
-// tests run as root, for whom permissions are not checked.
-const nobody = 65534
 
 // TestReadOnlyUser: a user who may read the store, the manifest and their
 // folder but write none of them runs the read-only commands, on a store at
@@ -31,7 +26,7 @@ const nobody = 65534
 // remedy. As root the commands run in a child process as user nobody; as
 // another user, in this process, with write access taken away.
 func TestReadOnlyUser(t *testing.T) {
-	dir := traversableTempDir(t)
+	dir := testenv.OpenTempDir(t)
 	writeFiles(t, dir, map[string]string{
 		"docs/a.md":     "Alpha document about pelicans.\n",
 		"docs/b.md":     "Bravo document about herons.\n",
@@ -131,7 +126,7 @@ func TestReadOnlyUser(t *testing.T) {
 // fail as if the database were read-only). As root the commands run as
 // user nobody; as another user, in this process.
 func TestReadOnlyFiles(t *testing.T) {
-	dir := traversableTempDir(t)
+	dir := testenv.OpenTempDir(t)
 	writeFiles(t, dir, map[string]string{
 		"docs/a.md":     "Alpha document about pelicans.\n",
 		"docs/empty.md": "", // a dead letter for `failed list`
@@ -186,7 +181,7 @@ func TestForeignWALFiles(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the files must belong to another user than the writer")
 	}
-	dir := traversableTempDir(t)
+	dir := testenv.OpenTempDir(t)
 	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
 	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitOK {
 		t.Fatalf("run: exit %d: %s", code, errOut)
@@ -197,7 +192,7 @@ func TestForeignWALFiles(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, nobody, nobody)
+		return os.Lchown(p, testenv.Nobody, testenv.Nobody)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -250,14 +245,14 @@ func readOnlyRunner(t *testing.T, dir, meta string) func(args ...string) (string
 // may call it.
 func nobodyRunner(t *testing.T, dir string) func(args ...string) (string, string, int) {
 	t.Helper()
-	exe := copyExecutable(t)
+	exe := testenv.CopyTestBinary(t, testenv.OpenTempDir(t), "sluice.test")
 	return func(args ...string) (string, string, int) {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), exe, args...)
 		cmd.Dir = dir
 		// Without the race detector's default second of sleep at exit.
 		cmd.Env = append(os.Environ(), cliChildEnv+"=1", "GORACE=atexit_sleep_ms=0")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		cmd.SysProcAttr = testenv.AsNobody()
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
@@ -267,68 +262,6 @@ func nobodyRunner(t *testing.T, dir string) func(args ...string) (string, string
 		}
 		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 	}
-}
-
-// traversableTempDir returns a new folder that every user may enter and
-// read, removed when the test ends. As root it skips the test when a
-// folder above it is closed to other users.
-func traversableTempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sluice-readonly-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-		os.RemoveAll(dir)
-	})
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() == 0 {
-		for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o001 == 0 {
-				t.Skipf("%s is closed to other users: nobody could reach the test's files", p)
-			}
-			if p == filepath.Dir(p) {
-				break
-			}
-		}
-	}
-	return dir
-}
-
-// copyExecutable copies this test binary into a folder where nobody may
-// run it (go test's own folder is private), and returns its path.
-func copyExecutable(t *testing.T) string {
-	t.Helper()
-	src, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(traversableTempDir(t), "sluice.test")
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // denyWrites makes dir and its files read-only (and readable) for everyone.

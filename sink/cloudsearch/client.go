@@ -23,6 +23,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/sluice-dev/sluice/internal/credential"
 )
 
 // searchScope is the token scope of Cloud AI Search.
@@ -283,7 +285,7 @@ func (sc *sentCredentials) redact(text string) string {
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return redact(text, sc.secrets)
+	return credential.Redact(text, sc.secrets...)
 }
 
 // sentFrom returns the *sentCredentials of ctx's call, or nil.
@@ -317,7 +319,7 @@ func (p credentialPolicy) Do(req *policy.Request) (*http.Response, error) {
 			v = strings.TrimSpace(token)
 		}
 		sc.add(v)
-		if problem := keyProblem(v); problem != "" {
+		if problem := credential.HeaderProblem(v); problem != "" {
 			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+", which an HTTP header cannot carry (the value is not shown)",
 				"copy the key or credential again, without line breaks or other control characters")}
 		}
@@ -419,37 +421,11 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 		return authentication{}, configErr("key", "no admin key: "+cfg.KeyEnv+" is empty",
 			"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
 	}
-	if problem := keyProblem(key); problem != "" {
+	if problem := credential.HeaderProblem(key); problem != "" {
 		return authentication{}, configErr("key", from+" holds "+problem+", which an HTTP header cannot carry, so no request could send the key (not shown here)",
 			"set "+from+" to the admin key alone, copied again from the service's Keys page without line breaks or other control characters")
 	}
 	return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts)), source: source, name: name, setting: "key"}, nil
-}
-
-// keyProblem describes the first character of a key or token that an HTTP
-// header value cannot carry (a control character: a line break, a carriage
-// return, a tab, DEL, ...) and where it is, without showing the value; ""
-// when there is none.
-func keyProblem(key string) string {
-	for i, r := range key {
-		var what string
-		switch {
-		case r == '\n':
-			what = "a line break (\\n)"
-		case r == '\r':
-			what = "a carriage return (\\r)"
-		case r == '\t':
-			what = "a tab"
-		case r == 0x7f:
-			what = "a DEL character (0x7F)"
-		case r < 0x20:
-			what = fmt.Sprintf("a control character (0x%02X)", r)
-		default:
-			continue
-		}
-		return fmt.Sprintf("%s at byte %d of %d", what, i+1, len(key))
-	}
-	return ""
 }
 
 // opaquePolicy runs a policy that it holds only in a closure, out of reach

@@ -86,59 +86,6 @@ func configErrCause(key, reason string, err error, hint string) *ConfigError {
 
 const settingPrefix = "sink.cloudsearch."
 
-// redactedMark stands for a credential in text the service sent.
-const redactedMark = "[redacted]"
-
-// minSecretRun is the shortest run of a credential's characters that
-// redact removes when the whole credential is not there (a key the service
-// quoted cut short).
-const minSecretRun = 8
-
-// redact returns text, supplied by the service, with every credential in
-// secrets replaced by "[redacted]": each whole occurrence, and each run of
-// at least minSecretRun characters of one. It is the one place the package
-// redacts; every text of the service (an error's message and code, a
-// per-document message, a transport error) goes through it, with the
-// credentials its request sent (see sentCredentials), before it is stored
-// in an error or logged.
-func redact(text string, secrets []string) string {
-	for _, s := range secrets {
-		if s == "" {
-			continue
-		}
-		text = strings.ReplaceAll(text, s, redactedMark)
-		text = redactRuns(text, s)
-	}
-	return text
-}
-
-// redactRuns replaces each run of at least minSecretRun bytes of text that
-// is part of secret with "[redacted]".
-func redactRuns(text, secret string) string {
-	found := false
-	for i := 0; i+minSecretRun <= len(secret) && !found; i++ {
-		found = strings.Contains(text, secret[i:i+minSecretRun])
-	}
-	if !found {
-		return text
-	}
-	var b strings.Builder
-	for i := 0; i < len(text); {
-		n := 0
-		for i+n < len(text) && strings.Contains(secret, text[i:i+n+1]) {
-			n++
-		}
-		if n >= minSecretRun {
-			b.WriteString(redactedMark)
-			i += n
-			continue
-		}
-		b.WriteByte(text[i])
-		i++
-	}
-	return b.String()
-}
-
 // ServiceError is an error answer of the service. It never contains the
 // request headers, and the credentials the request sent are redacted from
 // the service's Code and Message, so no key or token can leak through it.

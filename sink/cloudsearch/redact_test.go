@@ -324,26 +324,3 @@ func TestMalformedKeyCredentialNotRetried(t *testing.T) {
 		t.Errorf("the error shows %q of the key: %s", part, err)
 	}
 }
-
-// TestRedact checks redact on its own: a credential quoted whole or in
-// part (8 characters or more in a row) is replaced, shorter runs stay.
-func TestRedact(t *testing.T) {
-	const key = "TOPSECRETKEY42-0123456789"
-	tests := []struct {
-		name, text, want string
-	}{
-		{"whole", "Invalid api-key: " + key, "Invalid api-key: [redacted]"},
-		{"twice", key + " and " + key, "[redacted] and [redacted]"},
-		{"head", "key " + key[:10] + "...", "key [redacted]..."},
-		{"tail", "key ..." + key[len(key)-8:], "key ...[redacted]"},
-		{"7 characters stay", "code " + key[:7], "code " + key[:7]},
-		{"nothing", "index not found", "index not found"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := redact(tt.text, []string{"", key}); got != tt.want {
-				t.Errorf("redact(%q) = %q, want %q", tt.text, got, tt.want)
-			}
-		})
-	}
-}

@@ -1,0 +1,85 @@
+// Package credential removes credentials from the text that remote services
+// send back, and checks that a key can travel in an HTTP header. The
+// embedder and the Cloud AI Search sink use it for every message of a
+// service before the message reaches an error, a log or a report.
+package credential
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mark stands for a credential wherever one would be printed.
+const Mark = "[redacted]"
+
+// MinRun is the shortest run of a credential's characters that Redact
+// removes when the whole credential is not there (a service quoting a key
+// cut short).
+const MinRun = 8
+
+// Redact returns text with each of secrets replaced by Mark wherever it
+// appears, and so each run of at least MinRun of its bytes. Empty secrets
+// are ignored.
+func Redact(text string, secrets ...string) string {
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		text = strings.ReplaceAll(text, s, Mark)
+		text = redactRuns(text, s)
+	}
+	return text
+}
+
+// redactRuns replaces each run of at least MinRun bytes of text that is
+// part of secret with Mark.
+func redactRuns(text, secret string) string {
+	found := false
+	for i := 0; i+MinRun <= len(secret) && !found; i++ {
+		found = strings.Contains(text, secret[i:i+MinRun])
+	}
+	if !found {
+		return text
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		n := 0
+		for i+n < len(text) && strings.Contains(secret, text[i:i+n+1]) {
+			n++
+		}
+		if n >= MinRun {
+			b.WriteString(Mark)
+			i += n
+			continue
+		}
+		b.WriteByte(text[i])
+		i++
+	}
+	return b.String()
+}
+
+// HeaderProblem describes the first character of key that an HTTP header
+// value cannot carry (a control character: a line break, a carriage
+// return, a tab, DEL, ...) and where it is, without showing the key; ""
+// when there is none.
+func HeaderProblem(key string) string {
+	for i, r := range key {
+		var what string
+		switch {
+		case r == '\n':
+			what = "a line break (\\n)"
+		case r == '\r':
+			what = "a carriage return (\\r)"
+		case r == '\t':
+			what = "a tab"
+		case r == 0x7f:
+			what = "a DEL character (0x7F)"
+		case r < 0x20:
+			what = fmt.Sprintf("a control character (0x%02X)", r)
+		default:
+			continue
+		}
+		return fmt.Sprintf("%s at byte %d of %d", what, i+1, len(key))
+	}
+	return ""
+}

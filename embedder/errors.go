@@ -78,22 +78,22 @@ func (e *MissingKeyError) Error() string {
 // Unwrap returns ErrMissingKey and ErrConfig.
 func (e *MissingKeyError) Unwrap() []error { return []error{ErrMissingKey, ErrConfig} }
 
-// InvalidKeyError reports an API key environment variable whose value no
-// HTTP header can carry: it holds a control character (a line break, a
-// carriage return, a tab, DEL...) once the white space around it is
-// dropped. It is returned by New, before any request is sent, and never
+// InvalidKeyError reports an API key environment variable whose value
+// holds a control character (a line break, a carriage return, a tab,
+// DEL...) once the white space around it is dropped: no key holds one, and
+// most cannot travel in an HTTP header. It is returned by New, before any request is sent, and never
 // shows the key.
 type InvalidKeyError struct {
 	Provider string // "openai" or "azure-openai"
 	Env      string // the environment variable that holds the key
-	Problem  string // what is wrong, e.g. "a line break (character 12 of 40)"
+	Problem  string // what is wrong, e.g. "a line break (\\n) at byte 12 of 40"
 }
 
 // Error names the environment variable, says what is wrong with its value
 // and how to fix it, without quoting the key.
 func (e *InvalidKeyError) Error() string {
 	return "embedder: environment variable " + e.Env + " holds " + e.Problem +
-		", which an HTTP header cannot carry, so no request could send the key (not shown here); set " + e.Env +
+		", a control character, which no key holds (the value is not shown here); set " + e.Env +
 		" to your " + e.Provider + " API key alone, copied again without line breaks or other control characters"
 }
 

@@ -58,10 +58,10 @@ func redactRuns(text, secret string) string {
 	return b.String()
 }
 
-// HeaderProblem describes the first character of key that an HTTP header
-// value cannot carry (a control character: a line break, a carriage
-// return, a tab, DEL, ...) and where it is, without showing the key; ""
-// when there is none.
+// HeaderProblem describes the first control character of key (a line
+// break, a carriage return, a tab, DEL, ...), which no key or token holds
+// and most of which an HTTP header cannot carry, and where it is, without
+// showing the key; "" when there is none.
 func HeaderProblem(key string) string {
 	for i, r := range key {
 		var what string

@@ -208,12 +208,17 @@ ALTER TABLE pending ADD COLUMN key TEXT NOT NULL DEFAULT '';
 ALTER TABLE pending ADD COLUMN run INTEGER NOT NULL DEFAULT 0;
 `
 
+// addFound adds the column that marks the ids Found recorded.
+const addFound = `
+ALTER TABLE pending ADD COLUMN found INTEGER NOT NULL DEFAULT 0;
+`
+
 // migrate3 upgrades a schema 3 file, which told the ids Found recorded by
 // their run tag, 0, alone: a run writing such a node again replaced the
 // tag, and a rollback then deleted a node the sink held before the run.
-// Rows tagged 0 keep the meaning schema 3 gave them.
-const migrate3 = `
-ALTER TABLE pending ADD COLUMN found INTEGER NOT NULL DEFAULT 0;
+// Rows tagged 0 keep the meaning schema 3 gave them. (A schema 2 file has
+// no found ids: its pending rows are a dead run's, which migrate2 tags 0.)
+const migrate3 = addFound + `
 UPDATE pending SET found = 1 WHERE run = 0;
 `
 
@@ -415,7 +420,7 @@ func (s *Store) init(ctx context.Context) error {
 
 // migrations upgrade a file of an older schema version to the current one.
 var migrations = map[int]string{
-	2: migrate2 + migrate3,
+	2: migrate2 + addFound,
 	3: migrate3,
 }
 

@@ -282,8 +282,20 @@ func TestUpgradeFromSchema2(t *testing.T) {
 	if acked, intended, _ := s.Pending(ctx, "c.md"); !slices.Equal(acked, []string{"p1"}) || !slices.Equal(intended, []string{"p2"}) {
 		t.Errorf("Pending(c.md) after the upgrade = %v, %v", acked, intended)
 	}
-	if stale, _ := begin(t, s).Stale(ctx, "c.md"); !slices.Equal(stale, []string{"p1", "p2"}) {
+	run := begin(t, s)
+	if stale, _ := run.Stale(ctx, "c.md"); !slices.Equal(stale, []string{"p1", "p2"}) {
 		t.Errorf("Stale(c.md) = %v: a dead run's ids from before the upgrade must count as stale", stale)
+	}
+	// They are a dead run's, not found in the sink: written again and
+	// then failed, the document's rollback deletes them.
+	if err := run.Ack(ctx, nodes("c.md", "p1")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := run.Retract(ctx, "c.md", false); err != nil || n != 1 {
+		t.Errorf("Retract(c.md) = %d, %v; want the 1 acknowledged id", n, err)
+	}
+	if written, err := run.Written(ctx, "c.md", "", 10); err != nil || !slices.Equal(written, []string{"p1", "p2"}) {
+		t.Errorf("Written(c.md) = %v, %v; want the dead run's p1 and p2, to delete", written, err)
 	}
 	var version int
 	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {

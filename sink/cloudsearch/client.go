@@ -130,10 +130,10 @@ type Store struct {
 // cfg.IndexManagement: with ValidateIndex it checks the index, with
 // CreateIfNotExists it creates it when absent. Errors name the setting or
 // variable to fix. A key (sink.cloudsearch.key or the KeyEnv variable) is
-// used without the white space around it; one that still holds a character
-// no HTTP header can carry (a control character such as a line break, a
-// carriage return, a tab or DEL) is refused with a *ConfigError that names
-// where it came from and never shows it.
+// used without the white space around it; one that still holds a control
+// character (a line break, a carriage return, a tab, DEL), which no key
+// holds, is refused with a *ConfigError that names where it came from and
+// never shows it.
 func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond, log: slog.New(slog.DiscardHandler),
 		newDefaultCredential: newDefaultAzureCredential, newManagedCredential: newManagedIdentityCredential}
@@ -320,7 +320,7 @@ func (p credentialPolicy) Do(req *policy.Request) (*http.Response, error) {
 		}
 		sc.add(v)
 		if problem := credential.HeaderProblem(v); problem != "" {
-			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+", which an HTTP header cannot carry (the value is not shown)",
+			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+", a control character, which no key or token holds (the value is not shown)",
 				"copy the key or credential again, without line breaks or other control characters")}
 		}
 	}
@@ -422,7 +422,7 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 			"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
 	}
 	if problem := credential.HeaderProblem(key); problem != "" {
-		return authentication{}, configErr("key", from+" holds "+problem+", which an HTTP header cannot carry, so no request could send the key (not shown here)",
+		return authentication{}, configErr("key", from+" holds "+problem+", a control character, which no key holds (the value is not shown here)",
 			"set "+from+" to the admin key alone, copied again from the service's Keys page without line breaks or other control characters")
 	}
 	return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts)), source: source, name: name, setting: "key"}, nil

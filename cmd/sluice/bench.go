@@ -431,15 +431,33 @@ func benchScratchConfig(cfg Config, f *benchFlags) (Config, error) {
 // parent process and returns the function that removes it: for the local
 // store a temporary folder (the store file in it is created by the first
 // trial), whose path goes to the children as --scratch-path; for Cloud AI
-// Search the index <indexName>-sluice-bench, created now if missing and
-// deleted at the end.
+// Search the index <indexName>-sluice-bench, created now (one already
+// there is refused: it is not this benchmark's to delete) and deleted at
+// the end.
 func (a *app) openBenchScratch(ctx context.Context, cfg *Config, f *benchFlags) (func() error, error) {
 	if cfg.Sink.Type == "cloudsearch" {
-		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log))
+		// The scratch index must be this benchmark's own, since it is
+		// deleted at the end: an index of that name already there (a user's,
+		// or another benchmark's in progress) is refused, never reused.
+		name := cfg.Sink.CloudSearch.IndexName
+		cs := cfg.Sink.CloudSearch
+		cs.IndexManagement = cloudsearch.NoValidation
+		s, err := cloudsearch.New(ctx, cs, cloudsearch.WithLogger(a.log))
 		if err != nil {
-			return nil, fmt.Errorf("bench: creating the scratch index %s: %w", cfg.Sink.CloudSearch.IndexName, err)
+			return nil, fmt.Errorf("bench: creating the scratch index %s: %w", name, err)
 		}
-		fmt.Fprintf(a.stderr, "bench: writing to the scratch index %s, deleted at the end\n", cfg.Sink.CloudSearch.IndexName)
+		_, err = s.GetIndex(ctx)
+		switch {
+		case err == nil:
+			return nil, usagef("--sink configured: the index %s already exists; bench writes to that scratch index and deletes it at the end, so it must not be there: "+
+				"delete it if a benchmark left it (`sluice index delete` with sink.cloudsearch.indexName %s), or wait for the benchmark using it to end", name, name)
+		case !errors.Is(err, cloudsearch.ErrIndexNotFound):
+			return nil, fmt.Errorf("bench: checking the scratch index %s: %w", name, err)
+		}
+		if err := s.CreateIndex(ctx); err != nil {
+			return nil, fmt.Errorf("bench: creating the scratch index %s: %w", name, err)
+		}
+		fmt.Fprintf(a.stderr, "bench: writing to the scratch index %s, deleted at the end\n", name)
 		return func() error {
 			// Delete it even after Ctrl-C, within a bound.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

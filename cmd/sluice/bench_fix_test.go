@@ -235,8 +235,9 @@ func TestBenchTrialNeedsScratchPath(t *testing.T) {
 // TestBenchScratchCloudIndex checks --sink configured with Cloud AI Search
 // against the strict test server: the benchmark creates the index
 // <indexName>-sluice-bench, writes there, and deletes it at the end; the
-// configured index gets no request at all. A name too long for the
-// suffix is a usage error.
+// configured index gets no request at all. An index of the scratch name
+// already there is refused and kept. A name too long for the suffix is a
+// usage error.
 func TestBenchScratchCloudIndex(t *testing.T) {
 	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "bench-key"})
 	t.Setenv("CLOUD_AI_SEARCH_KEY", "bench-key")
@@ -282,6 +283,24 @@ sink:
 	}
 	if _, ok := srv.Index("real"); !ok || len(srv.Documents("real")) != 0 {
 		t.Errorf("the configured index is gone or was written to: %d documents", len(srv.Documents("real")))
+	}
+
+	// An index of the scratch name already there is not the benchmark's
+	// to delete: refused, left as it is.
+	writeFiles(t, dir, map[string]string{"sluice.yaml": config("real-sluice-bench")})
+	for _, args := range [][]string{{"index", "create"}, {"run", "corpus"}} {
+		if _, stderr, code := sluice(t, dir, args...); code != 0 {
+			t.Fatalf("%v into real-sluice-bench: exit %d\n%s", args, code, stderr)
+		}
+	}
+	before := len(srv.Documents("real-sluice-bench"))
+	writeFiles(t, dir, map[string]string{"sluice.yaml": config("real")})
+	if _, stderr, code := sluice(t, dir, append([]string{"bench", "corpus", "--sink", "configured", "--in-process"}, quickBench...)...); code != exitUsage ||
+		!strings.Contains(stderr, "the index real-sluice-bench already exists") {
+		t.Errorf("bench with the scratch index already there: exit %d, stderr %q; want exit 2 naming it", code, stderr)
+	}
+	if _, ok := srv.Index("real-sluice-bench"); !ok || before == 0 || len(srv.Documents("real-sluice-bench")) != before {
+		t.Errorf("the existing real-sluice-bench index: present %v, %d documents, want its %d kept", ok, len(srv.Documents("real-sluice-bench")), before)
 	}
 
 	long := strings.Repeat("x", 120)

@@ -103,6 +103,17 @@ func (r *run) prepare(ctx context.Context) error {
 		// their records: its cost does not grow with the manifest.
 		return nil
 	}
+	// Chunks cut with other splitter settings are not what this run would
+	// cut: every document is split again (the chunks whose text and place
+	// are unchanged keep their vectors), and conclude records the new
+	// settings once every document was.
+	if recorded, ok, err := st.Splitting(ctx); err != nil {
+		return err
+	} else if want := r.splitting(); ok && recorded != want && !r.opts.Full {
+		r.resplit = true
+		r.opts.Logger.Info("splitter settings changed since the last run: every document is split again; chunks whose text is unchanged keep their vectors",
+			"was", recorded.String(), "now", want.String())
+	}
 	if !r.opts.DryRun {
 		if err := st.ClearVectors(ctx, r.model); err != nil {
 			return err
@@ -230,9 +241,10 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 }
 
 // fresh reports whether a file's size and metadata match its record, so
-// that its modification time or content hash can prove it unchanged.
+// that its modification time or content hash can prove it unchanged; never
+// in a Full run or one whose splitter settings changed.
 func (r *run) fresh(f reader.File, metaHash string, size int64, recordedMeta string) bool {
-	return !r.opts.Full && f.Size == size && metaHash == recordedMeta
+	return !r.opts.Full && !r.resplit && f.Size == size && metaHash == recordedMeta
 }
 
 func hashFile(f reader.File) (string, int64, error) {
@@ -460,7 +472,16 @@ func (r *run) conclude(ctx context.Context) error {
 		}
 		r.opts.Logger.Debug("dead letter cleared", "doc", id)
 	}
-	return st.SetEmbedder(ctx, r.opts.EmbedderInfo)
+	if err := st.SetEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
+		return err
+	}
+	return st.SetSplitting(ctx, r.splitting())
+}
+
+// splitting returns the settings the run splits documents with.
+func (r *run) splitting() state.Splitting {
+	c := r.opts.Splitter.Config()
+	return state.Splitting{ChunkSize: c.ChunkSize, ChunkOverlap: c.ChunkOverlap}
 }
 
 // settled reports whether a dead-lettered document that a complete walk did

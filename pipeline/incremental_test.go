@@ -114,9 +114,16 @@ func view(s *memStore) map[string]nodeView {
 // over the same folder produces.
 func (in *incr) assertEqualsCleanRun() {
 	in.t.Helper()
+	in.assertEqualsCleanRunWith(nil)
+}
+
+// assertEqualsCleanRunWith checks the store holds exactly what a fresh run
+// over the same folder with mod applied to its options produces.
+func (in *incr) assertEqualsCleanRunWith(mod func(*Options)) {
+	in.t.Helper()
 	clean := newIncr(in.t, nil)
 	clean.root = in.root
-	clean.run(nil)
+	clean.run(mod)
 	got, want := view(in.store), view(clean.store)
 	if !reflect.DeepEqual(got, want) {
 		var missing, extra []string
@@ -493,4 +500,26 @@ func TestManifestFailureWhileKeepingStopsTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSplitterChangeSplitsAgain: a run with other splitter settings than
+// the last complete run recorded splits every document again, so the store
+// holds what a clean run with the new settings makes; the next run with
+// the same settings finds everything unchanged.
+func TestSplitterChangeSplitsAgain(t *testing.T) {
+	in := newIncr(t, corpus(6))
+	in.run(nil) // baseOptions' splitter: 64 / 8
+	other := func(o *Options) { o.Splitter = newSplitter(t, 100, 10) }
+	rep := in.run(other)
+	if rep.FilesUnchanged != 0 || rep.FilesIngested != 6 || rep.ChunksWritten == 0 {
+		t.Errorf("run with chunkSize 100: %+v; want all 6 documents split again", rep)
+	}
+	in.assertEqualsCleanRunWith(other)
+	if rep := in.run(other); rep.FilesUnchanged != 6 || rep.ChunksWritten != 0 {
+		t.Errorf("second run with chunkSize 100: %+v; want all unchanged", rep)
+	}
+	if rep := in.run(nil); rep.FilesUnchanged != 0 || rep.FilesIngested != 6 {
+		t.Errorf("back to chunkSize 64: %+v; want all 6 split again", rep)
+	}
+	in.assertEqualsCleanRun()
 }

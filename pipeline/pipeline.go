@@ -289,6 +289,9 @@ type run struct {
 	failed     map[string]bool // documents in the dead-letter table
 	storeDocs  map[string]bool // reference document ids in the store, for a Full run (DocLister)
 	storeEmpty bool            // the store held no node when the run started (EmptyReporter)
+	// resplit: the splitter settings differ from those the manifest
+	// recorded, so no document counts as unchanged (see prepare).
+	resplit bool
 
 	mu          sync.Mutex
 	report      *Report

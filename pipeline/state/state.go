@@ -195,6 +195,10 @@ CREATE TABLE IF NOT EXISTS embedders (
 	scope TEXT PRIMARY KEY,
 	info  TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS splitters (
+	scope TEXT PRIMARY KEY,
+	info  TEXT NOT NULL
+) WITHOUT ROWID;
 `
 
 // migrate2 upgrades a schema 2 file, which kept a document's node ids as
@@ -313,7 +317,7 @@ func (s *Store) acquire(ctx context.Context) error {
 }
 
 // scopeTables are the tables whose rows belong to a scope.
-var scopeTables = []string{"docs", "doc_nodes", "pending", "journal", "failures", "embedders"}
+var scopeTables = []string{"docs", "doc_nodes", "pending", "journal", "failures", "embedders", "splitters"}
 
 // adoptSpellings moves to the Store's scope, a search service's index, the
 // records kept under another spelling of it: an address whose scheme or
@@ -893,6 +897,50 @@ func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embedders (scope, info) VALUES (?, ?)`, s.scope, string(data))
+		return err
+	})
+}
+
+// Splitting identifies the splitter settings the scope's chunks were cut
+// with.
+type Splitting struct {
+	ChunkSize    int `json:"chunk_size"`
+	ChunkOverlap int `json:"chunk_overlap"`
+}
+
+// String returns the settings as text.
+func (sp Splitting) String() string {
+	return fmt.Sprintf("chunkSize %d, chunkOverlap %d", sp.ChunkSize, sp.ChunkOverlap)
+}
+
+// Splitting returns the splitter settings that the last complete run over
+// the whole folder recorded (SetSplitting); false when none did, as in a
+// manifest written before Sluice recorded them.
+func (s *Store) Splitting(ctx context.Context) (Splitting, bool, error) {
+	var info string
+	err := s.db.QueryRowContext(ctx, `SELECT info FROM splitters WHERE scope = ?`, s.scope).Scan(&info)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Splitting{}, false, nil
+	}
+	if err != nil {
+		return Splitting{}, false, s.fail(err)
+	}
+	var sp Splitting
+	if err := json.Unmarshal([]byte(info), &sp); err != nil {
+		return Splitting{}, false, fmt.Errorf("state: splitter record of %s is corrupt: %w", s.scope, err)
+	}
+	return sp, true, nil
+}
+
+// SetSplitting records the splitter settings the scope's chunks are cut
+// with, once a run has split every document with them.
+func (s *Store) SetSplitting(ctx context.Context, sp Splitting) error {
+	data, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO splitters (scope, info) VALUES (?, ?)`, s.scope, string(data))
 		return err
 	})
 }

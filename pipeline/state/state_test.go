@@ -588,3 +588,31 @@ func TestHas(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitting: the splitter settings are recorded per scope, replaced by
+// the next record, and dropped with the scope.
+func TestSplitting(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, other := open(t, path, "a"), open(t, path, "b")
+	if _, ok, err := s.Splitting(ctx); ok || err != nil {
+		t.Fatalf("Splitting of a new manifest = %v, %v; want none", ok, err)
+	}
+	for _, sp := range []Splitting{{1024, 200}, {256, 0}} {
+		if err := s.SetSplitting(ctx, sp); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := s.Splitting(ctx); !ok || err != nil || got != sp {
+			t.Errorf("Splitting = %v, %v, %v; want %v", got, ok, err, sp)
+		}
+	}
+	if _, ok, _ := other.Splitting(ctx); ok {
+		t.Error("another scope sees the record")
+	}
+	if err := s.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Splitting(ctx); ok {
+		t.Error("Drop kept the splitter record")
+	}
+}

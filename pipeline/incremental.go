@@ -185,7 +185,7 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		if !recorded && !r.pendingOnly[f.ID] {
 			return false, nil
 		}
-		if recorded && r.fresh(f, d.metaHash, stamp.Size, stamp.MetaHash) && stamp.ModTime.Equal(f.ModTime) {
+		if recorded && r.fresh(f, d.metaHash, stamp.Size, stamp.MetaHash) && sameTimes(stamp, f) {
 			return true, nil
 		}
 	}
@@ -226,11 +226,13 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 	if !recorded || len(acked)+len(intended) > 0 || !r.fresh(f, d.metaHash, prev.Size, prev.MetaHash) {
 		return false, nil
 	}
-	if prev.ModTime.Equal(f.ModTime) {
+	if sameTimes(prev.Stamp, f) {
 		return true, nil
 	}
-	// Touched but maybe not edited: the content hash decides. A file that
-	// cannot be read counts as changed: reading it again fails the document.
+	// Touched, or replaced by a file of the same size and time (another
+	// change stamp), but maybe not edited: the content hash decides. A file
+	// that cannot be read counts as changed: reading it again fails the
+	// document.
 	hash, n, err := hashFile(f)
 	r.addRead(n)
 	if err == nil && hash == prev.Hash {
@@ -238,6 +240,15 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		return true, nil
 	}
 	return false, nil
+}
+
+// sameTimes reports whether a file's modification time and change stamp
+// (reader.File.Change) are those of its record, so that, with fresh, it
+// counts as unchanged without reading it. A record without a stamp (from
+// before schema 5) matches only a file without one: the first run after
+// the upgrade hashes each file once and records its stamp.
+func sameTimes(st state.Stamp, f reader.File) bool {
+	return st.ModTime.Equal(f.ModTime) && st.Change == f.Change
 }
 
 // fresh reports whether a file's size and metadata match its record, so
@@ -323,13 +334,13 @@ func (r *run) clearEarlier(ctx context.Context, d *document) error {
 }
 
 // unchanged counts a skipped document, refreshing its record's
-// modification time when only that changed. A document found unchanged is
+// modification time and change stamp when only those changed. A document found unchanged is
 // in the store as recorded: it leaves the dead-letter table.
 func (r *run) unchanged(ctx context.Context, d *document) error {
 	switch {
 	case r.opts.DryRun:
-	case d.prev != nil && !d.prev.ModTime.Equal(d.file.ModTime):
-		if err := r.opts.State.Touch(ctx, d.file.ID, d.file.ModTime); err != nil {
+	case d.prev != nil && !sameTimes(*d.prev, d.file):
+		if err := r.opts.State.Touch(ctx, d.file.ID, d.file.ModTime, d.file.Change); err != nil {
 			return err
 		}
 	case r.failed[d.file.ID] || (!r.fullWalk && r.opts.State != nil):
@@ -377,7 +388,7 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		}
 		n = len(stale)
 	}
-	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash}
+	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash, Change: d.file.Change}
 	model := r.model
 	if !r.journal {
 		model = "" // nothing to release

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -522,4 +524,45 @@ func TestSplitterChangeSplitsAgain(t *testing.T) {
 		t.Errorf("back to chunkSize 64: %+v; want all 6 split again", rep)
 	}
 	in.assertEqualsCleanRun()
+}
+
+// TestReplacedFileWithSameSizeAndTimeIsRead: files that trade places, or
+// are replaced by a link to another file, keep their sizes and
+// modification times; their change stamps (inode, change time) tell the
+// run to read them, so the store holds their new contents.
+func TestReplacedFileWithSameSizeAndTimeIsRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("change stamps are read on Linux only")
+	}
+	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := newIncr(t, map[string]string{"a.md": "Alpha text here.", "b.md": "Bravo text here.", "c.md": "Charl text here."})
+	for _, name := range []string{"a.md", "b.md", "c.md"} {
+		if err := os.Chtimes(filepath.Join(in.root, name), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.run(nil)
+	p := func(name string) string { return filepath.Join(in.root, name) }
+	for _, step := range [][2]string{{"a.md", "tmp"}, {"b.md", "a.md"}, {"tmp", "b.md"}} { // swap a and b
+		if err := os.Rename(p(step[0]), p(step[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(p("c.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.md", p("c.md")); err != nil { // c now reads a's (Bravo) text
+		t.Fatal(err)
+	}
+	rep := in.run(nil)
+	if rep.FilesUpdated != 3 || rep.FilesUnchanged != 0 {
+		t.Errorf("run after the swap: %+v; want 3 documents updated", rep)
+	}
+	if got := in.texts("a.md"); !slices.Equal(got, []string{"Bravo text here."}) {
+		t.Errorf("a.md holds %q, want Bravo's text", got)
+	}
+	in.assertEqualsCleanRun()
+	if rep := in.run(nil); rep.FilesUnchanged != 3 {
+		t.Errorf("next run: %+v; want all 3 unchanged", rep)
+	}
 }

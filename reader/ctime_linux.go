@@ -4,6 +4,7 @@ package reader
 
 import (
 	"io/fs"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -15,4 +16,16 @@ func creationTime(fi fs.FileInfo) time.Time {
 		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
 	}
 	return fi.ModTime()
+}
+
+// changeStamp returns the file's device, inode and inode change time: any
+// replacement of the file (a rename over it, a copy that keeps its
+// modification time) or write to it changes one of them.
+func changeStamp(fi fs.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(uint64(st.Ino), 10) + ":" +
+		strconv.FormatInt(time.Unix(st.Ctim.Sec, st.Ctim.Nsec).UnixNano(), 10)
 }

@@ -17,6 +17,13 @@ type File struct {
 	Size int64
 	// ModTime is the file's modification time when it was found.
 	ModTime time.Time
+	// Change identifies the file itself beyond its size and modification
+	// time, on Linux its device, inode and inode change time; "" elsewhere.
+	// A file replaced by another of the same size and time (a rename over
+	// it, a copy that keeps the time, a link to another file) has another
+	// Change, so an incremental run reads it again instead of taking it
+	// for unchanged.
+	Change string
 	// Metadata holds the document metadata, with LlamaIndex's directory
 	// reader keys: file_path (string, Path), file_name (string),
 	// file_type (string, a MIME type such as text/markdown), file_size
@@ -46,6 +53,7 @@ func newFile(id, p string, fi fs.FileInfo) File {
 		Path:    p,
 		Size:    fi.Size(),
 		ModTime: fi.ModTime(),
+		Change:  changeStamp(fi),
 		Metadata: map[string]any{
 			KeyFilePath:         p,
 			KeyFileName:         path.Base(id),

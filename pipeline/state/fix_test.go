@@ -64,7 +64,7 @@ func TestTouchAndClearFailure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Touch(ctx, "a.md", time.Unix(5, 0)); err != nil {
+	if err := s.Touch(ctx, "a.md", time.Unix(5, 0), ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ClearFailure(ctx, "b.md"); err != nil {

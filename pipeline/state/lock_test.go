@@ -95,7 +95,7 @@ func TestSecondWriterLocked(t *testing.T) {
 	}{
 		{"Begin", func() error { _, err := reader.Begin(ctx); return err }},
 		{"Fail", func() error { return reader.Fail(ctx, "a.md", "x", time.Now()) }},
-		{"Touch", func() error { return reader.Touch(ctx, "a.md", time.Now()) }},
+		{"Touch", func() error { return reader.Touch(ctx, "a.md", time.Now(), "") }},
 		{"ClearFailure", func() error { return reader.ClearFailure(ctx, "b.md") }},
 		{"Reset", func() error { return reader.Reset(ctx, "a.md") }},
 		{"Forget", func() error { return reader.Forget(ctx, "a.md") }},
@@ -122,13 +122,13 @@ func TestSecondWriterLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := openForWriting(t, path, "x")
-	if err := second.Touch(ctx, "a.md", time.Unix(5, 0)); err != nil {
+	if err := second.Touch(ctx, "a.md", time.Unix(5, 0), ""); err != nil {
 		t.Errorf("writing after the first writer closed: %v", err)
 	}
 	if err := second.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := reader.Touch(ctx, "a.md", time.Unix(6, 0)); err != nil {
+	if err := reader.Touch(ctx, "a.md", time.Unix(6, 0), ""); err != nil {
 		t.Errorf("a Store from Open writing once the lock is free: %v", err)
 	}
 	if _, err := OpenForWriting(ctx, path, "x"); !errors.Is(err, ErrLocked) {

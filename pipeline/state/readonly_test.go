@@ -112,10 +112,11 @@ func TestOpenReadOnlyRefuses(t *testing.T) {
 	}{
 		{"missing", "", fs.ErrNotExist, "set state.path to the manifest's file"},
 		{"no tables", `CREATE TABLE other (x)`, ErrSchema, "(state.path) has no manifest tables"},
-		{"schema 1", `CREATE TABLE docs (scope, id)`, ErrSchema, "older Sluice (schema 1, want 4), which this one cannot upgrade"},
-		{"schema 2", `CREATE TABLE docs (scope, id); PRAGMA user_version = 2`, ErrSchema, "older Sluice (schema 2, want 4): let a user who may write it upgrade it"},
-		{"schema 3", `CREATE TABLE docs (scope, id); PRAGMA user_version = 3`, ErrSchema, "older Sluice (schema 3, want 4): let a user who may write it upgrade it"},
-		{"newer", `CREATE TABLE docs (scope, id); PRAGMA user_version = 9`, ErrSchema, "newer Sluice (schema 9, want 4): upgrade sluice"},
+		{"schema 1", `CREATE TABLE docs (scope, id)`, ErrSchema, "older Sluice (schema 1, want 5), which this one cannot upgrade"},
+		{"schema 2", `CREATE TABLE docs (scope, id); PRAGMA user_version = 2`, ErrSchema, "older Sluice (schema 2, want 5): let a user who may write it upgrade it"},
+		{"schema 3", `CREATE TABLE docs (scope, id); PRAGMA user_version = 3`, ErrSchema, "older Sluice (schema 3, want 5): let a user who may write it upgrade it"},
+		{"schema 4", `CREATE TABLE docs (scope, id); PRAGMA user_version = 4`, ErrSchema, "older Sluice (schema 4, want 5): let a user who may write it upgrade it"},
+		{"newer", `CREATE TABLE docs (scope, id); PRAGMA user_version = 9`, ErrSchema, "newer Sluice (schema 9, want 5): upgrade sluice"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

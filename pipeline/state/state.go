@@ -158,6 +158,7 @@ CREATE TABLE IF NOT EXISTS docs (
 	size      INTEGER NOT NULL,
 	mtime_ns  INTEGER NOT NULL,
 	meta_hash TEXT NOT NULL,
+	change_stamp TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (scope, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS doc_nodes (
@@ -226,8 +227,15 @@ const migrate3 = addFound + `
 UPDATE pending SET found = 1 WHERE run = 0;
 `
 
+// migrate4 upgrades a schema 4 file, whose records had no change stamp
+// (reader.File.Change): the first run after it reads each file's content
+// hash once, finds it unchanged and records the stamp (Touch).
+const migrate4 = `
+ALTER TABLE docs ADD COLUMN change_stamp TEXT NOT NULL DEFAULT '';
+`
+
 // schemaVersion is stored in the database's user_version.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // Open opens (creating if needed) the manifest at path for scope. Errors of
 // the database file name it and the state.path setting and say what to do:
@@ -388,8 +396,8 @@ func dsn(path string) string {
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 
-// init checks the schema version of the file, upgrading a schema 2 or 3
-// file, and creates the tables.
+// init checks the schema version of the file, upgrading a file of an older
+// schema that migrations lists, and creates the tables.
 func (s *Store) init(ctx context.Context) error {
 	db, path := s.db, s.path
 	var version int
@@ -424,8 +432,9 @@ func (s *Store) init(ctx context.Context) error {
 
 // migrations upgrade a file of an older schema version to the current one.
 var migrations = map[int]string{
-	2: migrate2 + addFound,
-	3: migrate3,
+	2: migrate2 + addFound + migrate4,
+	3: migrate3 + migrate4,
+	4: migrate4,
 }
 
 // upgrade creates the tables schema adds, runs a migration and records the
@@ -467,10 +476,10 @@ func (s *Store) Scope() string { return s.scope }
 
 // Doc returns the record of a document, if any, with its committed node ids.
 func (s *Store) Doc(ctx context.Context, id string) (Doc, bool, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
+	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash, change_stamp FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
 	d := Doc{ID: id}
 	var mtime int64
-	switch err := row.Scan(&d.Hash, &d.Size, &mtime, &d.MetaHash); {
+	switch err := row.Scan(&d.Hash, &d.Size, &mtime, &d.MetaHash, &d.Change); {
 	case errors.Is(err, sql.ErrNoRows):
 		return Doc{}, false, nil
 	case err != nil:
@@ -725,8 +734,8 @@ func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) err
 			query string
 			args  []any
 		}{
-			{`INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash) VALUES (?, ?, ?, ?, ?, ?)`,
-				[]any{s.scope, id, st.Hash, st.Size, st.ModTime.UnixNano(), st.MetaHash}},
+			{`INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash, change_stamp) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				[]any{s.scope, id, st.Hash, st.Size, st.ModTime.UnixNano(), st.MetaHash, st.Change}},
 			{`DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, []any{s.scope, id}},
 			{`INSERT INTO doc_nodes (scope, doc, node_id) SELECT scope, id, node_id FROM pending WHERE scope = ? AND id = ? AND run = ? AND acked = 1`,
 				[]any{s.scope, id, r.id}},
@@ -748,13 +757,13 @@ func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) err
 	})
 }
 
-// Touch records a new modification time for a document whose content did
-// not change, and clears its dead-letter entry: the document is in the store
-// as its record says, so whatever failed in between (say the file was
-// briefly binary) is over.
-func (s *Store) Touch(ctx context.Context, id string, mtime time.Time) error {
+// Touch records a new modification time and change stamp for a document
+// whose content did not change, and clears its dead-letter entry: the
+// document is in the store as its record says, so whatever failed in
+// between (say the file was briefly binary) is over.
+func (s *Store) Touch(ctx context.Context, id string, mtime time.Time, change string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE docs SET mtime_ns = ? WHERE scope = ? AND id = ?`, mtime.UnixNano(), s.scope, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET mtime_ns = ?, change_stamp = ? WHERE scope = ? AND id = ?`, mtime.UnixNano(), change, s.scope, id); err != nil {
 			return err
 		}
 		return s.clear(ctx, tx, id, "failures")
@@ -973,6 +982,9 @@ type Stamp struct {
 	Size     int64
 	ModTime  time.Time
 	MetaHash string
+	// Change is the file's reader.File.Change when it was recorded; ""
+	// where the platform has none, or in a record from before schema 5.
+	Change string
 }
 
 // Stamps returns the stamp of every recorded document, for the unchanged
@@ -983,13 +995,13 @@ func (s *Store) Stamps(ctx context.Context) (map[string]Stamp, error) {
 		var id string
 		var st Stamp
 		var mtime int64
-		if err := rows.Scan(&id, &st.Hash, &st.Size, &mtime, &st.MetaHash); err != nil {
+		if err := rows.Scan(&id, &st.Hash, &st.Size, &mtime, &st.MetaHash, &st.Change); err != nil {
 			return err
 		}
 		st.ModTime = time.Unix(0, mtime)
 		out[id] = st
 		return nil
-	}, `SELECT id, hash, size, mtime_ns, meta_hash FROM docs WHERE scope = ?`, s.scope)
+	}, `SELECT id, hash, size, mtime_ns, meta_hash, change_stamp FROM docs WHERE scope = ?`, s.scope)
 	if err != nil {
 		return nil, err
 	}

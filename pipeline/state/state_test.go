@@ -108,7 +108,7 @@ func TestCommitPendingForget(t *testing.T) {
 		t.Errorf("Stamps = %v", st)
 	}
 	later := mt.Add(time.Hour)
-	if err := s.Touch(ctx, "a.md", later); err != nil {
+	if err := s.Touch(ctx, "a.md", later, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, _ := s.Doc(ctx, "a.md"); !got.ModTime.Equal(later) || len(got.NodeIDs) != 3 || got.Hash != "h" {
@@ -314,8 +314,11 @@ func TestUpgradeFromSchema3(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = db.ExecContext(ctx, `
+		CREATE TABLE docs (scope TEXT NOT NULL, id TEXT NOT NULL, hash TEXT NOT NULL, size INTEGER NOT NULL,
+			mtime_ns INTEGER NOT NULL, meta_hash TEXT NOT NULL, PRIMARY KEY (scope, id)) WITHOUT ROWID;
 		CREATE TABLE pending (scope TEXT NOT NULL, id TEXT NOT NULL, node_id TEXT NOT NULL, acked INTEGER NOT NULL,
 			key TEXT NOT NULL DEFAULT '', run INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (scope, id, node_id)) WITHOUT ROWID;
+		INSERT INTO docs VALUES ('x', 'a.md', 'h', 3, 7, 'm');
 		INSERT INTO pending VALUES ('x', 'd', 'f1', 0, '', 0), ('x', 'd', 'w1', 1, 'k', 5);
 		PRAGMA user_version = 3;`)
 	db.Close()
@@ -329,6 +332,11 @@ func TestUpgradeFromSchema3(t *testing.T) {
 	}
 	if written, err := run.Written(ctx, "d", "", 10); err != nil || !slices.Equal(written, []string{"w1"}) {
 		t.Errorf("Written after the upgrade = %v, %v; want the dead run's w1, not the found f1", written, err)
+	}
+	// Records from before schema 5 have no change stamp: the next run
+	// hashes their files once.
+	if d, ok, err := s.Doc(ctx, "a.md"); !ok || err != nil || d.Hash != "h" || d.Change != "" {
+		t.Errorf("Doc(a.md) after the upgrade = %+v, %v, %v; want its record, without a change stamp", d, ok, err)
 	}
 	var version int
 	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil || version != schemaVersion {

@@ -76,8 +76,7 @@ func (a *app) failedCommand() *cobra.Command {
 				return err
 			}
 			if manifestMissing(cfg) { // nothing failed, and nothing to create
-				fmt.Fprintln(a.stdout, "no failed documents to retry")
-				return nil
+				return a.nothingToRetry(rf)
 			}
 			in, err := a.newIngester(ctx, cfg, rf.dryRun, false)
 			if err != nil {
@@ -91,20 +90,18 @@ func (a *app) failedCommand() *cobra.Command {
 				}
 			}
 			if len(fails) == 0 {
-				fmt.Fprintln(a.stdout, "no failed documents to retry")
-				return nil
+				return a.nothingToRetry(rf)
 			}
 			ids, skipped := retryable(cfg.Source, fails)
 			if len(skipped) > 0 {
 				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a whole-folder `sluice run` retries the folders, a run with an --include that selects the documents retries them, and --exclude or deleting their files clears them\n",
 					plural(len(skipped), "entry", "entries"), strings.Join(skipped, ", "))
 			}
-			if len(ids) == 0 {
-				fmt.Fprintln(a.stdout, "no failed documents to retry")
-				return nil
-			}
 			if err := checkReportPath(rf.report); err != nil {
 				return err
+			}
+			if len(ids) == 0 {
+				return a.nothingToRetry(rf)
 			}
 			opts := in.opts
 			opts.Source = filesByID(cfg.Source, ids)
@@ -116,6 +113,23 @@ func (a *app) failedCommand() *cobra.Command {
 	retry.Flags().BoolVar(&rf.dryRun, "dry-run", false, "show the plan without embedding or writing")
 	cmd.AddCommand(list, retry)
 	return cmd
+}
+
+// nothingToRetry ends a retry that has no document to replay as a run over
+// no file would: the line "no failed documents to retry", or with --json
+// an empty, complete report; and the same report in --report's file.
+func (a *app) nothingToRetry(rf runFlags) error {
+	rep := &pipeline.Report{Failures: []pipeline.Failure{}, Complete: true}
+	if rf.report != "" {
+		if err := writeReport(rf.report, rep); err != nil {
+			return err
+		}
+	}
+	if rf.json {
+		return json.NewEncoder(a.stdout).Encode(rep)
+	}
+	fmt.Fprintln(a.stdout, "no failed documents to retry")
+	return nil
 }
 
 // readFailures returns the dead letters of cfg's index, reading the
@@ -162,7 +176,8 @@ func filesByID(cfg reader.Config, ids []string) pipeline.FileSource {
 				return err
 			}
 			if errors.Is(err, reader.ErrVanished) {
-				err = fmt.Errorf("%w; if %s is not the folder the failed run read, pass that folder: sluice failed retry DIR", err, cfg.Dir)
+				err = fmt.Errorf("%w; if %s is not the folder the failed run read, pass that folder: sluice failed retry DIR; "+
+					"if the file is gone for good, a `sluice run` over the whole folder removes its chunks and this entry", err, cfg.Dir)
 			}
 			if err != nil && f.ID == "" {
 				f.ID = id

@@ -85,3 +85,28 @@ func TestFailedRetryObeysSourceSettings(t *testing.T) {
 		t.Errorf("after a full run, dead letters = %v, want %v", got, want)
 	}
 }
+
+// TestFailedRetryNothingToRetryJSON: with nothing to retry, --json still
+// prints a report (empty, complete) and --report still writes one, so that
+// scripts reading them work whatever the dead-letter table holds.
+func TestFailedRetryNothingToRetryJSON(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha."})
+	for _, setup := range []string{"no manifest", "no dead letters"} {
+		if setup == "no dead letters" {
+			if _, stderr, code := sluice(t, dir, "run", "docs"); code != exitOK {
+				t.Fatalf("run: exit %d: %s", code, stderr)
+			}
+		}
+		out, stderr, code := sluice(t, dir, "failed", "retry", "docs", "--json", "--report", "r.json")
+		lines := jsonLines(t, out)
+		if code != exitOK || len(lines) != 1 || lines[0]["complete"] != true || lines[0]["files_seen"] != 0.0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want one complete, empty JSON report", setup, code, out, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil || !strings.Contains(string(data), `"complete": true`) {
+			t.Errorf("%s: --report file %q, %v; want the empty report", setup, data, err)
+		}
+		os.Remove(filepath.Join(dir, "r.json"))
+	}
+}

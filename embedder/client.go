@@ -503,18 +503,7 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 // Client's API key, and the values of the api-key header and of an
 // Authorization header's bearer token (a Microsoft Entra token).
 func (c *Client) sentSecrets(h http.Header) []string {
-	secrets := []string{c.secret.value()}
-	if v := h.Get("api-key"); v != "" {
-		secrets = append(secrets, v)
-	}
-	if v := h.Get("Authorization"); v != "" {
-		scheme, token, ok := strings.Cut(v, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			v = strings.TrimSpace(token)
-		}
-		secrets = append(secrets, v)
-	}
-	return secrets
+	return append(credential.FromHeader(h), c.secret.value())
 }
 
 // maxRawMessage is the most bytes of a non-JSON error body an *APIError
@@ -524,9 +513,9 @@ const maxRawMessage = 300
 // redact removes credentials from a provider message. It is the one place
 // the package does so, and runs before a message is shortened or stored in
 // an error. Each secret is replaced by "[redacted]" wherever it appears,
-// and so is each run of at least credential.MinRun characters of one (a key the
-// provider quoted in part); anything shaped like an OpenAI key (a word
-// starting with sk-) is replaced too, whatever the key.
+// and so is each run of at least credential.MinRun characters of one (a
+// key the provider quoted in part); anything shaped like an OpenAI key (a
+// word starting with sk-) is replaced too, whatever the key.
 func redact(msg string, secrets ...string) string {
 	msg = credential.Redact(msg, secrets...)
 	fields := strings.Fields(msg)

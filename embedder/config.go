@@ -492,12 +492,12 @@ const (
 // inputCap returns the most tokens one input may have, as Limits'
 // MaxInputTokens (0 for the local providers: no cap), and the setting that
 // sets it: embedder.maxTokensPerInput, or embedder.tokensPerMinute when
-// that budget is smaller, since no request above the budget can ever be
-// admitted.
+// Limits lowered the cap to that budget (no request above it can ever be
+// admitted; Validate keeps maxTokensPerRequest above maxTokensPerInput).
 func (c Config) inputCap() (int, string) {
 	c.ApplyDefaults()
 	limit := c.Limits().MaxInputTokens
-	if tpm := c.TokensPerMinute; tpm > 0 && tpm < c.MaxTokensPerInput {
+	if !c.Local() && limit < c.MaxTokensPerInput {
 		return limit, settingTokensPerMinute
 	}
 	return limit, settingMaxTokensPerInput

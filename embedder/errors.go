@@ -81,8 +81,8 @@ func (e *MissingKeyError) Unwrap() []error { return []error{ErrMissingKey, ErrCo
 // InvalidKeyError reports an API key environment variable whose value
 // holds a control character (a line break, a carriage return, a tab,
 // DEL...) once the white space around it is dropped: no key holds one, and
-// most cannot travel in an HTTP header. It is returned by New, before any request is sent, and never
-// shows the key.
+// most cannot travel in an HTTP header. It is returned by New, before any
+// request is sent, and never shows the key.
 type InvalidKeyError struct {
 	Provider string // "openai" or "azure-openai"
 	Env      string // the environment variable that holds the key

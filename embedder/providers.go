@@ -25,8 +25,8 @@ const CognitiveServicesScope = "https://cognitiveservices.azure.com/.default"
 // With auth apiKey (the default) the key is read once, here, from the
 // variable named by apiKeyEnv (default OPENAI_API_KEY), without the white
 // space around it, and sent as a Bearer token; an unset variable returns a
-// *MissingKeyError naming it, and a key holding a character no HTTP header
-// can carry an *InvalidKeyError. With auth none no key is sent.
+// *MissingKeyError naming it, and a key holding a control character an
+// *InvalidKeyError. With auth none no key is sent.
 func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = ProviderOpenAI
@@ -66,8 +66,8 @@ func NewOpenAI(cfg Config, opts ...Option) (*Client, error) {
 // With auth apiKey (the default) the key is read once, here, from the
 // variable named by apiKeyEnv (default AZURE_OPENAI_API_KEY), without the
 // white space around it, and sent in the api-key header; an unset variable
-// returns a *MissingKeyError naming it, and a key holding a character no
-// HTTP header can carry an *InvalidKeyError.
+// returns a *MissingKeyError naming it, and a key holding a control
+// character an *InvalidKeyError.
 // With auth defaultAzureCredential or managedIdentity, Microsoft Entra tokens
 // for CognitiveServicesScope come from azidentity (or from the credential
 // given with WithTokenCredential); a first token is obtained here, bounded
@@ -199,8 +199,7 @@ func managedIdentityName(cfg Config, getenv func(string) string) string {
 // around it (a trailing newline or carriage return, as a copied key or a
 // .env file edited on Windows may have, is no part of a key). An unset or
 // blank variable gives a *MissingKeyError; a key that still holds a
-// character no HTTP header can carry gives an *InvalidKeyError. Neither
-// shows the key.
+// control character gives an *InvalidKeyError. Neither shows the key.
 func readKey(provider, env string) (string, error) {
 	key := strings.TrimSpace(os.Getenv(env))
 	if key == "" {

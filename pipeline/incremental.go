@@ -334,8 +334,9 @@ func (r *run) clearEarlier(ctx context.Context, d *document) error {
 }
 
 // unchanged counts a skipped document, refreshing its record's
-// modification time and change stamp when only those changed. A document found unchanged is
-// in the store as recorded: it leaves the dead-letter table.
+// modification time and change stamp when only those changed. A document
+// found unchanged is in the store as recorded: it leaves the dead-letter
+// table.
 func (r *run) unchanged(ctx context.Context, d *document) error {
 	switch {
 	case r.opts.DryRun:

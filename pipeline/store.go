@@ -45,8 +45,8 @@ type DocLister interface {
 // (state.Run.Found), and deletes those it did not write again only once the
 // new ones are acknowledged, as it deletes stale chunks. Readers thus never
 // see the document missing, a run killed meanwhile leaves them to the next
-// run, and a document that fails keeps the nodes its record lists. A store without
-// it gets the older way: such a document's nodes are deleted
+// run, and a document that fails keeps the nodes its record lists. A store
+// without it gets the older way: such a document's nodes are deleted
 // (Writer.Delete by its id) before its new ones are written.
 type NodeLister interface {
 	// NodeIDs calls fn with the ids of the nodes whose RefDocID is

@@ -479,9 +479,9 @@ func (w *Watcher) recheck(rel string, now time.Time) {
 			return // gone meanwhile: its removal is reported
 		}
 		if _, serr := os.Stat(w.abs(rel)); serr == nil {
-			w.fail(rel, err)
+			w.fail(rel, unreadable, err)
 		} else if dir, ok := w.closedAbove(rel); ok {
-			w.fail(dir, err)
+			w.fail(dir, unreadable, err)
 		}
 		return
 	}
@@ -490,8 +490,7 @@ func (w *Watcher) recheck(rel string, now time.Time) {
 			continue // a folder still not watched is retried by scan
 		}
 		if _, err := os.ReadDir(w.abs(id)); err == nil {
-			delete(w.failed, id)
-			w.enqueue(Event{ID: id, Op: Removed}) // the failure is over
+			w.recovered(id)
 		}
 	}
 	for id := range w.known {
@@ -503,15 +502,30 @@ func (w *Watcher) recheck(rel string, now time.Time) {
 	w.settle(true, now)
 }
 
-// fail reports the watched folder rel Failed because it cannot be read
-// (cause), once until it is readable again or gone. Only folders Walk
-// lists are reported, not the root nor folders watched for a link's sake.
-func (w *Watcher) fail(rel string, cause error) {
+// What a Failed folder misses, as its FileError's Detail.
+const (
+	unreadable = "folder cannot be read; its documents are read again once its permissions allow it"
+	unwatched  = "folder cannot be watched; changes in it are missed until its permissions allow it"
+)
+
+// fail reports the folder rel Failed (detail says what is missed, cause
+// why), once until it recovers or is gone. Only folders Walk lists are
+// reported, not the root nor folders watched for a link's sake.
+func (w *Watcher) fail(rel, detail string, cause error) {
 	if rel == "" || w.failed[rel] || !w.m.descend(rel) {
 		return
 	}
 	w.failed[rel] = true
-	w.enqueue(Event{ID: rel, Op: Failed, Err: &FileError{Path: rel, Err: ErrUnreadable, Detail: "folder cannot be read; its documents are read again once its permissions allow it", Cause: cause}})
+	w.enqueue(Event{ID: rel, Op: Failed, Err: &FileError{Path: rel, Err: ErrUnreadable, Detail: detail, Cause: cause}})
+}
+
+// recovered ends the failure of the folder rel, if it had one, with a
+// Removed event.
+func (w *Watcher) recovered(rel string) {
+	if w.failed[rel] {
+		delete(w.failed, rel)
+		w.enqueue(Event{ID: rel, Op: Removed})
+	}
 }
 
 // closedAbove returns the watched folder that keeps the document id from
@@ -568,10 +582,7 @@ func (w *Watcher) addDir(rel string) bool {
 	switch {
 	case err == nil:
 		w.dirs[rel] = true
-		if w.failed[rel] {
-			delete(w.failed, rel)
-			w.enqueue(Event{ID: rel, Op: Removed}) // the failure is over
-		}
+		w.recovered(rel)
 		return true
 	case isLimit(err):
 		if w.limitErr == nil {
@@ -579,9 +590,8 @@ func (w *Watcher) addDir(rel string) bool {
 		}
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		// removed meanwhile: nothing to watch
-	case !w.failed[rel] && w.m.descend(rel): // a folder Walk lists, not one watched for a link's sake
-		w.failed[rel] = true
-		w.enqueue(Event{ID: rel, Op: Failed, Err: &FileError{Path: rel, Err: ErrUnreadable, Detail: "folder cannot be watched; changes in it are missed until its permissions allow it", Cause: err}})
+	default:
+		w.fail(rel, unwatched, err)
 	}
 	return false
 }
@@ -983,7 +993,7 @@ func (w *Watcher) flush(now time.Time) {
 			w.enqueue(Event{ID: d.id, Op: Changed})
 		case errors.Is(err, fs.ErrPermission) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):
 			if dir, ok := w.closedAbove(d.id); ok {
-				w.fail(dir, err)
+				w.fail(dir, unreadable, err)
 			} else {
 				w.known[d.id] = true
 				w.enqueue(Event{ID: d.id, Op: Changed})

@@ -34,8 +34,9 @@ type merger struct {
 }
 
 // unitsBefore returns the UTF-16 code units of the input before byte i of
-// text, moving the merger's count there: chunk starts only move forward,
-// by about a chunk each, so each byte is counted about once.
+// text, moving the merger's count there: forward over a chunk to its end,
+// then back over the overlap to the next chunk's start, so each byte is
+// counted once, and those of overlaps three times.
 func (m *merger) unitsBefore(i int) int {
 	if i >= m.unitsAt {
 		m.units += utf16Len(m.text[m.unitsAt:i])
@@ -167,7 +168,7 @@ func (m *merger) close() error {
 		}
 		c := Chunk{Text: m.text[start:end], Start: m.base + start, End: m.base + end, Tokens: n}
 		c.CharStart = m.unitsBefore(start)
-		c.CharEnd = c.CharStart + utf16Len(c.Text)
+		c.CharEnd = m.unitsBefore(end)
 		if err := m.emit(c); err != nil {
 			return err
 		}

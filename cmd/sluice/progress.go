@@ -152,11 +152,7 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 	if r.FilesFailed == 0 {
 		return
 	}
-	noun := "files"
-	if r.FilesFailed == 1 {
-		noun = "file"
-	}
-	fmt.Fprintf(w, "%d %s failed (see `sluice failed list`, replay with `sluice failed retry`):\n", r.FilesFailed, noun)
+	fmt.Fprintf(w, "%s failed (see `sluice failed list`, replay with `sluice failed retry`):\n", plural(r.FilesFailed, "file", "files"))
 	for _, f := range r.Failures {
 		msg := f.Error
 		if !strings.Contains(msg, f.Path) {

@@ -6,6 +6,7 @@ package credential
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -56,6 +57,23 @@ func redactRuns(text, secret string) string {
 		i++
 	}
 	return b.String()
+}
+
+// FromHeader returns the credentials a request's headers carry: the value
+// of an api-key header, and of an Authorization header the token after
+// "Bearer " (or the whole value under another scheme).
+func FromHeader(h http.Header) []string {
+	var out []string
+	if v := h.Get("api-key"); v != "" {
+		out = append(out, v)
+	}
+	if v := h.Get("Authorization"); v != "" {
+		if scheme, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			v = strings.TrimSpace(token)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // HeaderProblem describes the first control character of key (a line

@@ -876,20 +876,9 @@ func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
 // want. It returns a *ModelChangedError when they differ and the index holds
 // documents; an empty index adopts want.
 func (s *Store) CheckEmbedder(ctx context.Context, want Embedder) error {
-	var info string
-	err := s.db.QueryRowContext(ctx, `SELECT info FROM embedders WHERE scope = ?`, s.scope).Scan(&info)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return s.fail(err)
-	}
 	var built Embedder
-	if err := json.Unmarshal([]byte(info), &built); err != nil {
-		return fmt.Errorf("state: embedder record of %s is corrupt: %w", s.scope, err)
-	}
-	if built == want {
-		return nil
+	if ok, err := s.readInfo(ctx, "embedders", "embedder", &built); err != nil || !ok || built == want {
+		return err
 	}
 	ids, err := s.DocIDs(ctx)
 	if err != nil || len(ids) == 0 {
@@ -900,12 +889,34 @@ func (s *Store) CheckEmbedder(ctx context.Context, want Embedder) error {
 
 // SetEmbedder records the embedder the scope's index is built with.
 func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
-	data, err := json.Marshal(e)
+	return s.writeInfo(ctx, "embedders", e)
+}
+
+// readInfo decodes into v the scope's JSON record in table (embedders,
+// splitters), what names the record in an error; false when there is none.
+func (s *Store) readInfo(ctx context.Context, table, what string, v any) (bool, error) {
+	var info string
+	err := s.db.QueryRowContext(ctx, `SELECT info FROM `+table+` WHERE scope = ?`, s.scope).Scan(&info)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(err)
+	}
+	if err := json.Unmarshal([]byte(info), v); err != nil {
+		return false, fmt.Errorf("state: %s record of %s is corrupt: %w", what, s.scope, err)
+	}
+	return true, nil
+}
+
+// writeInfo replaces the scope's record in table with v as JSON.
+func (s *Store) writeInfo(ctx context.Context, table string, v any) error {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embedders (scope, info) VALUES (?, ?)`, s.scope, string(data))
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO `+table+` (scope, info) VALUES (?, ?)`, s.scope, string(data))
 		return err
 	})
 }
@@ -926,32 +937,15 @@ func (sp Splitting) String() string {
 // the whole folder recorded (SetSplitting); false when none did, as in a
 // manifest written before Sluice recorded them.
 func (s *Store) Splitting(ctx context.Context) (Splitting, bool, error) {
-	var info string
-	err := s.db.QueryRowContext(ctx, `SELECT info FROM splitters WHERE scope = ?`, s.scope).Scan(&info)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Splitting{}, false, nil
-	}
-	if err != nil {
-		return Splitting{}, false, s.fail(err)
-	}
 	var sp Splitting
-	if err := json.Unmarshal([]byte(info), &sp); err != nil {
-		return Splitting{}, false, fmt.Errorf("state: splitter record of %s is corrupt: %w", s.scope, err)
-	}
-	return sp, true, nil
+	ok, err := s.readInfo(ctx, "splitters", "splitter", &sp)
+	return sp, ok, err
 }
 
 // SetSplitting records the splitter settings the scope's chunks are cut
 // with, once a run has split every document with them.
 func (s *Store) SetSplitting(ctx context.Context, sp Splitting) error {
-	data, err := json.Marshal(sp)
-	if err != nil {
-		return err
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO splitters (scope, info) VALUES (?, ?)`, s.scope, string(data))
-		return err
-	})
+	return s.writeInfo(ctx, "splitters", sp)
 }
 
 // tx runs fn in a transaction, under the scope's write lock: every write of

@@ -295,10 +295,9 @@ func sentFrom(ctx context.Context) *sentCredentials {
 }
 
 // credentialPolicy runs after the authentication policy, on every attempt.
-// It records the credential the attempt carries (the api-key header, or the
-// token of an Authorization header) in the call's sentCredentials, and
-// refuses one that no HTTP header can carry with a *ConfigError that
-// azcore does not retry: New checks a configured key, but not one given
+// It records the credential the attempt carries (credential.FromHeader) in
+// the call's sentCredentials, and refuses one holding a control character
+// with a *ConfigError that azcore does not retry: New checks a configured key, but not one given
 // with WithKeyCredential or rotated with its Update, nor a token, and the
 // transport would otherwise fail every retry as if the endpoint were
 // unreachable.
@@ -310,14 +309,7 @@ type credentialPolicy struct {
 // Do records and checks the credential, then sends the request on.
 func (p credentialPolicy) Do(req *policy.Request) (*http.Response, error) {
 	sc := sentFrom(req.Raw().Context())
-	for _, h := range []string{"api-key", "Authorization"} {
-		v := req.Raw().Header.Get(h)
-		if v == "" {
-			continue
-		}
-		if scheme, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			v = strings.TrimSpace(token)
-		}
+	for _, v := range credential.FromHeader(req.Raw().Header) {
 		sc.add(v)
 		if problem := credential.HeaderProblem(v); problem != "" {
 			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+", a control character, which no key or token holds (the value is not shown)",
@@ -555,10 +547,10 @@ type call struct {
 
 // do sends c and returns the status and body of a 2xx answer; other
 // answers become a *ServiceError, a credential that cannot get a token a
-// *CredentialError, a credential no header can carry a *ConfigError, and
-// failures to get an answer a *ConnectionError. The credentials sent are
-// redacted from the service's error message and code, and from a
-// transport error's text; a 2xx body is returned as it came.
+// *CredentialError, a credential holding a control character a
+// *ConfigError, and failures to get an answer a *ConnectionError. The
+// credentials sent are redacted from the service's error message and code,
+// and from a transport error's text; a 2xx body is returned as it came.
 func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 	if c.attempts != nil {
 		ctx = context.WithValue(ctx, attemptsKey{}, c.attempts)

@@ -143,10 +143,7 @@ func ptr[T any](v T) *T { return &v }
 // limit; their values are ids and short metadata values.
 func (c Config) Definition() IndexDefinition {
 	c = c.normalize()
-	hidden := map[string]bool{}
-	for _, h := range c.HiddenFieldKeys {
-		hidden[h] = true
-	}
+	hidden := c.hidden()
 	retrievable := func(name string) *bool { return ptr(!hidden[name]) }
 	profile := knnProfileName
 	if c.VectorAlgorithmType == HNSW {
@@ -460,11 +457,8 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 // selectFields) are retrievable, unless hiddenFieldKeys hides them: the
 // service refuses a search that selects a field it does not return.
 func (c *Config) checkRetrievable(byName map[string]Field) error {
-	hidden := map[string]bool{}
-	for _, h := range c.HiddenFieldKeys {
-		hidden[h] = true
-	}
-	for _, name := range []string{c.IDFieldKey, c.ChunkFieldKey, c.MetadataStringFieldKey, c.DocIDFieldKey} {
+	hidden := c.hidden()
+	for _, name := range c.readFields() {
 		f := byName[name]
 		if hidden[name] || f.Retrievable == nil || *f.Retrievable {
 			continue
@@ -477,6 +471,21 @@ func (c *Config) checkRetrievable(byName map[string]Field) error {
 			fmt.Sprintf("add %s to hiddenFieldKeys, as the index was created (reads then leave it out), or delete and recreate the index (%s)", name, recreateSteps))
 	}
 	return nil
+}
+
+// hidden returns the set of hiddenFieldKeys.
+func (c Config) hidden() map[string]bool {
+	set := make(map[string]bool, len(c.HiddenFieldKeys))
+	for _, h := range c.HiddenFieldKeys {
+		set[h] = true
+	}
+	return set
+}
+
+// readFields lists the fields the store reads back, unless hidden: the
+// key, the chunk, the metadata string and doc_id.
+func (c Config) readFields() []string {
+	return []string{c.IDFieldKey, c.ChunkFieldKey, c.MetadataStringFieldKey, c.DocIDFieldKey}
 }
 
 // recreateSteps says how to rebuild an index whose settings cannot change.

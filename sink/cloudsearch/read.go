@@ -93,12 +93,9 @@ func (s *Store) searchCount(ctx context.Context, op string, req searchRequest) (
 // selectFields lists the fields read back: key, chunk, metadata string and
 // doc_id, less the hidden ones.
 func (s *Store) selectFields() string {
-	hidden := map[string]bool{}
-	for _, h := range s.cfg.HiddenFieldKeys {
-		hidden[h] = true
-	}
+	hidden := s.cfg.hidden()
 	var fields []string
-	for _, f := range []string{s.cfg.IDFieldKey, s.cfg.ChunkFieldKey, s.cfg.MetadataStringFieldKey, s.cfg.DocIDFieldKey} {
+	for _, f := range s.cfg.readFields() {
 		if !hidden[f] {
 			fields = append(fields, f)
 		}

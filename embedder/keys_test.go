@@ -11,17 +11,8 @@ import (
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/embedder/embedtest"
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
-
-// keyRun returns the first run of 8 characters of key that s shows, or "".
-func keyRun(s, key string) string {
-	for i := 0; i+8 <= len(key); i++ {
-		if part := key[i : i+8]; strings.Contains(s, part) {
-			return part
-		}
-	}
-	return ""
-}
 
 // TestLongBodyRedactedBeforeCut answers 401 with a text body (not JSON)
 // that quotes the key the request sent where the body is cut to 300 bytes
@@ -76,7 +67,7 @@ func TestLongBodyRedactedBeforeCut(t *testing.T) {
 				t.Fatalf("Embed() = %v, want a 401", err)
 			}
 			msg := err.Error()
-			if part := keyRun(msg, key); part != "" {
+			if part := testenv.SecretRun(msg, key); part != "" {
 				t.Errorf("the error shows %q of the key: %s", part, msg)
 			}
 			if rest := strings.ReplaceAll(msg, "[redacted]", ""); strings.Contains(rest, "[r") {
@@ -146,7 +137,7 @@ func TestMalformedKeyNamesVariable(t *testing.T) {
 			if strings.Contains(msg, "Authorization") || strings.Contains(msg, "header field") {
 				t.Errorf("error %q names the header, not the variable", msg)
 			}
-			if part := keyRun(msg, testKey); part != "" {
+			if part := testenv.SecretRun(msg, testKey); part != "" {
 				t.Errorf("the error shows %q of the key: %s", part, msg)
 			}
 			if n := srv.Stats().Requests; n != 0 {
@@ -264,7 +255,7 @@ func TestEntraTokenRedacted(t *testing.T) {
 	if !errors.Is(err, embedder.ErrUnauthorized) || calls.Load() == 0 {
 		t.Fatalf("Embed() = %v, want a 401", err)
 	}
-	if part := keyRun(err.Error(), token); part != "" || !strings.Contains(err.Error(), "Token [redacted] is expired") {
+	if part := testenv.SecretRun(err.Error(), token); part != "" || !strings.Contains(err.Error(), "Token [redacted] is expired") {
 		t.Errorf("error %q shows %q of the token, or lost the provider's message", err, part)
 	}
 }

@@ -18,20 +18,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/sluice-dev/sluice/internal/testenv"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
-
-// secretRun returns the first run of 8 characters of secret that s shows,
-// or "".
-func secretRun(s, secret string) string {
-	for i := 0; i+8 <= len(secret); i++ {
-		if part := secret[i : i+8]; strings.Contains(s, part) {
-			return part
-		}
-	}
-	return ""
-}
 
 // sentCredential returns the api-key or bearer token r carries.
 func sentCredential(r *http.Request) string {
@@ -149,7 +139,7 @@ func TestServiceMessagesRedacted(t *testing.T) {
 			outputs["debug log"] = log.String()
 			for name, out := range outputs {
 				for _, sec := range tt.secrets {
-					if part := secretRun(out, sec); part != "" {
+					if part := testenv.SecretRun(out, sec); part != "" {
 						t.Errorf("the %s shows %q of a credential: %s", name, part, out)
 					}
 				}
@@ -223,7 +213,7 @@ func TestTransportErrorRedacted(t *testing.T) {
 		t.Fatalf("the debug log lacks the failed attempt:\n%s", log.String())
 	}
 	for name, out := range map[string]string{"error": err.Error(), "debug log": log.String()} {
-		if part := secretRun(out, secret); part != "" {
+		if part := testenv.SecretRun(out, secret); part != "" {
 			t.Errorf("the %s shows %q of the key: %s", name, part, out)
 		}
 	}
@@ -283,7 +273,7 @@ func TestMalformedKeyIsConfigError(t *testing.T) {
 			if errors.Is(err, ErrConnection) || strings.Contains(msg, "no answer") || strings.Contains(msg, "header field") {
 				t.Errorf("error %q blames the network or the header, not the key", msg)
 			}
-			if part := secretRun(msg, testKey); part != "" {
+			if part := testenv.SecretRun(msg, testKey); part != "" {
 				t.Errorf("the error shows %q of the key: %s", part, msg)
 			}
 			if n := len(srv.Requests()); n != 0 {
@@ -320,7 +310,7 @@ func TestMalformedKeyCredentialNotRetried(t *testing.T) {
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests reached the service", n)
 	}
-	if part := secretRun(err.Error(), testKey); part != "" {
+	if part := testenv.SecretRun(err.Error(), testKey); part != "" {
 		t.Errorf("the error shows %q of the key: %s", part, err)
 	}
 }

@@ -213,6 +213,13 @@ func (l *roundLog) failed() int {
 	return n
 }
 
+// since returns a copy of the rounds logged from index from on.
+func (l *roundLog) since(from int) []Round {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.rounds[from:])
+}
+
 func (l *roundLog) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -565,7 +565,7 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 		removed = append(removed, gone...)
 	}
 	if r.Err == nil && len(removed) > 0 {
-		r.Removed, r.Err = removeGone(ctx, opts, removed)
+		r.Removed, r.Cleared, r.Err = removeGone(ctx, opts, removed)
 	}
 	r.End = time.Now()
 	return r

@@ -349,7 +349,7 @@ func TestNewRejects(t *testing.T) {
 
 // TestRemoveGone checks that watch mode removes documents whose file is
 // gone from the store and the manifest (pipeline.RemoveDocument tests the
-// order).
+// order), and counts only those the manifest held as documents.
 func TestRemoveGone(t *testing.T) {
 	e := newEnv(t)
 	e.writeFile("a.md", "Alpha.")
@@ -360,9 +360,15 @@ func TestRemoveGone(t *testing.T) {
 	if _, err := pipeline.Run(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := removeGone(ctx, opts, []string{"a.md", "never-there.md"})
-	if err != nil || !slices.Equal(removed, []string{"a.md", "never-there.md"}) {
-		t.Fatalf("removeGone = %q, %v; want [a.md never-there.md], nil", removed, err)
+	if err := e.state.Fail(ctx, "bad.md", "invalid UTF-8", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	removed, cleared, err := removeGone(ctx, opts, []string{"a.md", "never-there.md", "bad.md"})
+	if err != nil || !slices.Equal(removed, []string{"a.md"}) || !slices.Equal(cleared, []string{"never-there.md", "bad.md"}) {
+		t.Fatalf("removeGone = %q, %q, %v; want [a.md], [never-there.md bad.md], nil", removed, cleared, err)
+	}
+	if fails, err := e.state.Failures(ctx); err != nil || len(fails) != 0 {
+		t.Errorf("dead-letter table %+v (%v), want it empty", fails, err)
 	}
 	if got := docsOf(nodesOf(t, e.store)); !slices.Equal(got, []string{"b.md"}) {
 		t.Errorf("store holds %q, want [b.md]", got)

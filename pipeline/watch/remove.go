@@ -8,19 +8,43 @@ import (
 	"syscall"
 
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 )
 
 // removeGone removes the documents ids, whose files are gone, from the
 // store and the manifest, one at a time (pipeline.RemoveDocument). It
-// returns the ids removed before an error.
-func removeGone(ctx context.Context, opts pipeline.Options, ids []string) ([]string, error) {
-	for i, id := range ids {
+// returns the ids the manifest held as documents (committed, or written in
+// part by a run that did not finish them), which a whole-folder run would
+// count as deleted, apart from those whose only record was a dead letter: a
+// folder that can be watched again, or a file that failed before it was
+// ever stored. On error both hold the ids handled before it.
+func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
+	for _, id := range ids {
+		doc, err := isDocument(ctx, opts.State, id)
+		if err != nil {
+			return removed, cleared, err
+		}
 		if err := pipeline.RemoveDocument(ctx, opts.Store, opts.State, id); err != nil {
-			return ids[:i], err
+			return removed, cleared, err
+		}
+		if doc {
+			removed = append(removed, id)
+		} else {
+			cleared = append(cleared, id)
 		}
 	}
-	return ids, nil
+	return removed, cleared, nil
+}
+
+// isDocument reports whether the manifest st records id as a document, in
+// full or as the node ids of a run that did not finish it.
+func isDocument(ctx context.Context, st *state.Store, id string) (bool, error) {
+	if _, ok, err := st.Doc(ctx, id); err != nil || ok {
+		return ok, err
+	}
+	acked, intended, err := st.Pending(ctx, id)
+	return len(acked)+len(intended) > 0, err
 }
 
 // changedFiles is a pipeline source of the folders that could not be

@@ -47,6 +47,12 @@ type Round struct {
 	// (Update rounds only; a full reconciliation counts its deletions in
 	// Report.FilesDeleted).
 	Removed []string
+	// Cleared lists the ids whose only record, a dead letter, was cleared
+	// because the folder can be watched again or the file that failed is
+	// gone (Update rounds only). They held nothing in the store, so they
+	// are not counted as removed, as a full reconciliation does not count
+	// them either.
+	Cleared []string
 	// Report is the pipeline's report; nil if the pipeline did not run.
 	Report *pipeline.Report
 	// Err is the error that stopped the round, nil if it completed.

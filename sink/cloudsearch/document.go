@@ -120,16 +120,16 @@ func (c *Config) toDocument(n *sink.Node, action string) (document, error) {
 		c.MetadataStringFieldKey: ms,
 		c.DocIDFieldKey:          n.RefDocID,
 	}
-	merge := action == actionMerge
-	if merge {
+	if action == actionMerge {
 		delete(d, c.EmbeddingFieldKey) // keep the stored vector
 	}
 	for _, ff := range c.FilterableMetadataFieldKeys {
 		v, ok := n.Metadata[ff.Key]
 		if !ok || v == nil {
-			if merge {
-				d[ff.Field] = nil // a merge keeps old values unless cleared
-			}
+			// Explicitly null: merge and mergeOrUpload keep a stored
+			// document's old value of any field the action leaves out,
+			// and filters would go on matching metadata it no longer has.
+			d[ff.Field] = nil
 			continue
 		}
 		fv, err := fieldValue(v, ff)

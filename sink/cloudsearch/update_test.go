@@ -49,3 +49,31 @@ func TestUpdateMetadataKeepsVectors(t *testing.T) {
 	}
 	assertNoClientErrors(t, srv)
 }
+
+// TestAddClearsRemovedFilterableFields writes a node again without some of
+// its metadata, as `run --full` and a run after a lost manifest do with
+// mergeOrUpload: filters must stop matching the values it no longer has.
+func TestAddClearsRemovedFilterableFields(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, nil)
+	ctx := context.Background()
+	nodes := makeNodes("a.md", 1)
+	if _, err := s.Add(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	again := nodes[0]
+	again.Metadata = map[string]any{"file": "a.md"} // author, year and tags removed
+	if _, err := s.Add(ctx, []sink.Node{again}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []sink.MetadataFilter{
+		{Key: "author", Value: "Ada", Operator: sink.EQ},
+		{Key: "year", Value: 2000, Operator: sink.EQ},
+		{Key: "tags", Value: "water", Operator: sink.EQ},
+	} {
+		got, err := s.GetNodes(ctx, nil, &sink.MetadataFilters{Filters: []sink.MetadataFilter{f}}, 0)
+		if err != nil || len(got) != 0 {
+			t.Errorf("filter %s == %v after the key was removed: %d nodes (%v), want none", f.Key, f.Value, len(got), err)
+		}
+	}
+	assertNoClientErrors(t, srv)
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
-	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
 )
 
@@ -189,7 +188,7 @@ func (a *app) queryCommand() *cobra.Command {
 				if err := local.CheckMode(m); err != nil {
 					return err
 				}
-			} else if err := cloudsearch.CheckTopK(m, topK); err != nil {
+			} else if err := cfg.Sink.CloudSearch.CheckQuery(m, topK); err != nil {
 				return err // before the query is embedded
 			}
 			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {

@@ -125,7 +125,9 @@ func ptr[T any](v T) *T { return &v }
 // configured algorithm, the metadata string, the filterable doc_id, one
 // field per filterable metadata key, hidden fields not retrievable, HNSW
 // and exhaustive KNN configurations, the compression attached to the
-// profile in use, and a semantic configuration with the chunk as content.
+// profile in use, and a semantic configuration with the chunk as content
+// (none when hiddenFieldKeys hides the chunk: the service ranks only
+// searchable, retrievable fields; see CheckQuery).
 //
 // The chunk is the only full-text searchable field: every other field is
 // created with searchable false, as LlamaIndex creates them, because the
@@ -189,15 +191,14 @@ func (c Config) Definition() IndexDefinition {
 			}
 		}
 	}
-	return IndexDefinition{
-		Name:         c.IndexName,
-		Fields:       fields,
-		VectorSearch: vs,
-		Semantic: &SemanticSetup{Configurations: []SemanticConfig{{
+	def := IndexDefinition{Name: c.IndexName, Fields: fields, VectorSearch: vs}
+	if !hidden[c.ChunkFieldKey] {
+		def.Semantic = &SemanticSetup{Configurations: []SemanticConfig{{
 			Name:              c.SemanticConfiguration,
 			PrioritizedFields: PrioritizedFields{ContentFields: []SemanticField{{FieldName: c.ChunkFieldKey}}},
-		}}},
+		}}}
 	}
+	return def
 }
 
 func hasField(fields []Field, name string) bool {
@@ -431,6 +432,13 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	for _, f := range []struct{ key, name string }{{"chunkFieldKey", c.ChunkFieldKey}, {"metadataStringFieldKey", c.MetadataStringFieldKey}, {"docIdFieldKey", c.DocIDFieldKey}} {
 		if _, ok := byName[f.name]; !ok {
 			return c.mismatch(f.key, "field "+strconv.Quote(f.name), "no such field (fields: "+fieldNames(def.Fields)+")", "set "+f.key+" to the index's field")
+		}
+	}
+	// Reads by id filter on the key, deletes of a document on doc_id.
+	for _, f := range []struct{ key, name, use string }{{"idFieldKey", c.IDFieldKey, "nodes are read by id"}, {"docIdFieldKey", c.DocIDFieldKey, "a document's nodes are found and deleted by it"}} {
+		if fl := byName[f.name]; fl.Filterable != nil && !*fl.Filterable {
+			return c.mismatch(f.key, "filterable field "+strconv.Quote(f.name), "not filterable",
+				fmt.Sprintf("%s, so it must be filterable: use an index whose field is, or delete and recreate the index (%s)", f.use, recreateSteps))
 		}
 	}
 	if err := c.checkAnalyzer(byName[c.ChunkFieldKey]); err != nil {

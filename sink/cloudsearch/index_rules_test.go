@@ -609,3 +609,33 @@ func TestRetriedStatuses(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenChunkHasNoSemanticRanking hides the chunk field: the service's
+// semantic ranker reads only searchable, retrievable fields, so the index
+// is created without a semantic configuration (the strict server refuses
+// one naming a non-retrievable field), and a semantic_hybrid query is
+// refused before any request, naming hiddenFieldKeys, while hybrid works.
+func TestHiddenChunkHasNoSemanticRanking(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, func(c *Config) { c.HiddenFieldKeys = []string{"chunk"} })
+	ctx := context.Background()
+	if def := s.cfg.Definition(); def.Semantic != nil {
+		t.Errorf("definition has semantic configurations %+v, want none with the chunk hidden", def.Semantic.Configurations)
+	}
+	nodes := makeNodes("a.md", 2)
+	if _, err := s.Add(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	before := len(srv.Requests())
+	_, err := s.Query(ctx, sink.Query{Mode: sink.SemanticHybrid, Embedding: nodes[0].Embedding, QueryStr: "rivers", TopK: 2})
+	if !errors.Is(err, sink.ErrInvalidQuery) || !strings.Contains(err.Error(), "hiddenFieldKeys") {
+		t.Errorf("semantic_hybrid with the chunk hidden: err = %v, want sink.ErrInvalidQuery naming hiddenFieldKeys", err)
+	}
+	if n := len(srv.Requests()) - before; n != 0 {
+		t.Errorf("the refused query sent %d requests", n)
+	}
+	res, err := s.Query(ctx, sink.Query{Mode: sink.Hybrid, Embedding: nodes[0].Embedding, QueryStr: "rivers", TopK: 2})
+	if err != nil || len(res) != 2 {
+		t.Errorf("hybrid with the chunk hidden: %d results, %v; want 2", len(res), err)
+	}
+	assertNoClientErrors(t, srv)
+}

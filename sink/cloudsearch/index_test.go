@@ -95,6 +95,8 @@ func TestCheckDefinition(t *testing.T) {
 		{"hidden metadata", func(d *IndexDefinition) { d.Fields[3].Retrievable = new(bool) }, "hiddenFieldKeys"},
 		{"hidden doc_id", func(d *IndexDefinition) { d.Fields[4].Retrievable = new(bool) }, "hiddenFieldKeys"},
 		{"hidden key", func(d *IndexDefinition) { d.Fields[0].Retrievable = new(bool) }, "idFieldKey"},
+		{"doc_id not filterable", func(d *IndexDefinition) { d.Fields[4].Filterable = new(bool) }, "docIdFieldKey"},
+		{"key not filterable", func(d *IndexDefinition) { d.Fields[0].Filterable = new(bool) }, "idFieldKey"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -381,11 +381,23 @@ func chunkStrings(ss []string, n int) [][]string {
 // results than asked for.
 const MaxSemanticResults = 50
 
-// CheckTopK returns a *sink.QueryError (ErrInvalidQuery) when a query of
-// mode asks for more results than the mode returns (MaxSemanticResults);
-// Query calls it, and a caller may call it before embedding the query.
-func CheckTopK(mode sink.QueryMode, topK int) error {
-	if mode == sink.SemanticHybrid && topK > MaxSemanticResults {
+// CheckQuery returns a *sink.QueryError (ErrInvalidQuery) when the
+// configured index cannot answer a query of mode for topK results: mode
+// SemanticHybrid returns at most MaxSemanticResults, and needs the chunk
+// field, which the semantic ranker reads, to be retrievable (not in
+// hiddenFieldKeys). Query calls it, and a caller may call it before
+// embedding the query.
+func (c Config) CheckQuery(mode sink.QueryMode, topK int) error {
+	if mode != sink.SemanticHybrid {
+		return nil
+	}
+	if c = c.normalize(); c.hidden()[c.ChunkFieldKey] {
+		return &sink.QueryError{
+			Reason: fmt.Sprintf("mode semantic_hybrid ranks the chunk field %q, which %shiddenFieldKeys hides: the service's semantic ranker reads only retrievable fields", c.ChunkFieldKey, settingPrefix),
+			Hint:   "use mode hybrid, or take the chunk field out of hiddenFieldKeys and recreate the index (`sluice index delete`, then `sluice index create`)",
+		}
+	}
+	if topK > MaxSemanticResults {
 		return &sink.QueryError{
 			Reason: fmt.Sprintf("mode semantic_hybrid returns at most %d results (the service's semantic ranker reranks the top %d), and topK is %d", MaxSemanticResults, MaxSemanticResults, topK),
 			Hint:   fmt.Sprintf("ask for %d or fewer, or use mode hybrid", MaxSemanticResults),
@@ -411,7 +423,7 @@ func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, err
 		return nil, err
 	}
 	k := q.K()
-	if err := CheckTopK(q.Mode, k); err != nil {
+	if err := s.cfg.CheckQuery(q.Mode, k); err != nil {
 		return nil, err
 	}
 	req := searchRequest{Filter: filter, Select: s.selectFields(), Top: k}

@@ -156,8 +156,13 @@ func parseIndex(body []byte) (*index, *apiError) {
 	if def.Semantic != nil {
 		for _, c := range def.Semantic.Configurations {
 			for _, n := range c.names() {
-				if f, ok := ix.byName[n]; !ok || !f.isStringField() {
+				f, ok := ix.byName[n]
+				if !ok || !f.isStringField() {
 					return nil, badRequest("The request is invalid. Details: semantic configuration '%s' names field '%s', which is not a string field of the index.", c.Name, n)
+				}
+				// The attributes are not defaulted yet: unset means true.
+				if (f.Searchable != nil && !*f.Searchable) || (f.Retrievable != nil && !*f.Retrievable) {
+					return nil, badRequest("The request is invalid. Details: semantic configuration '%s' names field '%s'; the fields of a semantic configuration must be searchable and retrievable.", c.Name, n)
 				}
 			}
 			ix.semantic[c.Name] = c
@@ -238,6 +243,9 @@ func checkVectorField(f *field) *apiError {
 		}
 		if f.Type == "Edm.Single" {
 			return badRequest("The request is invalid. Details: field '%s': Edm.Single is only valid as Collection(Edm.Single).", f.Name)
+		}
+		if f.isCollection() && f.Sortable != nil && *f.Sortable {
+			return badRequest("The request is invalid. Details: field '%s' of type %s cannot be sortable; collections are not sortable.", f.Name, f.Type)
 		}
 		return nil
 	}

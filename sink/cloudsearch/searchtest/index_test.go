@@ -56,6 +56,9 @@ func TestIndexDefinitionRules(t *testing.T) {
 			cfg := d["semantic"].(map[string]any)["configurations"].([]any)[0].(map[string]any)
 			cfg["prioritizedFields"] = map[string]any{"prioritizedContentFields": []any{map[string]any{"fieldName": "year"}}}
 		}, "names field 'year'"},
+		{"semantic field not retrievable", func(d map[string]any) { fieldAt(d, 1)["retrievable"] = false }, "must be searchable and retrievable"},
+		{"semantic field not searchable", func(d map[string]any) { fieldAt(d, 1)["searchable"] = false }, "must be searchable and retrievable"},
+		{"sortable collection", func(d map[string]any) { fieldAt(d, 7)["sortable"] = true }, "collections are not sortable"},
 		{"name differs from URL", func(d map[string]any) { d["name"] = "other" }, "differs from the name 'sluice-test' in the URL"},
 	}
 	for _, tt := range tests {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/sluice-dev/sluice/internal/credential"
+	"github.com/sluice-dev/sluice/internal/retryafter"
 )
 
 // Client is an Embedder backed by an HTTP embeddings API: the openai
@@ -438,7 +439,7 @@ func (c *Client) decode(r io.Reader, n int) ([][]float32, error) {
 // message has secrets (the credentials the request sent, see sentSecrets)
 // redacted before it is shortened, so that no cut can leave part of one.
 func (c *Client) apiError(resp *http.Response, secrets []string) *APIError {
-	e := &APIError{Provider: c.provider, Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header, time.Now())}
+	e := &APIError{Provider: c.provider, Status: resp.StatusCode, RetryAfter: retryafter.Parse(resp.Header, time.Now())}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var body errorBody
 	if json.Unmarshal(raw, &body) == nil && body.Error.Message != "" {
@@ -478,25 +479,6 @@ func (c *Client) quotaHint() string {
 	return "the quota or credits of " + account + " are exhausted, and retrying will not help: " +
 		"check its plan and billing details (OpenAI: https://platform.openai.com/settings/organization/billing), " +
 		"add credits or raise its spend limit, then run again"
-}
-
-// parseRetryAfter reads retry-after-ms, then Retry-After (seconds or an
-// HTTP date).
-func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // sentSecrets returns the credentials a request carries, for redact: the

@@ -244,32 +244,6 @@ func TestHintBackOff(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		name    string
-		headers map[string]string
-		want    time.Duration
-	}{
-		{"none", nil, 0},
-		{"ms wins", map[string]string{"retry-after-ms": "1500", "Retry-After": "9"}, 1500 * time.Millisecond},
-		{"seconds", map[string]string{"Retry-After": "2"}, 2 * time.Second},
-		{"date", map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)}, 30 * time.Second},
-		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tt.headers {
-				h.Set(k, v)
-			}
-			if got := parseRetryAfter(h, now); got != tt.want {
-				t.Fatalf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestRetryable(t *testing.T) {
 	tests := []struct {
 		err  error

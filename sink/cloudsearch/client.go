@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/sluice-dev/sluice/internal/credential"
+	"github.com/sluice-dev/sluice/internal/retryafter"
 )
 
 // searchScope is the token scope of Cloud AI Search.
@@ -177,7 +178,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			MaxRetries:    azcoreRetries(cfg.retries()),
 			TryTimeout:    cfg.Timeout,
 			RetryDelay:    o.retryDelay,
-			MaxRetryDelay: 2 * time.Minute,
+			MaxRetryDelay: MaxRetryWait,
 			StatusCodes:   retriedStatuses,
 		},
 		Telemetry: policy.TelemetryOptions{ApplicationID: "sluice"},
@@ -187,6 +188,13 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	}
 	return s, nil
 }
+
+// MaxRetryWait is the longest a retry of a request waits: the server's
+// Retry-After hint, when it gives one, is honoured up to it (a longer hint
+// ends the retries at once, with a *ServiceError saying so), and the
+// exponential delay between retries, which doubles from 0.8 s, is capped
+// by it (it is reached only after the ninth retry).
+const MaxRetryWait = 10 * time.Minute
 
 // azcoreRetries converts a retry count to azcore's policy.RetryOptions
 // MaxRetries, where 0 means azcore's default (3) and a negative value means
@@ -605,7 +613,7 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
-		se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, credentials: s.credentials}
+		se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials}
 		if c.index {
 			se.Index = s.cfg.IndexName
 		}

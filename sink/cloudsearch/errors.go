@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -96,6 +97,10 @@ type ServiceError struct {
 	Code       string // the service's error code, if any
 	Message    string // the service's error message, if any
 	Endpoint   string // the service endpoint (no credentials)
+	// RetryAfter is the wait the service asked for with its answer
+	// (Retry-After or retry-after-ms), 0 if none. Waits up to MaxRetryWait
+	// are honoured by the retries; a longer one ends them at once.
+	RetryAfter time.Duration
 
 	credentials string // where the refused credentials came from, for the 401/403 hint
 }
@@ -116,6 +121,8 @@ func (e *ServiceError) Error() string {
 			creds = EnvKey + " (an admin key of this service) or the identity's role assignments"
 		}
 		s += "; the service refused the credentials: check " + creds + ", then verify by listing indexes (`sluice doctor` does)"
+	case (e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable) && e.RetryAfter > MaxRetryWait:
+		s += fmt.Sprintf("; the service is throttling and asked to wait %s (Retry-After), longer than the %s a retry waits at most, so it was not retried: try again later, lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, or add replicas/partitions", e.RetryAfter.Round(time.Second), MaxRetryWait)
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
 		s += "; the service is throttling: lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, raise maxRetries, or add replicas/partitions"
 	case e.StatusCode == http.StatusInternalServerError || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout:

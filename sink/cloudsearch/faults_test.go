@@ -211,3 +211,24 @@ func TestAddCancelled(t *testing.T) {
 		t.Errorf("Add took %v after cancellation", time.Since(start))
 	}
 }
+
+// TestRetryAfterBeyondMaxRetryWait throttles with a Retry-After longer than
+// MaxRetryWait: the request is not retried (waiting that long is not this
+// run's to decide), and the error carries the hint and says so rather than
+// advising more retries, which would not help.
+func TestRetryAfterBeyondMaxRetryWait(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, nil)
+	srv.FailNext(1, http.StatusServiceUnavailable, MaxRetryWait+time.Minute)
+	before := len(srv.Requests())
+	_, err := s.Add(context.Background(), makeNodes("a.md", 2))
+	var se *ServiceError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusServiceUnavailable || se.RetryAfter != MaxRetryWait+time.Minute {
+		t.Fatalf("Add = %v, want a *ServiceError 503 carrying RetryAfter %s", err, MaxRetryWait+time.Minute)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "asked to wait 11m0s") || strings.Contains(msg, "raise maxRetries") {
+		t.Errorf("error %q, want it to give the asked wait and not advise raising maxRetries", msg)
+	}
+	if n := len(srv.Requests()) - before; n != 1 {
+		t.Errorf("%d requests sent, want 1 (no retry)", n)
+	}
+}

@@ -30,6 +30,10 @@ func TestAuthAndAPIVersion(t *testing.T) {
 		{"basic auth", "/indexes?api-version=2024-07-01", map[string]string{"Authorization": "Basic eDp5"}, http.StatusUnauthorized},
 		{"missing api-version", "/indexes", map[string]string{"api-key": testKey}, http.StatusBadRequest},
 		{"old api-version", "/indexes?api-version=2020-06-30", map[string]string{"api-key": testKey}, http.StatusBadRequest},
+		{"stable version", "/indexes?api-version=2025-09-01", map[string]string{"api-key": testKey}, http.StatusOK},
+		{"preview spelled Preview", "/indexes?api-version=2024-03-01-Preview", map[string]string{"api-key": testKey}, http.StatusOK},
+		{"unpublished preview", "/indexes?api-version=2024-09-10-preview", map[string]string{"api-key": testKey}, http.StatusBadRequest},
+		{"not a version", "/indexes?api-version=not-a-version-preview", map[string]string{"api-key": testKey}, http.StatusBadRequest},
 		{"missing index", "/indexes/nope/docs/$count?api-version=2024-07-01", map[string]string{"api-key": testKey}, http.StatusNotFound},
 		{"unknown path", "/datasources?api-version=2024-07-01", map[string]string{"api-key": testKey}, http.StatusNotFound},
 	}

@@ -15,10 +15,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
 // APIVersion is the REST api-version the server implements. Requests must
-// send it, or a *-preview version, in the api-version query parameter.
+// send a version the service publishes (azspec.APIVersions) in the
+// api-version query parameter; every one is answered with this version's
+// rules.
 const APIVersion = "2024-07-01"
 
 // DefaultMaxBatchBytes is the largest docs/index request body accepted
@@ -377,10 +381,10 @@ func checkAPIVersion(r *http.Request) *apiError {
 	switch {
 	case v == "":
 		return badRequest("Invalid or missing api-version query string parameter. Add ?api-version=%s to the request URL.", APIVersion)
-	case v == APIVersion, strings.HasSuffix(v, "-preview"):
-		return nil
+	case azspec.KnownAPIVersion(v):
+		return nil // emulated with the rules of APIVersion
 	}
-	return badRequest("Invalid or missing api-version query string parameter: '%s' is not supported; use %s.", v, APIVersion)
+	return badRequest("Invalid or missing api-version query string parameter: '%s' is not a published API version; use %s.", v, APIVersion)
 }
 
 // authenticate checks the api-key header or bearer token. Credentials never

@@ -3,7 +3,8 @@
 // (sink/cloudsearch/searchtest) enforce, so the two cannot drift apart: the
 // index naming rule, the range of vector dimensions and the predefined
 // lexical analyzers (the LexicalAnalyzerName enum of the official
-// definitions, generated into lexical_analyzers.go by gen.go).
+// definitions, generated into lexical_analyzers.go by gen.go); and the
+// published API versions, which the double accepts.
 package azspec
 
 //go:generate go run gen.go
@@ -31,6 +32,31 @@ const (
 	MinVectorDimensions = 2
 	MaxVectorDimensions = 4096
 )
+
+// APIVersions are the data-plane api-version values Microsoft publishes
+// for the service (its REST API versions page, read 2026-11-21) from the
+// first with vector search in the form the store uses (vectorQueries,
+// vectorSearch profiles) on; the service refuses unpublished ones with 400
+// "Invalid or missing api-version". Older published versions (2019-05-06,
+// 2020-06-30 and their previews, 2021-04-30-preview, 2023-07-01-preview)
+// have no such vector search.
+var APIVersions = []string{
+	"2023-11-01", "2024-07-01", "2025-09-01",
+	"2023-10-01-preview", "2024-03-01-preview", "2024-05-01-preview", "2024-09-01-preview",
+	"2024-11-01-preview", "2025-03-01-preview", "2025-05-01-preview", "2025-08-01-preview", "2025-11-01-preview",
+}
+
+// KnownAPIVersion reports whether v is one of APIVersions; the suffix is
+// matched without regard to case (older documentation spells it
+// "-Preview").
+func KnownAPIVersion(v string) bool {
+	for _, k := range APIVersions {
+		if strings.EqualFold(v, k) {
+			return true
+		}
+	}
+	return false
+}
 
 // IndexNameRule states the service's naming rule for indexes, for error
 // messages.

@@ -75,12 +75,15 @@ func (a *app) failedCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkReportPath(rf.report); err != nil {
+				return err
+			}
 			if manifestMissing(cfg) { // nothing failed, and nothing to create
 				return a.nothingToRetry(rf)
 			}
 			in, err := a.newIngester(ctx, cfg, rf.dryRun, false)
 			if err != nil {
-				return err
+				return a.notStarted(ctx, rf, err)
 			}
 			defer in.Close()
 			var fails []state.Failure
@@ -96,9 +99,6 @@ func (a *app) failedCommand() *cobra.Command {
 			if len(skipped) > 0 {
 				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a whole-folder `sluice run` retries the folders, a run with an --include that selects the documents retries them, and --exclude or deleting their files clears them\n",
 					plural(len(skipped), "entry", "entries"), strings.Join(skipped, ", "))
-			}
-			if err := checkReportPath(rf.report); err != nil {
-				return err
 			}
 			if len(ids) == 0 {
 				return a.nothingToRetry(rf)
@@ -119,14 +119,8 @@ func (a *app) failedCommand() *cobra.Command {
 // no file would: the line "no failed documents to retry", or with --json
 // an empty, complete report; and the same report in --report's file.
 func (a *app) nothingToRetry(rf runFlags) error {
-	rep := &pipeline.Report{Failures: []pipeline.Failure{}, Complete: true}
-	if rf.report != "" {
-		if err := writeReport(rf.report, rep); err != nil {
-			return err
-		}
-	}
-	if rf.json {
-		return json.NewEncoder(a.stdout).Encode(rep)
+	if err := a.emitReport(&pipeline.Report{Failures: []pipeline.Failure{}, Complete: true}, rf); err != nil || rf.json {
+		return err
 	}
 	fmt.Fprintln(a.stdout, "no failed documents to retry")
 	return nil

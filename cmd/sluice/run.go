@@ -52,12 +52,40 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	}
 	in, err := a.newIngester(ctx, cfg, f.dryRun, f.full)
 	if err != nil {
-		return err
+		return a.notStarted(ctx, f, err)
 	}
 	defer in.Close()
 	opts := in.opts
 	opts.Prescan = true
 	return a.report(ctx, opts, f)
+}
+
+// notStarted reports a run that err stopped before it read any document:
+// the store, the embedder or the manifest could not be opened, or another
+// process holds the index. --report and --json then say so (complete
+// false, error), rather than leave an earlier run's report in place for a
+// nightly job to read. It returns err, joined with any error writing the
+// report.
+func (a *app) notStarted(ctx context.Context, f runFlags, err error) error {
+	rep := &pipeline.Report{DryRun: f.dryRun, Failures: []pipeline.Failure{}, Error: err.Error(), Interrupted: ctx.Err() != nil}
+	if werr := a.emitReport(rep, f); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// emitReport writes rep to the --report file, if one is named, and prints
+// it as JSON with --json. It prints nothing otherwise: the caller prints
+// its own summary.
+func (a *app) emitReport(rep *pipeline.Report, f runFlags) error {
+	var err error
+	if f.report != "" {
+		err = writeReport(f.report, rep)
+	}
+	if f.json {
+		err = errors.Join(err, json.NewEncoder(a.stdout).Encode(rep))
+	}
+	return err
 }
 
 // report runs the pipeline with a progress display and prints its report.
@@ -70,18 +98,10 @@ func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) err
 	report, runErr := pipeline.Run(ctx, opts)
 	prog.Stop()
 	if report == nil {
-		return runErr
+		return a.notStarted(ctx, f, runErr)
 	}
-	var reportErr error
-	if f.report != "" {
-		reportErr = writeReport(f.report, report)
-	}
-	if f.json {
-		enc := json.NewEncoder(a.stdout)
-		if err := enc.Encode(report); err != nil {
-			return errors.Join(runErr, reportErr, err)
-		}
-	} else {
+	reportErr := a.emitReport(report, f)
+	if !f.json {
 		printSummary(a.stdout, report)
 	}
 	if runErr != nil && ctx.Err() != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +68,40 @@ func TestReportWriteFailsAtEnd(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitFatal || rep.FilesFailed != 1 {
 		t.Errorf("--json: exit %d, stdout %q (%v); want exit 1 and the report with 1 failed file", code, stdout, err)
+	}
+}
+
+// TestRunThatCannotStartReports: a run stopped before it reads a document
+// (here the Cloud AI Search endpoint refuses connections) still writes its
+// report, complete false with the error, over an earlier run's, and
+// prints it with --json: a nightly job must not read yesterday's report.
+func TestRunThatCannotStartReports(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md":   "Alpha.\n",
+		"report.json": `{"complete": true}`,
+		"sluice.yaml": `embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch: {endpoint: "http://127.0.0.1:1", indexName: docs, embeddingDimensionality: 16, maxRetries: -1}
+`,
+	})
+	t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", "")
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-key-123456")
+	out, errOut, code := sluice(t, dir, "run", "docs", "--json", "--report", "report.json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stdout %s stderr %s", code, out, errOut)
+	}
+	lines := jsonLines(t, out)
+	if len(lines) != 1 || lines[0]["complete"] != false || !strings.Contains(fmt.Sprint(lines[0]["error"]), "127.0.0.1:1") {
+		t.Errorf("--json printed %q, want one report with complete false and the error naming the endpoint", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil || rep["complete"] != false || rep["error"] == nil {
+		t.Errorf("report.json = %s (%v), want the failed run's report, complete false with its error", b, err)
 	}
 }

@@ -257,6 +257,8 @@ func (c Config) Validate() error {
 	c.ApplyDefaults()
 	switch c.Provider {
 	case ProviderHash, ProviderInstant, ProviderOpenAI, ProviderAzureOpenAI:
+	case "azureopenai", "azure_openai", "azure":
+		return cfgErr("embedder.provider", "%q is not a provider; for Azure OpenAI (LlamaIndex's AzureOpenAI) write azure-openai", c.Provider)
 	default:
 		return cfgErr("embedder.provider", "%q is not a provider; use hash, openai, azure-openai or instant (benchmarks only)", c.Provider)
 	}

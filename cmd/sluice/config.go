@@ -101,10 +101,14 @@ func loadConfig(flag string) (Config, string, error) {
 		// Names, whose letter case does not matter: CloudSearch, OpenAI.
 		cfg.Sink.Type = strings.ToLower(cfg.Sink.Type)
 		cfg.Embedder.Provider = strings.ToLower(cfg.Embedder.Provider)
-		// 0 means the default, as the embedder reads it: every command
-		// compares the same length with the store's.
+		// 0 and "" mean the defaults, as the embedder reads them: every
+		// command compares the same length with the store's, and the
+		// manifest records the provider that ran.
 		if cfg.Embedder.Dimensions == 0 {
 			cfg.Embedder.Dimensions = embedder.DefaultDimensions
+		}
+		if cfg.Embedder.Provider == "" {
+			cfg.Embedder.Provider = embedder.ProviderHash
 		}
 		applyEnv(&cfg, os.Getenv)
 	}

@@ -351,3 +351,16 @@ func TestZeroDimensionsIsTheDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyProviderIsTheDefault: embedder.provider "" runs the default
+// hash embedder and is recorded as it, so the same embedder written
+// either way reuses the index (it was refused as a model change).
+func TestEmptyProviderIsTheDefault(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha beta.", "empty.yaml": "embedder: {provider: \"\"}\n", "hash.yaml": "embedder: {provider: hash}\n"})
+	for _, args := range [][]string{{"run", "docs", "--config", "empty.yaml"}, {"run", "docs", "--config", "hash.yaml"}, {"run", "docs"}, {"run", "docs", "--config", "empty.yaml"}} {
+		if out, stderr, code := sluice(t, dir, args...); code != exitOK {
+			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+}

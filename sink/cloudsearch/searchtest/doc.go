@@ -36,7 +36,12 @@
 //     schemas of the official swagger definitions (IndexBatch, SearchRequest,
 //     SearchIndex), except that vector fields may have up to 4096
 //     dimensions, as the service documents and takes, where the 2024-07-01
-//     swagger says 2048.
+//     swagger says 2048; and a member the definitions do not declare (a
+//     misspelled field attribute, a search parameter of another API
+//     version) is refused 400 naming it and its place, as the service
+//     refuses it, although the swagger leaves its objects open (annotations,
+//     "@odata.*" and "@search.*", are allowed anywhere, and the fields of a
+//     batch's documents are checked against the index instead).
 //
 // Supported routes (both /indexes/NAME and /indexes('NAME') forms):
 //

@@ -25,9 +25,11 @@ var specFiles = map[string][]string{
 	"searchservice.json": {"SearchIndex"},
 }
 
-// schemaSet holds the compiled request body schemas by definition name.
+// schemaSet holds the compiled request body schemas, and the check of
+// their members, by definition name.
 type schemaSet struct {
-	byDef map[string]*jsonschema.Schema
+	byDef   map[string]*jsonschema.Schema
+	members map[string]*memberSet
 }
 
 // loadSchemas compiles the request body definitions of the swagger files in
@@ -39,10 +41,13 @@ type schemaSet struct {
 // marked modelAsString (extensible) lose their closed value list.
 // x-ms-* extensions are unknown keywords and so ignored; the paths (the
 // only place with references to files outside dir) are dropped.
+//
+// The definitions do not close their objects, so the members a definition
+// does not declare are refused by a check of their own (see memberSet).
 func loadSchemas(dir string) (*schemaSet, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft4)
-	set := &schemaSet{byDef: map[string]*jsonschema.Schema{}}
+	set := &schemaSet{byDef: map[string]*jsonschema.Schema{}, members: map[string]*memberSet{}}
 	for _, file := range slices.Sorted(maps.Keys(specFiles)) {
 		path := filepath.Join(dir, file)
 		raw, err := os.ReadFile(path)
@@ -59,6 +64,7 @@ func loadSchemas(dir string) (*schemaSet, error) {
 			return nil, fmt.Errorf("parse %s: no definitions found; is it a swagger 2.0 file?", path)
 		}
 		defs := adaptDefinitions(swagger.Definitions)
+		members := newMemberSet(swagger.Definitions)
 		url := "file:///searchtest-spec/" + file
 		if err := c.AddResource(url, map[string]any{"definitions": defs}); err != nil {
 			return nil, fmt.Errorf("add %s: %w", path, err)
@@ -69,6 +75,7 @@ func loadSchemas(dir string) (*schemaSet, error) {
 				return nil, fmt.Errorf("compile %s#/definitions/%s: %w", path, def, err)
 			}
 			set.byDef[def] = sch
+			set.members[def] = members
 		}
 	}
 	return set, nil
@@ -171,6 +178,12 @@ var errSchema = errors.New("searchtest: request body does not match the REST API
 // validate checks body against the named definition. Members whose value is
 // null are dropped first, since the service treats null as "not set" and
 // swagger properties are nullable unless marked otherwise.
+//
+// The body is also checked for members the definitions do not declare,
+// null or not (the service does not know them whatever their value): the
+// first one found fails with an *unknownMemberError, which carries the
+// schema's finding too, if any (a misspelled required member is unknown
+// and missing).
 func (set *schemaSet) validate(def string, body []byte) error {
 	sch, ok := set.byDef[def]
 	if !ok {
@@ -180,7 +193,13 @@ func (set *schemaSet) validate(def string, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: the body is not JSON: %v", errSchema, err)
 	}
-	if err := sch.Validate(dropNulls(inst)); err != nil {
+	unknown := set.members[def].check(def, inst) // before dropNulls edits inst
+	err = sch.Validate(dropNulls(inst))
+	switch {
+	case unknown != nil:
+		unknown.schema = err
+		return unknown
+	case err != nil:
 		return fmt.Errorf("%w %s of api-version %s: %v", errSchema, def, APIVersion, err)
 	}
 	return nil
@@ -211,7 +230,12 @@ func (s *Server) validateBody(def string, body []byte) *apiError {
 		return nil
 	}
 	if err := s.schemas.validate(def, body); err != nil {
-		msg := strings.ReplaceAll(err.Error(), "file:///searchtest-spec/", "")
+		msg := err.Error()
+		var um *unknownMemberError
+		if errors.As(err, &um) {
+			msg = um.detail()
+		}
+		msg = strings.ReplaceAll(msg, "file:///searchtest-spec/", "")
 		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestBody",
 			message: "The request is invalid. Details: " + msg}
 	}

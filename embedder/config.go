@@ -3,6 +3,7 @@ package embedder
 import (
 	"context"
 	"fmt"
+	"github.com/sluice-dev/sluice/internal/credential"
 	"math"
 	"net/url"
 	"strings"
@@ -421,18 +422,12 @@ func checkURL(field, raw, example string) error {
 	return nil
 }
 
-// checkEnvName rejects an apiKeyEnv that is not a variable name without
-// echoing it: a key pasted there must not reach an error message.
+// checkEnvName rejects an apiKeyEnv that is not a variable name, or looks
+// like a key, without echoing it: a key pasted there must not reach an
+// error message.
 func checkEnvName(name string) error {
-	ok := name != ""
-	for i, r := range name {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			ok = false
-			break
-		}
-	}
-	if !ok {
-		return cfgErr("embedder.apiKeyEnv", "must name an environment variable (letters, digits and _), such as OPENAI_API_KEY, not hold the key itself")
+	if p := credential.EnvNameProblem(name); p != "" {
+		return cfgErr("embedder.apiKeyEnv", "%s; it must name an environment variable (letters, digits and _), such as OPENAI_API_KEY, not hold the key itself", p)
 	}
 	return nil
 }

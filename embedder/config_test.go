@@ -93,6 +93,7 @@ func TestValidate(t *testing.T) {
 		{"openai url with password", openai(func(c *embedder.Config) { c.BaseURL = "https://u:hunter2@h/v1" }), "embedder.baseURL", "hunter2"},
 		{"openai azure auth", openai(func(c *embedder.Config) { c.Auth = "managedIdentity" }), "embedder.auth", ""},
 		{"key pasted into apiKeyEnv", openai(func(c *embedder.Config) { c.APIKeyEnv = "sk-proj-abc123" }), "embedder.apiKeyEnv", "sk-proj-abc123"},
+		{"alphanumeric key pasted into apiKeyEnv", openai(func(c *embedder.Config) { c.APIKeyEnv = "a0123456789abcdef0123456789abcdef" }), "embedder.apiKeyEnv", "a0123456789abcdef0123456789abcdef"},
 		{"openai no auth", openai(func(c *embedder.Config) { c.Auth = "none" }), "", ""},
 		{"azure without endpoint", embedder.Config{Provider: "azure-openai", Deployment: "d"}, "embedder.endpoint", ""},
 		{"azure without deployment", azure(func(c *embedder.Config) { c.Deployment = "" }), "embedder.deployment", ""},

@@ -101,3 +101,34 @@ func HeaderProblem(key string) string {
 	}
 	return ""
 }
+
+// EnvNameProblem says why name cannot name the environment variable that
+// holds a credential, without showing name (a key pasted in its place must
+// not reach a message); "" when it can. A name is letters, digits and _,
+// not starting with a digit, and does not look like a key: without an
+// underscore, 32 characters or more (a 32-digit hex Azure OpenAI key, a
+// 52-character Azure AI Search admin key), or 20 or more mixing lower and
+// upper case letters and digits. Variable names are rarely either.
+func EnvNameProblem(name string) string {
+	if name == "" {
+		return "is empty"
+	}
+	var lower, upper, digit bool
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9' && i > 0:
+			digit = true
+		case r == '_':
+		default:
+			return "is not an environment variable name (letters, digits and _, not starting with a digit)"
+		}
+	}
+	if !strings.Contains(name, "_") && (len(name) >= 32 || (len(name) >= 20 && lower && upper && digit)) {
+		return "looks like a key, not the name of the environment variable that holds it"
+	}
+	return ""
+}

@@ -47,3 +47,35 @@ func TestHeaderProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvNameProblem(t *testing.T) {
+	tests := []struct {
+		name string
+		want string // part of the problem; "" for none
+	}{
+		{"OPENAI_API_KEY", ""},
+		{"CLOUD_AI_SEARCH_KEY", ""},
+		{"_PRIVATE", ""},
+		{"myKey2", ""},
+		{"AZURE_OPENAI_API_KEY_FOR_THE_PRODUCTION_DEPLOYMENT", ""}, // long, but with underscores
+		{"", "is empty"},
+		{"2KEY", "not an environment variable name"},
+		{"sk-proj-abc123", "not an environment variable name"},
+		{"MY KEY", "not an environment variable name"},
+		{"AbCdEf0123456789AbCdEf0123456789AbCdEf0123456789ABCD", "looks like a key"}, // an Azure AI Search admin key's shape
+		{"a0123456789abcdef0123456789abcdef", "looks like a key"},                    // 32+ hex digits
+		{"Xk9fLm2QpR7sTv4WnY8z", "looks like a key"},                                 // 20 mixed
+	}
+	for _, tt := range tests {
+		got := credential.EnvNameProblem(tt.name)
+		switch {
+		case tt.want == "" && got != "":
+			t.Errorf("EnvNameProblem(%q) = %q, want none", tt.name, got)
+		case tt.want != "" && !strings.Contains(got, tt.want):
+			t.Errorf("EnvNameProblem(%q) = %q, want it to say %q", tt.name, got, tt.want)
+		}
+		if tt.name != "" && strings.Contains(got, tt.name) {
+			t.Errorf("EnvNameProblem(%q) = %q shows the value", tt.name, got)
+		}
+	}
+}

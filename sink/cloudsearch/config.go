@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/azcred"
+	"github.com/sluice-dev/sluice/internal/credential"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
@@ -384,7 +385,6 @@ func (c Config) normalize() Config {
 var (
 	fieldNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	apiVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(-preview)?$`)
-	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // Validate checks every setting (after applying defaults) and returns a
@@ -442,9 +442,11 @@ func (c Config) validateNames() error {
 	if c.Endpoint != "" && !validEndpoint(c.Endpoint) {
 		return configErr("endpoint", fmt.Sprintf("%q is not an http(s) URL", c.Endpoint), "use https://NAME.search.windows.net")
 	}
-	for key, v := range map[string]string{"endpointEnv": c.EndpointEnv, "keyEnv": c.KeyEnv, "managedIdentityClientIdEnv": c.ManagedIdentityClientIDEnv} {
-		if !envNameRE.MatchString(v) {
-			return configErr(key, fmt.Sprintf("%q is not an environment variable name", v), "")
+	for _, e := range []struct{ key, name, example string }{{"endpointEnv", c.EndpointEnv, EnvEndpoint}, {"keyEnv", c.KeyEnv, EnvKey}, {"managedIdentityClientIdEnv", c.ManagedIdentityClientIDEnv, EnvManagedIdentityClientID}} {
+		// Not quoted: a key pasted in place of its variable's name must
+		// not reach a message.
+		if p := credential.EnvNameProblem(e.name); p != "" {
+			return configErr(e.key, p, "name the environment variable that holds the value, such as "+e.example+", and put the value itself there")
 		}
 	}
 	seen := map[string]string{}

@@ -207,6 +207,8 @@ func TestValidateNamesSetting(t *testing.T) {
 		{"preview api version", func(c *Config) { c.APIVersion = "2024-09-01-preview" }, ""},
 		{"endpoint", func(c *Config) { c.Endpoint = "ftp://x" }, "endpoint"},
 		{"endpoint env", func(c *Config) { c.EndpointEnv = "1X" }, "endpointEnv"},
+		{"key pasted into keyEnv", func(c *Config) { c.KeyEnv = "sk-proj-SuperSecretKey-123456" }, "keyEnv"},
+		{"admin key pasted into keyEnv", func(c *Config) { c.KeyEnv = "AbCdEf0123456789AbCdEf0123456789AbCdEf0123456789ABCD" }, "keyEnv"},
 		{"dimensions", func(c *Config) { c.EmbeddingDimensionality = -1 }, "embeddingDimensionality"},
 		{"field name", func(c *Config) { c.ChunkFieldKey = "_chunk" }, "chunkFieldKey"},
 		{"duplicate field", func(c *Config) { c.DocIDFieldKey = "id" }, "docIdFieldKey"},
@@ -237,6 +239,9 @@ func TestValidateNamesSetting(t *testing.T) {
 			}
 			if ce.Setting != "sink.cloudsearch."+tt.setting {
 				t.Errorf("Setting = %q, want sink.cloudsearch.%s (%v)", ce.Setting, tt.setting, err)
+			}
+			if c.KeyEnv != base().KeyEnv && strings.Contains(err.Error(), c.KeyEnv) {
+				t.Errorf("Validate() = %q shows the value of keyEnv", err)
 			}
 		})
 	}

@@ -147,12 +147,15 @@ func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer w.Close()
+	exists := true
 	if cloud != nil {
 		// Reach the service before the manifest is cleared: an unreachable
 		// service or a refused key changes nothing either.
-		if _, err := cloud.GetIndex(ctx); err != nil && !errors.Is(err, cloudsearch.ErrIndexNotFound) {
+		_, err := cloud.GetIndex(ctx)
+		if err != nil && !errors.Is(err, cloudsearch.ErrIndexNotFound) {
 			return err
 		}
+		exists = err == nil
 	}
 	// The manifest's records go first: should the delete fail or die after
 	// this, the next run finds no record and replaces what the index holds.
@@ -177,7 +180,11 @@ func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 	if err := cloud.DeleteIndex(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "deleted index %s%s\n", cfg.Sink.CloudSearch.IndexName, manifest)
+	what := "deleted index "
+	if !exists { // a misspelt name or another service's endpoint, perhaps
+		what = "there was no index "
+	}
+	fmt.Fprintf(a.stdout, "%s%s%s\n", what, cfg.Sink.CloudSearch.IndexName, manifest)
 	return nil
 }
 

@@ -130,10 +130,15 @@ func TestIndexDeleteRefusedKeepsTheManifest(t *testing.T) {
 			}
 		})
 	}
-	if out, errOut, code := sluice(t, dir, "index", "delete"); code != exitOK || !strings.Contains(out, "records in the manifest") {
+	if out, errOut, code := sluice(t, dir, "index", "delete"); code != exitOK || !strings.Contains(out, "deleted index kept") || !strings.Contains(out, "records in the manifest") {
 		t.Fatalf("index delete: exit %d, %q %q", code, out, errOut)
 	}
 	if n := planned("files_added"); n != 2 {
 		t.Errorf("after index delete, a run plans %v documents new, want 2", n)
+	}
+	// Again: there is no such index now, and the output says so (a
+	// misspelt name must not look like a successful delete).
+	if out, errOut, code := sluice(t, dir, "index", "delete"); code != exitOK || !strings.Contains(out, "there was no index kept") {
+		t.Errorf("index delete of an absent index: exit %d, %q %q; want 0 and \"there was no index kept\"", code, out, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,12 @@ func (a *app) failedCommand() *cobra.Command {
 			if len(ids) == 0 {
 				return a.nothingToRetry(rf)
 			}
+			if noneUnder(cfg.Source, ids) {
+				// Retried, each would be recorded as vanished in place of
+				// its real reason.
+				return usagef("none of the %s to retry is under %s (%s, say): pass the folder the failed run read, as in `sluice failed retry DIR`",
+					plural(len(ids), "failed document", "failed documents"), cfg.Source.Dir, ids[0])
+			}
 			opts := in.opts
 			opts.Source = filesByID(cfg.Source, ids)
 			return a.report(ctx, opts, rf)
@@ -153,6 +160,18 @@ func retryable(cfg reader.Config, fails []state.Failure) (ids, skipped []string)
 		ids = append(ids, f.ID)
 	}
 	return ids, skipped
+}
+
+// noneUnder reports whether no file of the documents ids is under the
+// source folder.
+func noneUnder(cfg reader.Config, ids []string) bool {
+	cfg = cfg.WithDefaults()
+	for _, id := range ids {
+		if _, err := os.Lstat(filepath.Join(cfg.Dir, filepath.FromSlash(id))); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // filesByID is a pipeline source of named documents under the source folder.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,4 +110,44 @@ func TestFailedRetryNothingToRetryJSON(t *testing.T) {
 		}
 		os.Remove(filepath.Join(dir, "r.json"))
 	}
+}
+
+// TestFailedRetryOtherFolder: `failed retry` pointed at a folder that holds
+// none of the failed documents (the default source.dir instead of the
+// folder the run read) is a usage error naming the folder, and leaves the
+// dead letters' reasons and attempts as they were.
+func TestFailedRetryOtherFolder(t *testing.T) {
+	work := t.TempDir()
+	writeFiles(t, filepath.Join(work, "docs"), map[string]string{"a.md": "ok.", "bin.md": "x\x00y"})
+	if _, _, code := sluice(t, work, "run", "docs"); code != exitPartial {
+		t.Fatalf("first run: exit %d, want 3", code)
+	}
+	before := failureRecords(t)
+	out, errOut, code := sluice(t, work, "failed", "retry")
+	if code != exitUsage || !strings.Contains(errOut, "none of the 1 failed document to retry is under") || !strings.Contains(errOut, "sluice failed retry DIR") {
+		t.Errorf("retry over the wrong folder: exit %d, %q %q; want 2 and the folder named", code, out, errOut)
+	}
+	if after := failureRecords(t); !slices.Equal(after, before) {
+		t.Errorf("dead letters changed from %v to %v", before, after)
+	}
+}
+
+// failureRecords lists the dead-letter table of the default configuration
+// in the current directory as "id attempts reason" lines.
+func failureRecords(t *testing.T) []string {
+	t.Helper()
+	st, err := state.Open(context.Background(), DefaultConfig().State.Path, sinkScope(DefaultConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fails, err := st.Failures(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range fails {
+		out = append(out, fmt.Sprintf("%s %d %s", f.ID, f.Attempts, f.Reason))
+	}
+	return out
 }

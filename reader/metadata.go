@@ -72,13 +72,13 @@ func metadataValue(v any) (any, error) {
 		for i, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("is a list with a %T; lists must hold strings (a COLLECTION field)", e)
+				return nil, fmt.Errorf("is a list holding %s; lists must hold strings (a COLLECTION field)", sink.Kind(e))
 			}
 			out[i] = s
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("is a %T; use a string, a number, a bool or a list of strings", v)
+	return nil, fmt.Errorf("is %s; use a string, a number, a bool or a list of strings", sink.Kind(v))
 }
 
 // applyMetadata adds the metadata of the matching rules to f.

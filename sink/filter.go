@@ -125,11 +125,11 @@ func (f *MetadataFilters) Validate() error {
 		switch mf.Operator {
 		case EQ:
 			if !isScalar(mf.Value) {
-				return filterErr("filter on %q: EQ needs a single string or number, got %T", mf.Key, mf.Value)
+				return filterErr("filter on %q: EQ needs a single string or number, got %s", mf.Key, Kind(mf.Value))
 			}
 		case IN:
 			if _, ok := ValueList(mf.Value); !ok {
-				return filterErr("filter on %q: IN needs a list of strings or numbers, got %T", mf.Key, mf.Value)
+				return filterErr("filter on %q: IN needs a list of strings or numbers, got %s", mf.Key, Kind(mf.Value))
 			}
 		case "":
 			return filterErr("filter on %q has no operator; use == (EQ) or in (IN)", mf.Key)
@@ -197,3 +197,28 @@ func filterErr(format string, args ...any) error {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// Kind names the kind of a metadata or filter value as a user wrote it in
+// YAML or JSON, for error messages: "null", "a string", "a number",
+// "a bool", "a list" or "a map"; Go's type name for anything else.
+func Kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a bool"
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return "a number"
+	case map[string]any, map[any]any:
+		return "a map"
+	}
+	if _, ok := ValueList(v); ok {
+		return "a list"
+	}
+	if _, ok := v.([]any); ok {
+		return "a list"
+	}
+	return fmt.Sprintf("a %T", v)
+}

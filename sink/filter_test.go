@@ -103,3 +103,26 @@ func TestFilterOperatorUnmarshalText(t *testing.T) {
 		}
 	}
 }
+
+func TestKind(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{nil, "null"},
+		{"x", "a string"},
+		{true, "a bool"},
+		{3, "a number"},
+		{2.5, "a number"},
+		{map[string]any{"a": 1}, "a map"},
+		{[]any{"a", 1}, "a list"},
+		{[]any{map[string]any{}}, "a list"},
+		{[]string{"a"}, "a list"},
+		{struct{}{}, "a struct {}"},
+	}
+	for _, tt := range tests {
+		if got := Kind(tt.v); got != tt.want {
+			t.Errorf("Kind(%#v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}

@@ -77,3 +77,37 @@ func TestGetByDocument(t *testing.T) {
 		t.Errorf("an empty result without a doc_id filter printed %q to stderr; want nothing", stderr)
 	}
 }
+
+// TestGetIDsAndEmptyQueries: --ids trims each id, an --ids with no id is a
+// usage error (an empty $IDS must not list the whole index), ids that match
+// nothing get a hint about shortened ids, and an empty query text is a
+// usage error in every mode.
+func TestGetIDsAndEmptyQueries(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n", "docs/b.md": "Bravo document about herons.\n"})
+	if out, stderr, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, _ := sluice(t, dir, "get", "--json")
+	all := jsonLines(t, out)
+	if len(all) != 2 {
+		t.Fatalf("%d nodes, want 2", len(all))
+	}
+	id := fmt.Sprint(all[0]["id"])
+	if out, stderr, code := sluice(t, dir, "get", "--json", "--ids", " "+id+" ,"); code != exitOK || len(jsonLines(t, out)) != 1 {
+		t.Errorf("--ids with spaces: exit %d, %q %q; want the one node", code, out, stderr)
+	}
+	for _, ids := range []string{"", " , "} {
+		if out, stderr, code := sluice(t, dir, "get", "--ids", ids); code != exitUsage || !strings.Contains(stderr, "--ids is empty") {
+			t.Errorf("--ids %q: exit %d, %q %q; want 2 and --ids named", ids, code, out, stderr)
+		}
+	}
+	if out, stderr, code := sluice(t, dir, "get", "--ids", id[:12]); code != exitOK || !strings.Contains(out, "0 nodes") || !strings.Contains(stderr, "whole node ids") {
+		t.Errorf("--ids with a shortened id: exit %d, %q %q; want 0 nodes and the hint", code, out, stderr)
+	}
+	for _, mode := range []string{"vector", "hybrid", "sparse"} {
+		if out, stderr, code := sluice(t, dir, "query", "  ", "--mode", mode); code != exitUsage || !strings.Contains(stderr, "query text is empty") {
+			t.Errorf("empty %s query: exit %d, %q %q; want 2", mode, code, out, stderr)
+		}
+	}
+}

@@ -178,6 +178,10 @@ func (a *app) queryCommand() *cobra.Command {
 			if topK < 1 {
 				return usagef("--top-k is %d; it must be at least 1", topK)
 			}
+			if strings.TrimSpace(args[0]) == "" {
+				// Embedded, it would match arbitrary nodes with score 0.
+				return usagef("the query text is empty; give the words to search for")
+			}
 			cfg, err := a.config()
 			if err != nil {
 				return err
@@ -265,8 +269,15 @@ func (a *app) getCommand() *cobra.Command {
 				return usagef("--doc-id is empty: give the document id, i.e. its path relative to the ingested folder")
 			}
 			var idList []string
-			if ids != "" {
-				idList = strings.Split(ids, ",")
+			if cmd.Flags().Changed("ids") {
+				for _, id := range strings.Split(ids, ",") {
+					if id = strings.TrimSpace(id); id != "" {
+						idList = append(idList, id)
+					}
+				}
+				if len(idList) == 0 { // an empty $IDS must not list the whole index
+					return usagef("--ids is empty: give comma-separated node ids (`query --json` and `get --json` print them)")
+				}
 			}
 			cfg, err := a.config()
 			if err != nil {
@@ -289,6 +300,9 @@ func (a *app) getCommand() *cobra.Command {
 				}
 				if g.printed == 0 {
 					a.hintDocIDFilter(mf)
+					if len(idList) > 0 {
+						fmt.Fprintln(a.stderr, "hint: --ids takes whole node ids; the text output of query and get shortens them to 12 characters, --json prints them whole")
+					}
 				}
 				return nil
 			})

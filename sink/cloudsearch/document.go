@@ -144,7 +144,7 @@ func (c *Config) toDocument(n *sink.Node, action string) (document, error) {
 // fieldValue converts a metadata value to the JSON the field's type needs.
 func fieldValue(v any, ff FilterableField) (any, error) {
 	bad := func() error {
-		return fmt.Errorf("metadata %q is %T %v, which does not fit field %s of type %s (%sfilterableMetadataFieldKeys.%s)", ff.Key, v, v, ff.Field, ff.Type, settingPrefix, ff.Key)
+		return fmt.Errorf("metadata %q is %s, %v, which does not fit field %s of type %s (%sfilterableMetadataFieldKeys.%s)", ff.Key, sink.Kind(v), v, ff.Field, ff.Type, settingPrefix, ff.Key)
 	}
 	switch {
 	case ff.Type.collection():
@@ -181,8 +181,8 @@ func fieldValue(v any, ff FilterableField) (any, error) {
 	case ff.Type == DateTimeOffset:
 		t, ok := toTime(v)
 		if !ok {
-			return nil, fmt.Errorf("metadata %q is %T %v, which is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z (a time.Time or such a string), as field %s of type %s needs (%sfilterableMetadataFieldKeys.%s)",
-				ff.Key, v, v, ff.Field, ff.Type, settingPrefix, ff.Key)
+			return nil, fmt.Errorf("metadata %q is %s, %v, which is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z (a time.Time or such a string), as field %s of type %s needs (%sfilterableMetadataFieldKeys.%s)",
+				ff.Key, sink.Kind(v), v, ff.Field, ff.Type, settingPrefix, ff.Key)
 		}
 		return timeText(t), nil
 	}

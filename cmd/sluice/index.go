@@ -252,7 +252,8 @@ func (w *indexWriter) Close() error {
 type indexStatsView struct {
 	Sink            string `json:"sink"`
 	Index           string `json:"index"`
-	Documents       int64  `json:"documents"`
+	Nodes           int64  `json:"nodes"`     // the nodes (chunks) stored
+	Documents       int64  `json:"documents"` // the same count, the service's name for it (each node is an index document); kept for scripts
 	StorageBytes    int64  `json:"storage_bytes"`
 	VectorIndexSize int64  `json:"vector_index_bytes,omitempty"`
 	Dimensions      int    `json:"dimensions"`
@@ -274,7 +275,7 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 		if err != nil {
 			return err
 		}
-		v = indexStatsView{Sink: "cloudsearch", Index: cfg.Sink.CloudSearch.IndexName, Documents: st.DocumentCount,
+		v = indexStatsView{Sink: "cloudsearch", Index: cfg.Sink.CloudSearch.IndexName, Nodes: st.DocumentCount, Documents: st.DocumentCount,
 			StorageBytes: st.StorageSize, VectorIndexSize: st.VectorIndexSize, Dimensions: dims}
 	} else {
 		if err := checkLocalStoreExists(cfg); err != nil {
@@ -295,7 +296,7 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 				size += fi.Size()
 			}
 		}
-		v = indexStatsView{Sink: "local", Index: s.Path(), Documents: int64(n), StorageBytes: size, Dimensions: s.Dimensions()}
+		v = indexStatsView{Sink: "local", Index: s.Path(), Nodes: int64(n), Documents: int64(n), StorageBytes: size, Dimensions: s.Dimensions()}
 	}
 	if asJSON {
 		return json.NewEncoder(a.stdout).Encode(v)
@@ -305,7 +306,7 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 	if v.Dimensions == 0 {
 		dims = "none yet (no vectors stored)"
 	}
-	fmt.Fprintf(tw, "sink\t%s\nindex\t%s\nnodes\t%d\nstorage\t%s\ndimensions\t%s\n", v.Sink, v.Index, v.Documents, mb(v.StorageBytes), dims)
+	fmt.Fprintf(tw, "sink\t%s\nindex\t%s\nnodes\t%d\nstorage\t%s\ndimensions\t%s\n", v.Sink, v.Index, v.Nodes, mb(v.StorageBytes), dims)
 	if v.VectorIndexSize > 0 {
 		fmt.Fprintf(tw, "vector index\t%s\n", mb(v.VectorIndexSize))
 	}

@@ -27,7 +27,7 @@ func TestScopeOfEnvironmentEndpoint(t *testing.T) {
 			t.Errorf("run against %s: %v, want both documents new", endpoint, rep)
 		}
 		out, errOut, code = sluice(t, dir, "index", "stats", "--json")
-		if code != exitOK || !strings.Contains(out, `"documents":2`) {
+		if code != exitOK || !strings.Contains(out, `"nodes":2`) || !strings.Contains(out, `"documents":2`) {
 			t.Errorf("index stats of %s: exit %d, %s %s; want 2 nodes", endpoint, code, out, errOut)
 		}
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
@@ -68,4 +70,27 @@ func (a *app) configFlag() string {
 		return ""
 	}
 	return " --config " + shellQuote(a.configPath)
+}
+
+// checkQueryEmbedder compares the embedder that built cfg's index, as its
+// manifest records it, with the one that would embed a query: vectors of
+// another model (of the same length; checkDimensions catches the others)
+// are not comparable, and the query would return arbitrary nodes. It is a
+// configuration error (exit 2). Without a manifest (another machine built
+// the index, say) there is nothing to compare and the query goes on.
+func (a *app) checkQueryEmbedder(ctx context.Context, cfg Config) error {
+	st, err := readManifest(ctx, cfg)
+	if err != nil || st == nil {
+		if err != nil {
+			a.log.Debug("cannot read the manifest to compare embedders", "err", err)
+		}
+		return nil
+	}
+	defer st.Close()
+	var changed *state.ModelChangedError
+	if err := st.CheckEmbedder(ctx, embedderInfo(cfg)); errors.As(err, &changed) {
+		return &ConfigError{Err: fmt.Errorf("the index %s was built with %s, but the query would be embedded with %s, whose vectors cannot be compared with its: query with the embedder settings the index was built with, or re-embed the index with these (`sluice run --full%s`)",
+			changed.Scope, changed.Built, changed.Want, a.configFlag())}
+	}
+	return nil
 }

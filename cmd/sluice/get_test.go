@@ -111,3 +111,25 @@ func TestGetIDsAndEmptyQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryWithAnotherModel: a vector query embedded by another model than
+// the one the manifest says built the index (same dimensions) is refused
+// as a configuration error naming both, instead of returning arbitrary
+// nodes; sparse queries, which embed nothing, still run.
+func TestQueryWithAnotherModel(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n", "instant.yaml": "embedder: {provider: instant}\n"})
+	if out, stderr, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if out, stderr, code := sluice(t, dir, "query", "pelicans"); code != exitOK || !strings.Contains(out, "a.md") {
+		t.Errorf("query with the index's embedder: exit %d, %q %q", code, out, stderr)
+	}
+	out, stderr, code := sluice(t, dir, "query", "pelicans", "--config", "instant.yaml")
+	if code != exitUsage || !strings.Contains(stderr, "was built with hash") || !strings.Contains(stderr, "instant") || out != "" {
+		t.Errorf("query with another model: exit %d, %q %q; want 2 naming both embedders", code, out, stderr)
+	}
+	if out, stderr, code := sluice(t, dir, "query", "pelicans", "--mode", "sparse", "--config", "instant.yaml"); code != exitOK || !strings.Contains(out, "a.md") {
+		t.Errorf("sparse query with another embedder configured: exit %d, %q %q; want results", code, out, stderr)
+	}
+}

@@ -206,6 +206,9 @@ func (a *app) queryCommand() *cobra.Command {
 					if err := a.checkDimensions(ctx, cfg, store); err != nil {
 						return err
 					}
+					if err := a.checkQueryEmbedder(ctx, cfg); err != nil {
+						return err
+					}
 					emb, err := a.openEmbedder(ctx, cfg)
 					if err != nil {
 						return err

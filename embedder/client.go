@@ -110,6 +110,9 @@ func newClient(cfg Config, provider string, opts []Option) *Client {
 		c.rpm = rate.NewLimiter(rate.Limit(float64(n)/60), max(1, n/60))
 	}
 	if n := cfg.TokensPerMinute; n > 0 {
+		// Exactly the budget's rate; the burst, the largest request, is
+		// 90% of a second's share (see Config.Limits): headroom against
+		// the jitter of arrival at the provider.
 		c.tpm = rate.NewLimiter(rate.Limit(float64(n)/60), c.limits.MaxTokens)
 	}
 	for _, o := range opts {
@@ -272,26 +275,31 @@ func (c *Client) requestDimensions() int {
 }
 
 // acquire waits for a concurrency slot and the request's share of the
-// budget. The returned release gives the slot back.
-func (c *Client) acquire(ctx context.Context, tokens int) (release func(), err error) {
+// budget. The returned release gives the slot back; the booking is the
+// request's in the pacer, which the caller dates (pacer.sent) when it sends
+// the request or drops (pacer.drop) if it does not.
+func (c *Client) acquire(ctx context.Context, tokens int) (release func(), b *booking, err error) {
 	if err := c.gate.acquire(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err != nil {
 			c.gate.release()
 		}
 	}()
-	if err := c.pace.wait(ctx, tokens); err != nil {
-		return nil, err
+	b, err = c.pace.wait(ctx, tokens)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := waitN(ctx, c.rpm, 1, "embedder.requestsPerMinute"); err != nil {
-		return nil, err
+		c.pace.drop(b)
+		return nil, nil, err
 	}
 	if err := waitN(ctx, c.tpm, tokens, "embedder.tokensPerMinute"); err != nil {
-		return nil, err
+		c.pace.drop(b)
+		return nil, nil, err
 	}
-	return c.gate.release, nil
+	return c.gate.release, b, nil
 }
 
 func waitN(ctx context.Context, l *rate.Limiter, n int, setting string) error {
@@ -310,7 +318,7 @@ func waitN(ctx context.Context, l *rate.Limiter, n int, setting string) error {
 
 // attempt sends one HTTP request and decodes its answer.
 func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]float32, error) {
-	release, err := c.acquire(ctx, tokens)
+	release, booked, err := c.acquire(ctx, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -319,14 +327,17 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
+		c.pace.drop(booked)
 		return nil, fmt.Errorf("embedder: building request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if err := c.auth(actx, req); err != nil {
+		c.pace.drop(booked)
 		return nil, err
 	}
 	secrets := c.sentSecrets(req.Header)
 	start := time.Now()
+	c.pace.sent(booked, start)
 	c.stats.requests.Add(1)
 	status := 0
 	defer func() {
@@ -347,12 +358,15 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	status = resp.StatusCode
 	defer resp.Body.Close()
 	now := time.Now()
-	c.pace.observe(resp.Header, now)
+	// The server reported what remained when it admitted the request, not
+	// now: date the report at the request's start.
+	c.pace.observe(resp.Header, start)
 	if resp.StatusCode != http.StatusOK {
 		apiErr := c.apiError(resp, secrets)
-		// A 429 for an exhausted quota is no rate limit: it neither lowers
-		// the concurrency cap nor pauses the other workers.
-		if resp.StatusCode == http.StatusTooManyRequests && !apiErr.quotaExhausted() {
+		// A 429 for an exhausted quota, or for a request larger than the
+		// quota ever admits, is no rate limit: it neither lowers the
+		// concurrency cap nor pauses the other workers.
+		if apiErr.rateLimited() {
 			c.stats.throttled.Add(1)
 			c.gate.throttled(start, now)
 			c.pace.pause(now, min(apiErr.RetryAfter, c.cfg.MaxRetryAfter))
@@ -366,9 +380,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 		}
 		return nil, c.transportError(ctx, err)
 	}
-	c.stats.latency(time.Since(start))
-	c.stats.tokens.Add(int64(tokens))
-	c.stats.inputs.Add(int64(n))
+	c.stats.success(time.Since(start), n, tokens)
 	c.gate.succeeded()
 	return vecs, nil
 }
@@ -461,13 +473,29 @@ func (c *Client) apiError(resp *http.Response, secrets []string) *APIError {
 	case 400, 413, 422:
 		e.Hint = "the provider rejected the request; check embedder.model, embedder.dimensions (sendDimensions) and the per-request caps (maxInputsPerRequest, maxTokensPerRequest, maxTokensPerInput)"
 	case 429:
-		if e.quotaExhausted() {
+		switch {
+		case e.quotaExhausted():
 			e.Hint = c.quotaHint()
-		} else {
+		case e.tooLargeForQuota():
+			e.Hint = c.tooLargeHint()
+		default:
 			e.Hint = "rate limited; set embedder.requestsPerMinute and embedder.tokensPerMinute to your quota (see the embedder README)"
 		}
 	}
 	return e
+}
+
+// tooLargeHint says what to do about a request larger than the provider's
+// token quota ever admits: waiting does not help, smaller requests do.
+func (c *Client) tooLargeHint() string {
+	const fix = " lower embedder.maxTokensPerRequest below what the provider admits at once"
+	if tpm := c.cfg.TokensPerMinute; tpm > 0 {
+		return fmt.Sprintf("the provider's token quota can never admit a request that large, so it is not retried: embedder.tokensPerMinute (%d) "+
+			"lets one request carry up to %d tokens, more than the provider admits; set embedder.tokensPerMinute to the provider's real quota, or%s",
+			tpm, c.limits.MaxTokens, fix)
+	}
+	return "the provider's token quota can never admit a request that large, so it is not retried: set embedder.tokensPerMinute to the provider's " +
+		"token quota (a request then carries at most 90% of a second's share of it), or" + fix
 }
 
 // quotaHint says what to do about an exhausted quota: waiting does not help.

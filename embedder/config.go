@@ -454,11 +454,25 @@ func (c Config) Local() bool {
 // Limits returns the request caps of the configuration, defaults applied.
 // The local providers cap only the inputs, at batchSize. The HTTP providers
 // cap inputs at min(batchSize, maxInputsPerRequest) and tokens at
-// maxTokensPerRequest; with a tokensPerMinute budget, a request also carries
-// at most one second's worth of the budget (or, with a requestsPerMinute
-// budget, one request's share, tokensPerMinute/requestsPerMinute, if that is
-// larger), but never less than maxTokensPerInput, so that pacing stays
-// smooth and no request exceeds what the budget can ever admit.
+// maxTokensPerRequest. With a tokensPerMinute budget, a request also
+// carries at most 90% of one second's share of the budget, rounded down
+// (floor(tokensPerMinute*9/600)); with a requestsPerMinute budget too, 90%
+// of one request's share, floor(tokensPerMinute*9/10/requestsPerMinute),
+// if that is larger; but never less than maxTokensPerInput, and never more
+// than the budget itself. So pacing stays smooth and no request exceeds
+// what the budget can ever admit.
+//
+// The tenth held back is headroom against the jitter of request arrival.
+// A provider enforcing a per-minute quota over a short window holds about
+// a second's share (or, with a request quota, a request's share) in its
+// bucket and charges each request when it arrives, not when the client
+// sent it. The client's token limiter refills at exactly tokensPerMinute/60
+// per second with a burst of MaxTokens; were a request allowed a full
+// second's share, one that arrived a little late would find the
+// provider's bucket already full and losing refill, and the next full-size
+// request, arriving on time, would be refused. A request of at most 90%
+// of the bucket leaves a tenth of a second's refill for such delays, so
+// that a budget equal to the quota gets no 429s.
 func (c Config) Limits() Limits {
 	c.ApplyDefaults()
 	if c.Local() {
@@ -470,15 +484,20 @@ func (c Config) Limits() Limits {
 		MaxInputTokens: c.MaxTokensPerInput,
 	}
 	if tpm := c.TokensPerMinute; tpm > 0 {
-		share := (tpm + 59) / 60
-		if c.RequestsPerMinute > 0 {
-			share = max(share, tpm/c.RequestsPerMinute)
+		usable := headroom(tpm)
+		share := usable / 60
+		if rpm := c.RequestsPerMinute; rpm > 0 {
+			share = max(share, usable/rpm)
 		}
 		l.MaxTokens = min(l.MaxTokens, max(share, l.MaxInputTokens), tpm)
 		l.MaxInputTokens = min(l.MaxInputTokens, l.MaxTokens)
 	}
 	return l
 }
+
+// headroom returns 90% of n, rounded down (floor(n*9/10)), without the
+// overflow of n*9. Dividing it by d then rounds down floor(n*9/(10*d)).
+func headroom(n int) int { return n/10*9 + n%10*9/10 }
 
 // The settings that cap the tokens of one input (see Config.inputCap).
 const (

@@ -284,10 +284,18 @@ func TestLimits(t *testing.T) {
 		{"openai defaults", embedder.Config{Provider: "openai"}, embedder.Limits{MaxInputs: 100, MaxTokens: 300000, MaxInputTokens: 8192}},
 		{"custom caps", embedder.Config{Provider: "openai", BatchSize: 500, MaxInputsPerRequest: 256, MaxTokensPerRequest: 9000, MaxTokensPerInput: 512},
 			embedder.Limits{MaxInputs: 256, MaxTokens: 9000, MaxInputTokens: 512}},
-		{"one second of a large TPM", embedder.Config{Provider: "openai", TokensPerMinute: 6_000_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 100000, MaxInputTokens: 8192}},
+		// A request carries 90% of a second's share, rounded down:
+		// floor(tpm*9/600).
+		{"90% of one second of a large TPM", embedder.Config{Provider: "openai", TokensPerMinute: 6_000_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 90000, MaxInputTokens: 8192}},
+		{"TPM not a multiple of 60 rounds down", embedder.Config{Provider: "openai", TokensPerMinute: 1_000_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 15000, MaxInputTokens: 8192}},
+		{"floor of tpm*9/600, not of 90% of tpm/60", embedder.Config{Provider: "openai", TokensPerMinute: 1_000_070}, embedder.Limits{MaxInputs: 100, MaxTokens: 15001, MaxInputTokens: 8192}},
 		{"small TPM keeps one full input", embedder.Config{Provider: "openai", TokensPerMinute: 60_000}, embedder.Limits{MaxInputs: 100, MaxTokens: 8192, MaxInputTokens: 8192}},
 		{"TPM below one input", embedder.Config{Provider: "azure-openai", TokensPerMinute: 1000}, embedder.Limits{MaxInputs: 100, MaxTokens: 1000, MaxInputTokens: 1000}},
-		{"few requests carry more", embedder.Config{Provider: "openai", TokensPerMinute: 1_200_000, RequestsPerMinute: 10}, embedder.Limits{MaxInputs: 100, MaxTokens: 120000, MaxInputTokens: 8192}},
+		// With RPM, 90% of a request's share, floor(tpm*9/10/rpm), if larger.
+		{"few requests carry more", embedder.Config{Provider: "openai", TokensPerMinute: 1_200_000, RequestsPerMinute: 10}, embedder.Limits{MaxInputs: 100, MaxTokens: 108000, MaxInputTokens: 8192}},
+		{"a request's share rounds down", embedder.Config{Provider: "openai", TokensPerMinute: 1_000_003, RequestsPerMinute: 7}, embedder.Limits{MaxInputs: 100, MaxTokens: 128571, MaxInputTokens: 8192}},
+		{"many requests: a second's share", embedder.Config{Provider: "openai", TokensPerMinute: 600_000, RequestsPerMinute: 600}, embedder.Limits{MaxInputs: 100, MaxTokens: 9000, MaxInputTokens: 8192}},
+		{"a request's share capped by maxTokensPerRequest", embedder.Config{Provider: "openai", TokensPerMinute: 60_000_000, RequestsPerMinute: 60}, embedder.Limits{MaxInputs: 100, MaxTokens: 300000, MaxInputTokens: 8192}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,6 +28,14 @@ var (
 	// (OpenAI's insufficient_quota). Waiting and retrying do not help; only
 	// adding credits or raising the limit does, so it is never retried.
 	ErrQuotaExhausted = errors.New("embedder: quota exhausted")
+	// ErrRequestTooLarge marks a 429 that is not a rate limit either: the
+	// provider's token quota can never admit a request that large ("Request
+	// too large", as OpenAI and embedtest word it), however long the client
+	// waits. It is never retried; the remedy is a configuration change
+	// (embedder.tokensPerMinute at the real quota, or a lower
+	// embedder.maxTokensPerRequest), so an *APIError that wraps it wraps
+	// ErrConfig too.
+	ErrRequestTooLarge = errors.New("embedder: request too large for the quota")
 	// ErrServer marks a transient provider failure (408, 5xx).
 	ErrServer = errors.New("embedder: server error")
 	// ErrTransport marks a request that failed before a response arrived:
@@ -102,7 +111,8 @@ func (e *InvalidKeyError) Unwrap() error { return ErrConfig }
 
 // APIError is an HTTP error answer from an embeddings provider. Its Unwrap
 // returns ErrEmbed and the sentinel of its class (ErrUnauthorized,
-// ErrNotFound, ErrBadRequest, ErrThrottled, ErrQuotaExhausted or ErrServer).
+// ErrNotFound, ErrBadRequest, ErrThrottled, ErrQuotaExhausted,
+// ErrRequestTooLarge, with ErrConfig, or ErrServer).
 type APIError struct {
 	Provider string // "openai" or "azure-openai"
 	Status   int    // HTTP status code
@@ -133,8 +143,14 @@ func (e *APIError) Error() string {
 
 // Unwrap returns ErrEmbed and the sentinel of the status class: for a 429,
 // ErrQuotaExhausted when the body says the quota or credits are used up,
-// else ErrThrottled.
-func (e *APIError) Unwrap() []error { return []error{e.sentinel(), ErrEmbed} }
+// ErrRequestTooLarge and ErrConfig when it says the request is larger than
+// the quota ever admits, else ErrThrottled.
+func (e *APIError) Unwrap() []error {
+	if e.tooLargeForQuota() {
+		return []error{ErrRequestTooLarge, ErrConfig, ErrEmbed}
+	}
+	return []error{e.sentinel(), ErrEmbed}
+}
 
 func (e *APIError) sentinel() error {
 	switch status := e.Status; {
@@ -169,6 +185,26 @@ var billingCodes = map[string]bool{
 // or credits are used up, rather than a rate limit.
 func (e *APIError) quotaExhausted() bool {
 	return e.Status == 429 && (e.Type == "insufficient_quota" || billingCodes[e.Code])
+}
+
+// tooLargePrefix begins the message of a 429 for a request larger than the
+// token quota can ever admit: OpenAI's "Request too large for MODEL in
+// organization ORG on tokens per min (TPM): Limit L, Requested R." and
+// embedtest's "Request too large: R tokens is more than the token quota
+// admits at once (L)."
+const tooLargePrefix = "request too large"
+
+// tooLargeForQuota reports whether e is a 429 saying that the request is
+// larger than the quota can ever admit, rather than a rate limit: waiting
+// does not help, only smaller requests do.
+func (e *APIError) tooLargeForQuota() bool {
+	return e.Status == 429 && len(e.Message) >= len(tooLargePrefix) && strings.EqualFold(e.Message[:len(tooLargePrefix)], tooLargePrefix)
+}
+
+// rateLimited reports whether e is a 429 for a rate limit, which passes:
+// neither an exhausted quota nor a request too large for the quota.
+func (e *APIError) rateLimited() bool {
+	return e.Status == 429 && !e.quotaExhausted() && !e.tooLargeForQuota()
 }
 
 // TransportError reports a request that got no HTTP answer.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,6 +173,186 @@ func TestPacerDelay(t *testing.T) {
 	}
 }
 
+// TestPacerDatesReportAtSend checks the quota mirror with explicit times:
+// a report is dated when its request was sent (the server computed what
+// remains when it admitted it), so the quota refills during the request's
+// latency; and the requests booked after that send time, sent or not yet
+// sent, are not in the report and count as spent, while those sent before
+// it are in it. The token limit is 60,000 a minute, 1,000 a second; every
+// time is from t0.
+func TestPacerDatesReportAtSend(t *testing.T) {
+	t0 := time.Unix(3000, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	type step struct {
+		op   string // book (and ask: want the delay), send, drop, report (remaining n, of a request sent at at)
+		req  string // the booking's name (book, send, drop)
+		at   time.Duration
+		n    int
+		want time.Duration
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"the quota refills during the latency", []step{
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"report", "", 0, 0, 0},        // answered at +500ms, say
+			{"book", "B", ms(500), 400, 0}, // 500 refilled since A was sent
+		}},
+		{"requests sent after the report's are spent", []step{
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"book", "B", ms(100), 300, 0}, {"send", "B", ms(100), 0, 0},
+			{"report", "", 0, 0, 0},
+			{"book", "C", ms(500), 400, ms(200)}, // 500 refilled, 300 of them B's
+		}},
+		{"requests sent before the report's are in it", []step{
+			{"book", "B", -ms(100), 300, 0}, {"send", "B", -ms(100), 0, 0},
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"report", "", 0, 0, 0},
+			{"book", "C", ms(500), 400, 0},
+		}},
+		{"booked before the report's request, sent after it", []step{
+			{"book", "B", -ms(50), 300, 0}, // waits for the token limiter
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"send", "B", ms(100), 0, 0},
+			{"report", "", 0, 0, 0},
+			{"book", "C", ms(500), 400, ms(200)},
+		}},
+		{"a booking not yet sent is spent", []step{
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"book", "B", ms(100), 300, 0},
+			{"report", "", 0, 0, 0},
+			{"book", "C", ms(500), 400, ms(200)},
+		}},
+		{"a dropped booking is not spent", []step{
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"book", "B", ms(100), 300, 0},
+			{"report", "", 0, 0, 0},
+			{"drop", "B", 0, 0, 0}, // its request was never sent
+			{"book", "C", ms(500), 400, 0},
+		}},
+		{"an older report does not replace a newer one", []step{
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"book", "B", ms(100), 300, 0}, {"send", "B", ms(100), 0, 0},
+			{"report", "", ms(100), 1000, 0}, // B's answer first
+			{"report", "", 0, 0, 0},          // then A's, older
+			{"book", "C", ms(100), 1000, 0},
+		}},
+		{"a newer report replaces an older one", []step{
+			{"book", "A", 0, 1000, 0}, {"send", "A", 0, 0, 0},
+			{"book", "B", ms(100), 300, 0}, {"send", "B", ms(100), 0, 0},
+			{"report", "", 0, 1000, 0},
+			{"report", "", ms(100), 0, 0},
+			{"book", "C", ms(100), 100, ms(100)},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p pacer
+			booked := map[string]*booking{}
+			for i, s := range tt.steps {
+				switch s.op {
+				case "book":
+					d, b := p.reserve(t0.Add(s.at), s.n)
+					if d != s.want {
+						t.Fatalf("step %d: %s, %d tokens at %+v: delay %v, want %v", i, s.req, s.n, s.at, d, s.want)
+					}
+					booked[s.req] = b
+				case "send":
+					p.sent(booked[s.req], t0.Add(s.at))
+				case "drop":
+					p.drop(booked[s.req])
+				case "report":
+					h := http.Header{}
+					h.Set("x-ratelimit-limit-tokens", "60000")
+					h.Set("x-ratelimit-remaining-tokens", fmt.Sprint(s.n))
+					p.observe(h, t0.Add(s.at))
+				}
+			}
+		})
+	}
+}
+
+// TestPacerRecordBounded checks that the pacer's record of bookings stays
+// small: bookings sent no later than the latest report are forgotten, and
+// without reports the record holds at most maxBookings.
+func TestPacerRecordBounded(t *testing.T) {
+	t0 := time.Unix(4000, 0)
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "1000000")
+	h.Set("x-ratelimit-remaining-requests", "1000000")
+	h.Set("x-ratelimit-limit-tokens", "100000000")
+	h.Set("x-ratelimit-remaining-tokens", "100000000")
+	tests := []struct {
+		name    string
+		reports bool // report each request's answer before the next is booked
+		most    int
+	}{
+		{"no reports", false, maxBookings},
+		{"each answer reported", true, 2}, // the last one sent, and the one being booked
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p pacer
+			for i := range 3 * maxBookings {
+				at := t0.Add(time.Duration(i) * time.Millisecond)
+				_, b := p.reserve(at, 10)
+				p.sent(b, at)
+				if tt.reports {
+					p.observe(h, at)
+				}
+				if len(p.booked) > tt.most {
+					t.Fatalf("after %d requests the pacer keeps %d bookings, want at most %d", i+1, len(p.booked), tt.most)
+				}
+			}
+		})
+	}
+}
+
+// TestClientDatesReportAtSend checks that the Client dates the
+// x-ratelimit-* report of an answer at the moment the request was sent,
+// not when the answer arrived: the mirror's date is no later than the
+// moment the transport received the request, and equals the request's
+// booking. The transport waits for the clock to pass that moment before
+// it answers, so an answer dated on arrival would be later.
+func TestClientDatesReportAtSend(t *testing.T) {
+	var received time.Time
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		received = time.Now()
+		for !time.Now().After(received) {
+			runtime.Gosched() // until an answer dated now is later than receipt
+		}
+		body := `{"data":[{"index":0,"embedding":[0.5,0.5]}]}`
+		h := http.Header{}
+		h.Set("x-ratelimit-limit-tokens", "60000")
+		h.Set("x-ratelimit-remaining-tokens", "59000")
+		return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+	})}
+	c, err := NewOpenAI(Config{Provider: ProviderOpenAI, Model: "m", Auth: AuthNone, BaseURL: "http://127.0.0.1:1/v1", Dimensions: 2}, WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(context.Background(), []Input{{Text: "hello", Tokens: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	c.pace.mu.Lock()
+	defer c.pace.mu.Unlock()
+	q := c.pace.tokens
+	if !q.known || q.remaining != 59000 {
+		t.Fatalf("mirror %+v: the report was not recorded", q)
+	}
+	if q.at.After(received) {
+		t.Errorf("report dated %s after the request reached the transport: dated on arrival, not at send", q.at.Sub(received))
+	}
+	if len(c.pace.booked) != 1 || !c.pace.booked[0].sent || !c.pace.booked[0].at.Equal(q.at) {
+		t.Errorf("bookings %+v: want the request's, sent at the report's date %s", c.pace.booked, q.at)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // TestPacerPause checks the client-wide pause after a 429: wait holds every
 // request back until it ends, a shorter pause never shortens a longer one,
 // and only the context ends the wait early. A pause that ends after the
@@ -208,7 +389,10 @@ func TestPacerPause(t *testing.T) {
 				p.pause(start, d)
 			}
 			errc := make(chan error, 1)
-			go func() { errc <- p.wait(ctx, 1) }()
+			go func() {
+				_, err := p.wait(ctx, 1)
+				errc <- err
+			}()
 			if tt.cancel {
 				cancel()
 			}
@@ -255,6 +439,10 @@ func TestRetryable(t *testing.T) {
 		{&APIError{Status: 429, Type: "insufficient_quota", Code: "project_spend_limit_exceeded"}, false},
 		{&APIError{Status: 429, Code: "credit_balance_exhausted"}, false},
 		{&APIError{Status: 429, Code: "insufficient_quota"}, false},
+		// Larger than the quota ever admits: OpenAI's and embedtest's words.
+		{&APIError{Status: 429, Type: "tokens", Code: "rate_limit_exceeded", Message: "Request too large for text-embedding-3-small in organization org-x on tokens per min (TPM): Limit 150000, Requested 300000."}, false},
+		{&APIError{Status: 429, Code: "rate_limit_exceeded", Message: "Request too large: 16667 tokens is more than the token quota admits at once (16666). Send smaller requests."}, false},
+		{&APIError{Status: 429, Code: "rate_limit_exceeded", Message: "Rate limit reached: requests per minute 0, tokens per minute 1000000. Please try again later."}, true},
 		{&APIError{Status: 408}, true},
 		{&APIError{Status: 500}, true},
 		{&APIError{Status: 502}, true},

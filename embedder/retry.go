@@ -19,14 +19,15 @@ import (
 // Retried: HTTP 408, 429, 500, 502, 503, 504; attempts that timed out;
 // connections reset, aborted or closed early; malformed responses.
 // Not retried: everything else, in particular 400, 401, 403, 404, a 429
-// saying the quota or credits are exhausted (insufficient_quota), a
-// dimension mismatch, and a done parent context.
+// saying the quota or credits are exhausted (insufficient_quota), a 429
+// saying the request is larger than the quota ever admits ("Request too
+// large"), a dimension mismatch, and a done parent context.
 func retryable(err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.Status {
 		case 429:
-			return !apiErr.quotaExhausted()
+			return apiErr.rateLimited()
 		case 408, 500, 502, 503, 504:
 			return true
 		}

@@ -2,6 +2,7 @@ package embedder
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -11,9 +12,10 @@ import (
 // StatsReporter without provider-specific code.
 type Stats struct {
 	Requests   int64 // HTTP attempts sent
-	Throttled  int64 // attempts answered 429 for a rate limit (not for an exhausted quota)
+	Throttled  int64 // attempts answered 429 for a rate limit (not for an exhausted quota, nor a request too large for it)
 	Retries    int64 // attempts that were retries of a failed one
 	Failures   int64 // requests that failed for good, retries exhausted or permanent
+	Succeeded  int64 // attempts that succeeded: the requests TokensSent and InputsSent count
 	TokensSent int64 // tokens of successful requests
 	InputsSent int64 // texts of successful requests
 	// Concurrency is the current adaptive cap on requests in flight: the
@@ -38,9 +40,26 @@ const (
 )
 
 type stats struct {
-	requests, throttled, retries, failures, tokens, inputs atomic.Int64
-	hist                                                   [histBuckets]atomic.Int64
-	observe                                                func(time.Duration)
+	requests, throttled, retries, failures atomic.Int64
+	hist                                   [histBuckets]atomic.Int64
+	observe                                func(time.Duration)
+
+	// The successful attempts and what they sent, counted together so
+	// that a snapshot's InputsSent are the inputs of exactly its Succeeded
+	// requests: their ratio is a mean batch, never above the largest.
+	mu                        sync.Mutex
+	succeeded, tokens, inputs int64
+}
+
+// success counts a successful attempt that sent inputs texts of tokens
+// tokens and took d.
+func (s *stats) success(d time.Duration, inputs, tokens int) {
+	s.mu.Lock()
+	s.succeeded++
+	s.inputs += int64(inputs)
+	s.tokens += int64(tokens)
+	s.mu.Unlock()
+	s.latency(d)
 }
 
 func (s *stats) latency(d time.Duration) {
@@ -56,13 +75,14 @@ func (s *stats) latency(d time.Duration) {
 
 func (s *stats) snapshot() Stats {
 	st := Stats{
-		Requests:   s.requests.Load(),
-		Throttled:  s.throttled.Load(),
-		Retries:    s.retries.Load(),
-		Failures:   s.failures.Load(),
-		TokensSent: s.tokens.Load(),
-		InputsSent: s.inputs.Load(),
+		Requests:  s.requests.Load(),
+		Throttled: s.throttled.Load(),
+		Retries:   s.retries.Load(),
+		Failures:  s.failures.Load(),
 	}
+	s.mu.Lock()
+	st.Succeeded, st.TokensSent, st.InputsSent = s.succeeded, s.tokens, s.inputs
+	s.mu.Unlock()
 	var counts [histBuckets]int64
 	var total int64
 	for i := range s.hist {

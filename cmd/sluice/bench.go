@@ -170,7 +170,9 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 // benchPreflight checks, before anything is started or measured, what
 // would otherwise fail only later (each a usage error, exit 2): the
 // scratch index's name, every batch size and concurrency against the
-// embedder's limits, the corpus, and the --out folder, which it creates.
+// embedder's limits, with --simulate one chunk against the simulated quota
+// and the simulated latency of a request of one chunk against
+// embedder.timeout, the corpus, and the --out folder, which it creates.
 // It returns cfg with the scratch sink of --sink configured (see
 // benchScratchConfig) and the corpus.
 func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []reader.File, error) {
@@ -189,6 +191,18 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 		sim.Embedder = emb
 		if err := sim.checkChunkFits(); err != nil {
 			return cfg, nil, usagef("--sim-tpm %d is below one chunk: %v; raise --sim-tpm, or lower splitter.chunkSize", f.sim.TPM, err)
+		}
+		// A request of one full chunk must be answered within
+		// embedder.timeout, or no configuration could embed one.
+		timeout, chunk := emb.Timeout, cfg.Splitter.ChunkSize
+		if timeout == 0 {
+			timeout = embedder.DefaultTimeout
+		}
+		if chunk <= 0 {
+			chunk = splitter.DefaultChunkSize
+		}
+		if err := f.sim.CheckTimeout(timeout, chunk); err != nil {
+			return cfg, nil, &usageError{err}
 		}
 	}
 	files, err := listBenchCorpus(ctx, cfg)
@@ -212,8 +226,17 @@ func listBenchCorpus(ctx context.Context, cfg Config) ([]reader.File, error) {
 // configured embedder and its budget, or with --simulate (or a child's
 // --sim-url) the simulated provider and its quota. Before the simulator
 // has started its URL is a placeholder, which validates the same.
+//
+// A local embedder (hash, instant) has no quota: it ignores
+// embedder.tokensPerMinute, so its utilisation is null, as without a
+// budget, and the winner is chosen by throughput. Measured against that
+// budget, every row would read as capped at the same "quota" and the
+// largest batch would win whatever its throughput.
 func benchEmbedder(cfg Config, f *benchFlags) (embedder.Config, int) {
 	if !f.simulate && f.simURL == "" {
+		if cfg.Embedder.Local() {
+			return cfg.Embedder, 0
+		}
 		return cfg.Embedder, cfg.Embedder.TokensPerMinute
 	}
 	url := f.simURL

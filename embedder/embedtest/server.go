@@ -15,6 +15,17 @@
 // values above a known model's size. Vectors come from the hash embedder, so
 // answers are deterministic. Stats counts what was served, so callers can
 // compute quota utilisation.
+//
+// Each quota is a bucket that refills continuously at its per-minute rate
+// and holds Options.Window's worth of it (one second by default), at least
+// one request and one input's cap of tokens. With both quotas the token
+// bucket also holds at least TPM/RPM tokens: a quota that grants R requests
+// and T tokens a minute admits a request of T/R tokens. A request is
+// charged when it arrives; one the buckets would admit within
+// Options.Slack is admitted at once. A request of more tokens than the
+// token bucket holds can never be admitted: it is answered 429 with the
+// message "Request too large: ...", as OpenAI words that answer, which a
+// client should not retry.
 package embedtest
 
 import (
@@ -89,7 +100,10 @@ type Options struct {
 	// Window is how much quota may be used at once: the quota buckets hold
 	// Window's worth (at least one request, and MaxInputTokens tokens) and
 	// refill continuously; default 1s, like providers that enforce per-minute
-	// quotas over short windows.
+	// quotas over short windows. With both quotas the token bucket also
+	// holds at least TPM/RPM tokens, one request's share: a quota that
+	// grants RPM requests and TPM tokens a minute admits a request of
+	// TPM/RPM tokens.
 	Window time.Duration
 	// Latency is the base time to answer a request (--latency); TokenLatency
 	// is added per token (--token-latency). Default 0.
@@ -249,11 +263,24 @@ func NewHandler(opts Options) *Server {
 		s.rpm = rate.NewLimiter(rate.Limit(float64(q)/60), max(1, int(float64(q)*opts.Window.Minutes())))
 	}
 	if q := opts.TPM; q > 0 {
-		s.tpm = rate.NewLimiter(rate.Limit(float64(q)/60), max(opts.MaxInputTokens, int(float64(q)*opts.Window.Minutes())))
+		s.tpm = rate.NewLimiter(rate.Limit(float64(q)/60), tokenBurst(opts))
 	}
 	s.mux.HandleFunc("POST /v1/embeddings", s.serveOpenAI)
 	s.mux.HandleFunc("POST /openai/deployments/{deployment}/embeddings", s.serveAzure)
 	return s
+}
+
+// tokenBurst is the most tokens the token bucket of opts holds (TPM set):
+// Window's worth of the quota, at least one input's cap, and, with an RPM
+// quota, at least TPM/RPM, one request's share. A quota that grants R
+// requests and T tokens a minute admits a request of T/R tokens, however
+// short the window it enforces them over.
+func tokenBurst(opts Options) int {
+	burst := max(opts.MaxInputTokens, int(float64(opts.TPM)*opts.Window.Minutes()))
+	if opts.RPM > 0 {
+		burst = max(burst, opts.TPM/opts.RPM)
+	}
+	return burst
 }
 
 // String describes the Server by its options, with the key redacted.

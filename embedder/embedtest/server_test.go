@@ -481,3 +481,47 @@ func TestKeyNeverPrinted(t *testing.T) {
 		t.Errorf("logs lack the options:\n%s%s", text.String(), js.String())
 	}
 }
+
+// TestTokenBucketHoldsARequestsShare checks what the token bucket holds:
+// a second's worth of TPM (at least one input's cap), and with an RPM
+// quota at least TPM/RPM, one request's share: a quota of R requests and T
+// tokens a minute admits a request of T/R tokens. A request of one token
+// more is answered 429 "Request too large", however long it waits. Each
+// request goes to a new server, whose buckets start full.
+func TestTokenBucketHoldsARequestsShare(t *testing.T) {
+	tests := []struct {
+		name     string
+		rpm, tpm int
+		tokens   int
+		status   int
+	}{
+		{"a second's worth", 0, 600_000, 10_000, 200},
+		{"above a second's worth", 0, 600_000, 10_001, 429},
+		{"a second's worth, rounded down", 0, 1_000_000, 16_666, 200},
+		{"above it", 0, 1_000_000, 16_667, 429},
+		{"one input's cap", 0, 60_000, 8192, 200},
+		{"a request's share", 30, 600_000, 20_000, 200},
+		{"above a request's share", 30, 600_000, 20_001, 429},
+		{"a second's worth above a request's share", 600, 600_000, 10_000, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, url := embedtest.Start(t, embedtest.Options{RPM: tt.rpm, TPM: tt.tpm, Dimensions: 4})
+			var inputs []string
+			for left := tt.tokens; left > 0; left -= 8000 {
+				inputs = append(inputs, repeatTokens(t, min(left, 8000)))
+			}
+			in, err := json.Marshal(inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, body := do(t, url, call{"/v1/embeddings", nil, `{"model":"m","input":` + string(in) + `}`})
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == 429 && (srv.Stats().Throttled != 1 || !strings.Contains(string(body), "Request too large")) {
+				t.Fatalf("stats %+v, body %.300s: want a 429 saying the request is too large", srv.Stats(), body)
+			}
+		})
+	}
+}

@@ -48,13 +48,21 @@ type mark struct {
 	at                 time.Time
 	tokens, chunks     int64
 	throttled, retries int64
+	// requests is the embedding requests completed so far and inputs
+	// their inputs, counted together (by the client's Stats, or by the
+	// recorder for an embedder without them): the inputs of the requests
+	// completed in the window over their number is the mean batch sent.
+	requests, inputs int64
 }
 
-func takeMark(ps *pipeline.Stats, emb embedder.Embedder) mark {
+func takeMark(ps *pipeline.Stats, emb embedder.Embedder, rec *recorder) mark {
 	m := mark{at: time.Now(), tokens: ps.Tokens.Load(), chunks: ps.ChunksDone.Load()}
 	if sr, ok := emb.(embedder.StatsReporter); ok {
 		st := sr.Stats()
 		m.throttled, m.retries = st.Throttled, st.Retries
+		m.requests, m.inputs = st.Succeeded, st.InputsSent
+	} else {
+		m.requests, m.inputs = rec.sent()
 	}
 	return m
 }
@@ -80,7 +88,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 		}
 	}
 	rec := new(recorder)
-	emb, err := newEmbedder(ctx, cfg, rec.observe)
+	emb, err := newEmbedder(ctx, cfg, rec)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
 	}
@@ -175,13 +183,13 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 				}
 			case start.at.IsZero():
 				if now.Sub(warmFrom) >= warmup {
-					start = takeMark(ps, emb)
+					start = takeMark(ps, emb, rec)
 					rec.active.Store(true)
 				}
 			default:
 				el := now.Sub(start.at)
 				if el >= opts.Duration && (rec.count() >= opts.MinRequests || el >= opts.MaxDuration) {
-					return h.result(start, takeMark(ps, emb), rec.stop()), false, nil
+					return h.result(start, takeMark(ps, emb, rec), rec.stop()), false, nil
 				}
 			}
 		}
@@ -214,8 +222,11 @@ func (h *Harness) result(start, end mark, lat []time.Duration) Result {
 		Requests:   int64(len(lat)),
 		Seconds:    secs,
 	}
-	if len(lat) > 0 {
-		r.ChunksPerRequest = float64(end.chunks-start.chunks) / float64(len(lat))
+	// Chunks written over requests completed would mix counts taken at
+	// different moments (a chunk is written after its request completes),
+	// and could exceed the batch size.
+	if n := end.requests - start.requests; n > 0 {
+		r.ChunksPerRequest = float64(end.inputs-start.inputs) / float64(n)
 	}
 	if h.TokensPerMinute > 0 {
 		u := tokens / (float64(h.TokensPerMinute) / 60 * secs)

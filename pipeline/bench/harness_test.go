@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -283,5 +284,69 @@ func TestHarnessNoRequestInWindow(t *testing.T) {
 	_, err := h.Measure(t.Context(), bench.Trial{BatchSize: 1, Concurrency: 1})
 	if err == nil || !strings.Contains(err.Error(), "no embedding request completed") || !strings.Contains(err.Error(), "--max-duration") {
 		t.Fatalf("Measure() = %v, want an error saying no request completed and naming --max-duration", err)
+	}
+}
+
+// heldStore is a store that holds its first write back for hold, then
+// writes as fast as Discard: the measured window of a trial opens on a
+// backlog of embedded chunks that are written in it.
+type heldStore struct {
+	bench.Discard
+	hold time.Duration
+	once sync.Once
+}
+
+func (s *heldStore) Add(ctx context.Context, nodes []sink.Node) ([]string, error) {
+	s.once.Do(func() {
+		t := time.NewTimer(s.hold)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	})
+	return s.Discard.Add(ctx, nodes)
+}
+
+// TestHarnessChunksPerRequestAtMostBatch checks that the mean batch a
+// trial reports never exceeds its batch size, also when the store lags
+// behind the embedder: chunks are written after their request completes,
+// so chunks written in the window over requests completed in it read above
+// the batch size (64.7 for 64 in the review). The mean batch is the
+// inputs of the requests completed in the window over their number, for
+// the hash embedder (counted by the harness) and for the HTTP client
+// (counted by its Stats). The store holds its first write past the
+// warm-up, so that the window opens on a backlog.
+func TestHarnessChunksPerRequestAtMostBatch(t *testing.T) {
+	hash := embedder.DefaultConfig()
+	hash.Dimensions = 32
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) *bench.Harness
+	}{
+		{"hash", func(t *testing.T) *bench.Harness { return tinyHarness(t, hash, 0) }},
+		{"simulated provider", func(t *testing.T) *bench.Harness {
+			h, _ := simHarness(t, bench.SimOptions{})
+			return h
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := tt.setup(t)
+			h.Options = bench.Options{Warmup: 100 * time.Millisecond, Cooldown: bench.None, Duration: 500 * time.Millisecond, MaxDuration: 2 * time.Second, MinRequests: 3}
+			h.OpenStore = func(context.Context) (pipeline.Writer, error) {
+				return &heldStore{hold: 300 * time.Millisecond}, nil
+			}
+			for _, trial := range []bench.Trial{{BatchSize: 4, Concurrency: 1}, {BatchSize: 8, Concurrency: 2}} {
+				r, err := h.Measure(t.Context(), trial)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("trial %s: %v chunks per request over %d requests", trial, r.ChunksPerRequest, r.Requests)
+				if r.ChunksPerRequest <= 0 || r.ChunksPerRequest > float64(trial.BatchSize) {
+					t.Errorf("trial %s: chunks_per_request %v, want in (0, %d]", trial, r.ChunksPerRequest, trial.BatchSize)
+				}
+			}
+		})
 	}
 }

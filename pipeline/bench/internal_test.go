@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -56,7 +58,7 @@ func TestHuman(t *testing.T) {
 // whether it is local: the pipeline caps a local embedder's concurrency at
 // the core count, and a benchmark must run it as a real run does.
 func TestTimedKeepsLocal(t *testing.T) {
-	observe := func(time.Duration) {}
+	record := func(time.Duration, int) {}
 	for _, tt := range []struct {
 		e    embedder.Embedder
 		want bool
@@ -65,7 +67,7 @@ func TestTimedKeepsLocal(t *testing.T) {
 		{embedder.NewInstant(8), true},
 		{remoteEmbedder{}, false},
 	} {
-		l, ok := embedder.Embedder(timed{tt.e, observe}).(interface{ Local() bool })
+		l, ok := embedder.Embedder(timed{tt.e, record}).(interface{ Local() bool })
 		if !ok || l.Local() != tt.want {
 			t.Errorf("timed(%T).Local() = %v (implemented %v), want %v", tt.e, ok && l.Local(), ok, tt.want)
 		}
@@ -74,3 +76,63 @@ func TestTimedKeepsLocal(t *testing.T) {
 
 // remoteEmbedder is an embedder that does not say it is local.
 type remoteEmbedder struct{ embedder.Embedder }
+
+// TestResultChunksPerRequest checks the mean batch of a window: the inputs
+// of the requests completed in it over their number, both taken from the
+// same counters at each end, never the chunks written (counted later, when
+// the store has them) over the latencies recorded. The window of a slow
+// store starts with a backlog of embedded chunks that it writes during the
+// window: chunks written over requests read 70 for a batch of 64.
+func TestResultChunksPerRequest(t *testing.T) {
+	t0 := time.Unix(5000, 0)
+	lat := func(n int) []time.Duration { return make([]time.Duration, n) }
+	tests := []struct {
+		name       string
+		start, end mark
+		lat        []time.Duration
+		want       float64
+	}{
+		{"full batches", mark{at: t0, chunks: 0, requests: 10, inputs: 640}, mark{at: t0.Add(time.Second), chunks: 6400, requests: 110, inputs: 7040}, lat(100), 64},
+		{"a backlog written in the window", mark{at: t0, chunks: 0, requests: 10, inputs: 640}, mark{at: t0.Add(time.Second), chunks: 7000, requests: 110, inputs: 7040}, lat(100), 64},
+		{"batches cut by the caps", mark{at: t0, requests: 4, inputs: 100}, mark{at: t0.Add(time.Second), chunks: 300, requests: 14, inputs: 400}, lat(10), 30},
+		{"no request completed", mark{at: t0, requests: 4, inputs: 100}, mark{at: t0.Add(time.Second), chunks: 64, requests: 4, inputs: 100}, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h Harness
+			if got := h.result(tt.start, tt.end, tt.lat).ChunksPerRequest; got != tt.want {
+				t.Errorf("ChunksPerRequest = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTimedCountsCallsAndInputs checks that the recorder counts each
+// successful Embed call of a timed embedder with its inputs, whether or
+// not the window is recording latencies, and leaves failed calls out.
+func TestTimedCountsCallsAndInputs(t *testing.T) {
+	rec := new(recorder)
+	e := timed{embedder.NewHash(8), rec.embedded}
+	for _, n := range []int{3, 5} {
+		if _, err := e.Embed(t.Context(), make([]embedder.Input, n)); err != nil {
+			t.Fatal(err)
+		}
+		rec.active.Store(true)
+	}
+	if _, err := (timed{failing{}, rec.embedded}).Embed(t.Context(), make([]embedder.Input, 7)); err == nil {
+		t.Fatal("the failing embedder succeeded")
+	}
+	if calls, inputs := rec.sent(); calls != 2 || inputs != 8 {
+		t.Errorf("sent() = %d calls, %d inputs; want 2, 8", calls, inputs)
+	}
+	if n := rec.count(); n != 1 {
+		t.Errorf("%d latencies recorded, want 1 (the call made while recording)", n)
+	}
+}
+
+// failing is an embedder whose every call fails.
+type failing struct{ embedder.Embedder }
+
+func (failing) Embed(context.Context, []embedder.Input) ([][]float32, error) {
+	return nil, errors.New("refused")
+}

@@ -73,6 +73,48 @@ func TestSimOptionsValidate(t *testing.T) {
 	}
 }
 
+// TestSimOptionsCheckTimeout checks that a simulated latency that cannot
+// fit within embedder.timeout is refused naming both flags and the
+// timeout: the base latency plus the per-token latency times the tokens of
+// one chunk must be below it.
+func TestSimOptionsCheckTimeout(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    bench.SimOptions
+		timeout time.Duration
+		tokens  int
+		ok      bool
+	}{
+		{"the defaults", bench.SimOptions{Latency: 100 * time.Millisecond, TokenLatency: 10 * time.Microsecond}, time.Minute, 1024, true},
+		{"just below", bench.SimOptions{Latency: time.Second, TokenLatency: time.Millisecond}, 2*time.Second + time.Nanosecond, 1000, true},
+		{"equal", bench.SimOptions{Latency: time.Second, TokenLatency: time.Millisecond}, 2 * time.Second, 1000, false},
+		{"base latency at the timeout", bench.SimOptions{Latency: bench.MaxSimLatency}, time.Minute, 1, false},
+		{"per-token latency beyond it", bench.SimOptions{TokenLatency: time.Hour}, time.Minute, 1, false},
+		{"no per-token latency", bench.SimOptions{Latency: 59 * time.Second}, time.Minute, 8192, true},
+		{"a product beyond a Duration", bench.SimOptions{Latency: time.Second, TokenLatency: 1000 * time.Hour}, time.Minute, 1 << 40, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.opts.CheckTimeout(tt.timeout, tt.tokens)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("CheckTimeout() = %v, want nil", err)
+				}
+				return
+			}
+			var oe *bench.OptionsError
+			if !errors.As(err, &oe) || !errors.Is(err, bench.ErrInvalidOptions) {
+				t.Fatalf("CheckTimeout() = %v, want an *OptionsError", err)
+			}
+			for _, w := range []string{"--sim-latency", "--sim-token-latency", "embedder.timeout (" + tt.timeout.String() + ")", "splitter.chunkSize"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
 func TestTrials(t *testing.T) {
 	got := bench.Options{BatchSizes: []int{8, 32}, Concurrencies: []int{1, 4}}.Trials()
 	want := []bench.Trial{{8, 1}, {32, 1}, {8, 4}, {32, 4}}

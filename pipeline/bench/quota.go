@@ -32,9 +32,11 @@ func hasQuota(emb embedder.Config, tokensPerMinute int) bool {
 //   - the provider's quota of tokensPerMinute (the simulated provider's,
 //     or the one utilisation is measured against): one second's worth, the
 //     refill window of per-second limits. The simulated provider's bucket
-//     also holds at least one input's cap; SimulatedEmbedder gives the
-//     client the same budget (unless the configuration sets its own),
-//     whose window (above) covers it.
+//     also holds at least one input's cap and, with an RPM quota, one
+//     request's share (TPM/RPM); SimulatedEmbedder gives the client the
+//     same budget (unless the configuration sets its own), which paces it
+//     at the quota's rate once its own burst, whose window is above, is
+//     spent.
 //
 // The window assumes the burst is spent at once. A configuration only a
 // little faster than the quota spends it more slowly, so its window may

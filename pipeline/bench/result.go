@@ -36,9 +36,11 @@ type Result struct {
 	PeakRSSMB float64 `json:"peak_rss_mb"`
 	// Requests counts the embedding requests of the measured window.
 	Requests int64 `json:"requests"`
-	// ChunksPerRequest is the mean batch actually sent: below BatchSize
-	// when the embedder's request caps (maxTokensPerRequest, or a second's
-	// share of tokensPerMinute) cut batches smaller.
+	// ChunksPerRequest is the mean batch actually sent: the inputs of the
+	// embedding requests completed in the measured window over their
+	// number, so never above BatchSize; below it when the embedder's
+	// request caps (maxTokensPerRequest, or 90% of a second's share of
+	// tokensPerMinute) cut batches smaller.
 	ChunksPerRequest float64 `json:"chunks_per_request"`
 	// Seconds is the length of the measured window.
 	Seconds float64 `json:"seconds"`

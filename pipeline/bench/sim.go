@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -47,6 +48,37 @@ func (o SimOptions) Validate() error {
 		return optErr("bench.sim.tpm (--sim-tpm)", "must be 0 (unlimited) or more, got %d", o.TPM)
 	}
 	return nil
+}
+
+// CheckTimeout returns an *OptionsError naming --sim-latency,
+// --sim-token-latency and embedder.timeout when the simulated provider
+// would answer a request of one chunk of chunkTokens tokens
+// (splitter.chunkSize) no sooner than timeout, embedder.timeout: Latency
+// plus chunkTokens times TokenLatency must be below it. Otherwise no
+// configuration could embed a full chunk: every request would time out and
+// be retried until its trial failed, minutes later, or (waiting for a
+// first embedded token) never end at all.
+//
+// Larger requests, of a configuration's larger batches, may still take
+// longer than embedder.timeout: those configurations fail, and are
+// reported as failed, while the others are measured.
+func (o SimOptions) CheckTimeout(timeout time.Duration, chunkTokens int) error {
+	took := o.Latency
+	switch {
+	case o.TokenLatency <= 0 || chunkTokens <= 0:
+	case int64(chunkTokens) > int64(math.MaxInt64-o.Latency)/int64(o.TokenLatency):
+		took = math.MaxInt64 // longer than a Duration holds
+	default:
+		took += time.Duration(chunkTokens) * o.TokenLatency
+	}
+	if took < timeout {
+		return nil
+	}
+	return optErr("bench.sim.latency (--sim-latency) and bench.sim.tokenLatency (--sim-token-latency)",
+		"%s plus %s per token makes the simulated provider answer a request of one chunk (splitter.chunkSize, %d tokens) in %s, "+
+			"not below embedder.timeout (%s): no configuration could embed a chunk without timing out; "+
+			"lower --sim-latency or --sim-token-latency, or raise embedder.timeout",
+		o.Latency, o.TokenLatency, chunkTokens, took, timeout)
 }
 
 // SimulatedEmbedder returns base pointed at the simulated provider serving

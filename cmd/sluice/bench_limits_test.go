@@ -1,0 +1,87 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/bench"
+)
+
+// TestBenchEmbedderQuota checks the quota bench measures utilisation
+// against: the configured embedder.tokensPerMinute for an HTTP provider,
+// none for a local provider (hash, instant, or the default ""), which
+// ignores budgets, so that its utilisation is null and Pick chooses by
+// throughput, and the simulated quota with --simulate, whatever the
+// configured provider.
+func TestBenchEmbedderQuota(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider string
+		tpm      int
+		simulate bool
+		simTPM   int
+		want     int
+	}{
+		{"hash ignores its budget", embedder.ProviderHash, 600_000, false, 0, 0},
+		{"instant ignores its budget", embedder.ProviderInstant, 600_000, false, 0, 0},
+		{"the default provider ignores its budget", "", 600_000, false, 0, 0},
+		{"openai: its budget", embedder.ProviderOpenAI, 600_000, false, 0, 600_000},
+		{"azure-openai: its budget", embedder.ProviderAzureOpenAI, 600_000, false, 0, 600_000},
+		{"openai without a budget", embedder.ProviderOpenAI, 0, false, 0, 0},
+		{"simulated: its quota", embedder.ProviderHash, 600_000, true, 1_000_000, 1_000_000},
+		{"simulated without a quota", embedder.ProviderHash, 0, true, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var cfg Config
+			cfg.Embedder = embedder.Config{Provider: tt.provider, TokensPerMinute: tt.tpm}
+			f := &benchFlags{simulate: tt.simulate, sim: bench.SimOptions{TPM: tt.simTPM}}
+			if _, got := benchEmbedder(cfg, f); got != tt.want {
+				t.Errorf("benchEmbedder() quota = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBenchSimLatencyBeyondTimeout checks that a simulated latency that
+// cannot fit within embedder.timeout is refused before anything is
+// measured (exit 2), naming --sim-latency, --sim-token-latency and
+// embedder.timeout: --sim-latency plus --sim-token-latency times the
+// tokens of one chunk (splitter.chunkSize, 1024 by default) must be below
+// it, or no configuration could embed a chunk. embedder.timeout is 2s and
+// the trials run in process with short windows, so that a check that let
+// them through fails the test within seconds (every attempt timing out)
+// rather than hanging it.
+func TestBenchSimLatencyBeyondTimeout(t *testing.T) {
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	writeFiles(t, dir, map[string]string{"timeout.yaml": "embedder:\n  timeout: 2s\n  maxRetries: -1\n"})
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"base latency at the timeout", []string{"--sim-latency", "2s", "--sim-token-latency", "0s"}, "2s plus 0s per token"},
+		{"base latency beyond it", []string{"--sim-latency", "3s", "--sim-token-latency", "0s"}, "3s plus 0s per token"},
+		{"per-token latency beyond it", []string{"--sim-latency", "0s", "--sim-token-latency", "2ms"}, "(splitter.chunkSize, 1024 tokens) in 2.048s"},
+		{"the two together beyond it", []string{"--sim-latency", "1s", "--sim-token-latency", "1ms"}, "(splitter.chunkSize, 1024 tokens) in 2.024s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"bench", "corpus", "--config", "timeout.yaml", "--simulate", "--in-process"}, quickBench...)
+			stdout, stderr, code := sluice(t, dir, append(args, tt.args...)...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, stderr %q; want exit 2", code, stderr)
+			}
+			for _, w := range []string{"--sim-latency", "--sim-token-latency", "embedder.timeout (2s)", tt.want} {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not name %q", stderr, w)
+				}
+			}
+			if stdout != "" || strings.Contains(stderr, "configurations over") {
+				t.Errorf("measured before refusing:\n%s\n%s", stdout, stderr)
+			}
+		})
+	}
+}

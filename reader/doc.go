@@ -43,9 +43,11 @@
 // reconciliation with a Rescan event when events may have been lost. It
 // reports the ids Walk lists: documents reached through symbolic links
 // change with their targets (whose folders it watches too), and a folder it
-// cannot watch is reported with a Failed event. If the root folder itself
-// is removed or renamed away, its Run ends with a *RootError. Stat turns an
-// id from such an event back into a File.
+// cannot watch is reported with a Failed event (one the watch limit refuses
+// is counted by Unwatched and retried instead). If the root folder itself
+// is removed or renamed away, or its path comes to lead to another folder,
+// its Run ends with a *RootError. Stat turns an id from such an event back
+// into a File.
 //
 // Problems with one file never stop a walk; only the callback's own error,
 // cancellation of the context, or an invalid configuration do.

@@ -110,6 +110,9 @@ func ExampleNewWatcher() {
 	}
 
 	for ev := range events {
+		if ctx.Err() != nil {
+			continue // stopping: Run closes events
+		}
 		switch ev.Op {
 		case reader.Changed:
 			f, err := reader.Stat(cfg, ev.ID)

@@ -33,26 +33,34 @@ var ErrWatchLimit = errors.New("reader: watch limit reached")
 var ErrRootGone = errors.New("reader: watched folder is gone")
 
 // RootError is returned by Watcher.Run when the root folder itself was
-// removed or renamed away. A Watcher cannot follow it: a folder created
-// later at the same path is another folder, which nothing watches. The
-// documents already reported stay as they are (an unmounted or moved folder
-// must not empty an index); start a new watch once the folder is back, and
-// its initial reconciliation catches up.
+// removed or renamed away, or when its path leads to another folder (see
+// Watcher.CheckRoot). A Watcher cannot follow it: a folder created later at
+// the same path is another folder, which nothing watches. The documents
+// already reported stay as they are (an unmounted or moved folder must not
+// empty an index); start a new watch once the folder is back, and its
+// initial reconciliation catches up.
 type RootError struct {
 	// Dir is the root folder, as given in Config.Dir.
 	Dir string
 	// Renamed is true if the folder was renamed or moved away, false if it
-	// was deleted.
+	// was deleted or Replaced.
 	Renamed bool
+	// Replaced is true if Dir now leads to another folder than the one
+	// watched, though that one was not seen to go: a symbolic link on the
+	// path was switched (ln -sfn), or a folder above it was renamed and
+	// another put in its place.
+	Replaced bool
 }
 
 // Error names the folder and says what to do.
 func (e *RootError) Error() string {
-	how := "was deleted"
-	if e.Renamed {
-		how = "was renamed or moved away"
+	switch {
+	case e.Replaced:
+		return "reader: watched folder " + e.Dir + " now leads to another folder (a symbolic link on the path was switched, or a folder above it was renamed and another put in its place); changes can no longer be followed: start the watch again to follow the folder now there"
+	case e.Renamed:
+		return "reader: watched folder " + e.Dir + " was renamed or moved away; changes can no longer be followed: restore it (source.dir) and start the watch again"
 	}
-	return "reader: watched folder " + e.Dir + " " + how + "; changes can no longer be followed: restore it (source.dir) and start the watch again"
+	return "reader: watched folder " + e.Dir + " was deleted; changes can no longer be followed: restore it (source.dir) and start the watch again"
 }
 
 // Unwrap returns ErrRootGone.
@@ -117,12 +125,18 @@ type WatchOptions struct {
 	// MaxDelay bounds how long a path that keeps changing is held back.
 	// Default 10s; it must be at least Debounce.
 	MaxDelay time.Duration `yaml:"maxDelay"`
+	// LimitRetry is how often, while the system's watch limit keeps
+	// folders from being watched (see Watcher.Unwatched), they are tried
+	// again; each try sends a Rescan, since their changes are not seen.
+	// Default 1m.
+	LimitRetry time.Duration `yaml:"limitRetry"`
 }
 
 // Default watch settings.
 const (
-	DefaultDebounce = 500 * time.Millisecond
-	DefaultMaxDelay = 10 * time.Second
+	DefaultDebounce   = 500 * time.Millisecond
+	DefaultMaxDelay   = 10 * time.Second
+	DefaultLimitRetry = time.Minute
 )
 
 // WithDefaults returns o with zero settings replaced by their defaults.
@@ -132,6 +146,9 @@ func (o WatchOptions) WithDefaults() WatchOptions {
 	}
 	if o.MaxDelay == 0 {
 		o.MaxDelay = max(DefaultMaxDelay, o.Debounce)
+	}
+	if o.LimitRetry == 0 {
+		o.LimitRetry = DefaultLimitRetry
 	}
 	return o
 }
@@ -144,6 +161,9 @@ func (o WatchOptions) Validate() error {
 	}
 	if o.MaxDelay < o.Debounce {
 		return &ConfigError{Setting: "watch.maxDelay", Reason: "must be at least watch.debounce (" + o.Debounce.String() + ")"}
+	}
+	if o.LimitRetry < 0 {
+		return &ConfigError{Setting: "watch.limitRetry", Reason: "must not be negative; use a duration such as 1m"}
 	}
 	return nil
 }
@@ -168,13 +188,19 @@ func (o WatchOptions) Validate() error {
 // retried when its permissions change. A change of permissions (or other
 // attributes) of a watched folder reports every document below it Changed
 // once it is quiet, so that documents whose read failed while it was closed
-// are read again. If the root itself is removed or renamed away, Run ends
-// with a *RootError.
+// are read again. If the root itself is removed or renamed away, or its
+// path comes to lead to another folder, Run ends with a *RootError.
+//
+// A folder that the system's watch limit keeps from being watched is not
+// reported Failed: Unwatched counts it, each Rescan tries it again, and
+// while any remain a Rescan is sent every WatchOptions.LimitRetry, so that
+// their changes are reconciled rather than lost.
 //
 // Create a Watcher before the initial Walk so no change falls in between.
 type Watcher struct {
 	root     string
-	realRoot string // root with symbolic links resolved
+	realRoot string      // root with symbolic links resolved
+	rootInfo fs.FileInfo // of root when watching started: see CheckRoot
 	m        *matcher
 	opts     WatchOptions
 	fsw      *fsnotify.Watcher
@@ -188,6 +214,7 @@ type Watcher struct {
 	// Owned by the goroutine that calls Run.
 	dirs     map[string]bool     // watched folders by root-relative path ("" is the root)
 	failed   map[string]bool     // folders reported Failed, not since watched and readable, or gone
+	limited  map[string]bool     // folders the watch limit kept from being watched, tried again by rescan
 	known    map[string]bool     // ids of documents believed to exist
 	links    map[string]link     // followed symbolic links by id
 	targets  map[string]*target  // their resolved targets by root-relative path
@@ -202,7 +229,8 @@ type Watcher struct {
 	limitErr error          // a watch could not be added
 	rootErr  error          // the root went away: Run returns it
 
-	waiting atomic.Int64 // len(pending) + len(ready[head:]) after Run's last step, for Waiting
+	waiting   atomic.Int64 // len(pending) + len(ready[head:]) after Run's last step, for Waiting
+	unwatched atomic.Int64 // len(limited) after Run's last step, for Unwatched
 }
 
 // pending is one id inside its quiet period.
@@ -247,9 +275,16 @@ func NewWatcher(cfg Config, opts WatchOptions) (*Watcher, error) {
 	if err != nil {
 		return nil, watchErr(cfg.Dir, err)
 	}
+	// Taken before the watch is added: if the path is switched in between,
+	// the first check finds the watched folder is not the one recorded.
+	rootInfo, err := os.Stat(cfg.Dir)
+	if err != nil {
+		fsw.Close()
+		return nil, watchErr(cfg.Dir, err)
+	}
 	w := &Watcher{
-		root: cfg.Dir, realRoot: real, m: compile(cfg), opts: opts, fsw: fsw, events: fsw.Events, errs: fsw.Errors, addWatch: fsw.Add,
-		dirs: map[string]bool{}, failed: map[string]bool{}, known: map[string]bool{}, links: map[string]link{}, targets: map[string]*target{},
+		root: cfg.Dir, realRoot: real, rootInfo: rootInfo, m: compile(cfg), opts: opts, fsw: fsw, events: fsw.Events, errs: fsw.Errors, addWatch: fsw.Add,
+		dirs: map[string]bool{}, failed: map[string]bool{}, limited: map[string]bool{}, known: map[string]bool{}, links: map[string]link{}, targets: map[string]*target{},
 		pending: map[string]*pending{}, readyIdx: map[string]int{},
 	}
 	if err := fsw.Add(cfg.Dir); err != nil {
@@ -290,14 +325,41 @@ func (w *Watcher) Close() error {
 // receiver. It may be called from any goroutine; it is 0 before Run.
 func (w *Watcher) Waiting() int { return int(w.waiting.Load()) }
 
+// Unwatched returns the number of folders the running Watcher could not
+// watch because the system's limit on watches (fs.inotify.max_user_watches
+// on Linux) or open files was reached; the folders below them are not
+// watched either. Their changes are not seen: while it is above 0, the
+// Watcher tries them again and sends a Rescan every WatchOptions.LimitRetry.
+// It may be called from any goroutine; it is 0 before Run.
+func (w *Watcher) Unwatched() int { return int(w.unwatched.Load()) }
+
+// CheckRoot returns a *RootError (Replaced) if Config.Dir no longer leads
+// to the folder the Watcher watches: a symbolic link on the path was
+// switched to another folder, or a folder above it was renamed and another
+// put in its place. No event says so (watches follow the folder, not its
+// path), while documents are read through the path, so they would be read
+// from the other folder. Run checks before it reports events and before
+// each Rescan; a caller about to read the folder through its path (a full
+// reconciliation) may check too. It returns nil if nothing is at the path
+// or it cannot be looked up: the root's own removal is reported by Run,
+// and reading the path then fails. It may be called from any goroutine.
+func (w *Watcher) CheckRoot() error {
+	fi, err := os.Stat(w.root)
+	if err != nil || os.SameFile(fi, w.rootInfo) {
+		return nil
+	}
+	return &RootError{Dir: w.root, Replaced: true}
+}
+
 // Run sends debounced events on out until ctx is done, then closes the
 // watcher and out and returns nil. If the Watcher was closed or Run was
 // called before, it returns ErrWatcherClosed at once and leaves out open
 // (out may be the channel of the Run that owns it). It returns an error,
 // after closing out, if the underlying watcher fails, or a *RootError
-// (wrapping ErrRootGone) if the root folder is removed or renamed away;
-// events not yet sent are dropped then. Run starts no goroutines of its
-// own; the watch itself (fsnotify's reader) is stopped before Run returns.
+// (wrapping ErrRootGone) if the root folder is removed or renamed away or
+// its path leads to another folder (see CheckRoot); events not yet sent are
+// dropped then. Run starts no goroutines of its own; the watch itself
+// (fsnotify's reader) is stopped before Run returns.
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	if w.closed.Load() || !w.started.CompareAndSwap(false, true) {
 		return ErrWatcherClosed
@@ -307,14 +369,36 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	if w.limitErr != nil {
-		w.rescan(w.limitErr)
-	}
+	retry := time.NewTimer(time.Hour) // runs while folders are unwatched
+	retry.Stop()
+	defer retry.Stop()
+	retrying := false
 	for {
+		if w.limitErr != nil && w.rootErr == nil {
+			w.rescan(w.limitErr)
+		}
+		if w.rootErr != nil {
+			return w.rootErr
+		}
+		w.arm(timer)
+		if len(w.limited) > 0 != retrying {
+			retrying = !retrying
+			if retrying {
+				retry.Reset(w.opts.LimitRetry)
+			} else {
+				retry.Stop()
+			}
+		}
+		w.waiting.Store(int64(len(w.pending) + len(w.ready) - w.head))
+		w.unwatched.Store(int64(len(w.limited)))
 		var send chan<- Event
 		var next Event
 		if w.head < len(w.ready) {
 			send, next = out, w.ready[w.head]
+		}
+		var retryC <-chan time.Time
+		if retrying {
+			retryC = retry.C
 		}
 		select {
 		case <-ctx.Done():
@@ -334,15 +418,10 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 		case <-timer.C:
 			w.armed = time.Time{}
 			w.flush(time.Now())
+		case <-retryC:
+			retrying = false
+			w.rescan(limitFault(w.firstLimited(), nil))
 		}
-		if w.rootErr != nil {
-			return w.rootErr
-		}
-		if w.limitErr != nil {
-			w.rescan(w.limitErr)
-		}
-		w.arm(timer)
-		w.waiting.Store(int64(len(w.pending) + len(w.ready) - w.head))
 	}
 }
 
@@ -399,7 +478,7 @@ func (w *Watcher) gone(rel string, now time.Time) {
 // forget drops what the watcher tracks at rel, if anything: a watched
 // folder, a folder that could not be watched, or a link (see dropDir).
 func (w *Watcher) forget(rel string, now time.Time) {
-	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || linked {
+	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || w.limited[rel] || linked {
 		w.dropDir(rel, now)
 	}
 }
@@ -576,17 +655,23 @@ func (w *Watcher) wanted(rel string) bool {
 
 // addDir watches the folder rel and reports whether it is watched. A
 // folder that cannot be watched for a reason other than the watch limit or
-// its removal is reported with a Failed event, once.
+// its removal is reported with a Failed event, once. One the watch limit
+// keeps from being watched is recorded in limited, which rescan tries
+// again, and makes Run rescan.
 func (w *Watcher) addDir(rel string) bool {
 	err := w.addWatch(w.abs(rel))
+	if err == nil || !isLimit(err) {
+		delete(w.limited, rel)
+	}
 	switch {
 	case err == nil:
 		w.dirs[rel] = true
 		w.recovered(rel)
 		return true
 	case isLimit(err):
+		w.limited[rel] = true
 		if w.limitErr == nil {
-			w.limitErr = &FileError{Path: rel, Err: ErrWatchLimit, Detail: "folder not watched; raise fs.inotify.max_user_watches", Cause: err}
+			w.limitErr = limitFault(rel, err)
 		}
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		// removed meanwhile: nothing to watch
@@ -594,6 +679,24 @@ func (w *Watcher) addDir(rel string) bool {
 		w.fail(rel, unwatched, err)
 	}
 	return false
+}
+
+// limitFault is the cause of a Rescan for the folder rel, which the watch
+// limit keeps from being watched.
+func limitFault(rel string, cause error) error {
+	return &FileError{Path: rel, Err: ErrWatchLimit, Detail: "folder not watched; raise fs.inotify.max_user_watches", Cause: cause}
+}
+
+// firstLimited returns the first by path of the folders the watch limit
+// keeps from being watched.
+func (w *Watcher) firstLimited() string {
+	first := ""
+	for rel := range w.limited {
+		if first == "" || rel < first {
+			first = rel
+		}
+	}
+	return first
 }
 
 // scan watches the folders below rel, follows the links there, and records
@@ -887,6 +990,11 @@ func (w *Watcher) dropDir(rel string, now time.Time) {
 			w.enqueue(Event{ID: id, Op: Removed}) // the failure is over
 		}
 	}
+	for d := range w.limited {
+		if inside(d, rel) {
+			delete(w.limited, d)
+		}
+	}
 	for id := range w.known {
 		for _, p := range prefixes {
 			if inside(id, p) {
@@ -956,8 +1064,14 @@ func (w *Watcher) arm(t *time.Timer) {
 // the folder is reported Failed (see closedAbove; without one, the id is
 // Changed and its read fails), and the change of permissions that opens
 // it again reports the documents below it. Watched folders whose
-// permissions changed are rechecked first (see recheck).
+// permissions changed are rechecked first (see recheck). If the root's
+// path leads to another folder now, flush reports nothing and sets rootErr
+// (see CheckRoot).
 func (w *Watcher) flush(now time.Time) {
+	if err := w.CheckRoot(); err != nil {
+		w.rootErr = err
+		return
+	}
 	type due struct {
 		id string
 		p  *pending
@@ -1040,9 +1154,16 @@ func (w *Watcher) pop() {
 
 // rescan recovers from lost events (cause is fsnotify.ErrEventOverflow, a
 // watch-limit *FileError or another watcher error): it drops what is queued,
-// watches any folder not yet watched, re-reads the set of documents and of
-// links and queues one Rescan event carrying cause.
+// watches any folder not yet watched (those the watch limit refused
+// included), re-reads the set of documents and of links and queues one
+// Rescan event carrying cause. If the root's path leads to another folder
+// now, it only sets rootErr (see CheckRoot).
 func (w *Watcher) rescan(cause error) {
+	if err := w.CheckRoot(); err != nil {
+		w.rootErr = err
+		return
+	}
+	clear(w.limited) // those still refused are recorded again
 	clear(w.pending)
 	w.nextDue = time.Time{}
 	clear(w.readyIdx)

@@ -94,13 +94,20 @@ func TestWatchSIGTERM(t *testing.T) {
 	if c, _ := watchGet("http://" + addr + "/healthz"); c != http.StatusOK {
 		t.Errorf("/healthz = %d", c)
 	}
-	writeFiles(t, dir, map[string]string{"docs/b.md": "Bravo document about herons.\n"})
+	// b.md appears by a rename, which is one file-system event. Written in
+	// place it would be two (a create, then a write), which a loaded
+	// machine may hand to the watcher further apart than the debounce:
+	// two rounds then, and b.md processed twice.
+	writeFiles(t, dir, map[string]string{"b.md.new": "Bravo document about herons.\n"})
+	if err := os.Rename(filepath.Join(dir, "b.md.new"), filepath.Join(dir, "docs/b.md")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(filepath.Join(dir, "docs/a.md")); err != nil {
 		t.Fatal(err)
 	}
 	watchPoll(t, "the change to be ingested", func() bool {
 		_, m := watchGet("http://" + addr + "/metrics")
-		return strings.Contains(m, "sluice_documents_processed_total 2") && strings.Contains(m, "sluice_documents_removed_total 1")
+		return strings.Contains(m, "\nsluice_documents_processed_total 2\n") && strings.Contains(m, "\nsluice_documents_removed_total 1\n")
 	})
 	sendSIGTERM(t)
 	select {

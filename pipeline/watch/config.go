@@ -82,7 +82,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// watchOptions returns the reader's settings.
+// watchOptions returns the reader's settings. Folders the watch limit
+// keeps from being watched are retried (with a full reconciliation) every
+// minute, or every RescanInterval if that is shorter.
 func (c Config) watchOptions() reader.WatchOptions {
-	return reader.WatchOptions{Debounce: c.Debounce, MaxDelay: c.MaxDelay}
+	o := reader.WatchOptions{Debounce: c.Debounce, MaxDelay: c.MaxDelay}
+	if c.RescanInterval > 0 {
+		o.LimitRetry = min(c.RescanInterval, reader.DefaultLimitRetry)
+	}
+	return o
 }

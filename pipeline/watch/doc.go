@@ -12,7 +12,10 @@
 // Config.MaxPending and the optional periodic safety rescan all lead to a
 // full reconciliation instead, so nothing is silently lost and the pending
 // set stays bounded however large a burst is (the watcher and the manifest
-// still hold one entry per file).
+// still hold one entry per file). Folders that the system's watch limit
+// keeps from being watched are counted (Loop.Unwatched, warned about once)
+// and tried again, each time with a full reconciliation, every minute (or
+// Config.RescanInterval, if shorter) until they are watched.
 //
 // The watcher follows the folder as a batch run walks it: folders are
 // watched whatever their name, documents reached through symbolic links are
@@ -22,9 +25,11 @@
 // document (`sluice failed list`) until its permissions allow it.
 //
 // If the folder itself is removed or renamed away (even if a folder appears
-// again at its path), the watcher cannot follow it: Run returns an error
-// wrapping reader.ErrRootGone that names the folder, and the index is left
-// as it is, so an unmounted volume does not empty it. Start again once the
+// again at its path), or its path comes to lead to another folder (a
+// symbolic link switched, a folder above it renamed and another put in its
+// place), the watcher cannot follow it: Run returns an error wrapping
+// reader.ErrRootGone that names the folder, and the index is left as it
+// is, so an unmounted volume does not empty it. Start again once the
 // folder is back; the initial reconciliation catches up. A round that
 // cannot list the folder (reader.ErrConfig) also stops the Loop instead of
 // retrying forever.

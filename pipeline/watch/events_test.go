@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,10 @@ import (
 
 // fakeEvents stands in for the file watcher: it hands the loop's event
 // channel to the test, so tests can play events the kernel rarely produces.
-type fakeEvents struct{ outs chan chan<- reader.Event }
+type fakeEvents struct {
+	outs      chan chan<- reader.Event
+	unwatched atomic.Int64 // what Unwatched reports
+}
 
 func (f *fakeEvents) Run(ctx context.Context, out chan<- reader.Event) error {
 	defer close(out)
@@ -35,11 +39,16 @@ func (f *fakeEvents) Close() error { return nil }
 
 func (f *fakeEvents) Waiting() int { return 0 }
 
+func (f *fakeEvents) Unwatched() int { return int(f.unwatched.Load()) }
+
+func (f *fakeEvents) CheckRoot() error { return nil }
+
 // startFake runs a Loop whose event channel is returned: the test sends
 // on it as the watcher would.
 func (e *env) startFake(mod func(*Options)) chan<- reader.Event {
 	e.t.Helper()
 	fake := &fakeEvents{outs: make(chan chan<- reader.Event, 1)}
+	e.fake = fake
 	e.tweak = func(l *Loop) {
 		l.w.Close()
 		l.w = fake

@@ -49,6 +49,7 @@ type env struct {
 	state *state.Store
 	loop  *Loop
 	log   *roundLog
+	fake  *fakeEvents // the event source of startFake
 
 	cancel context.CancelFunc
 	done   chan error

@@ -40,6 +40,8 @@ type eventSource interface {
 	Run(ctx context.Context, out chan<- reader.Event) error
 	Close() error
 	Waiting() int
+	Unwatched() int
+	CheckRoot() error
 }
 
 // Loop keeps a store in step with a folder: see the package documentation.
@@ -120,8 +122,19 @@ func (l *Loop) Ready() bool { return l.ready.Load() }
 // index.
 func (l *Loop) Debouncing() int { return l.w.Waiting() }
 
-// Pending returns the number of document ids waiting for a round.
+// Pending returns the number of document ids waiting for a round, plus 1
+// while a full reconciliation is due (requested, or waiting to retry a
+// failed round; the changes seen meanwhile are left to it) or running. With
+// Debouncing and the pipeline's in-flight documents, it is 0 only when
+// every change seen is in the index.
 func (l *Loop) Pending() int { return int(l.pending.Load()) }
+
+// Unwatched returns the number of folders the file watcher could not watch
+// because the system's watch limit (fs.inotify.max_user_watches on Linux)
+// was reached. Their changes are not seen as they happen: while it is above
+// 0, the folders are tried again and the whole folder reconciled every
+// minute (or every Config.RescanInterval, if shorter).
+func (l *Loop) Unwatched() int { return l.w.Unwatched() }
 
 // LastSync returns when the last round completed without error, or the
 // zero time if none has.
@@ -181,7 +194,8 @@ func (l *Loop) inflight(s pipeline.Snapshot) int64 {
 // model, rejected credentials, a source folder that cannot be listed:
 // reader.ErrConfig), or an error of the file watcher, which wraps a
 // *reader.RootError (reader.ErrRootGone) if the folder itself was removed
-// or renamed away. Rounds that fail otherwise are retried with backoff as
+// or renamed away, or its path leads to another folder (checked before
+// each round too). Rounds that fail otherwise are retried with backoff as
 // full reconciliations.
 //
 // Healthy reports an error from the moment the watcher stops or a round
@@ -213,7 +227,10 @@ type runState struct {
 	queue  []string                // pending ids in arrival order
 	latest map[string]reader.Event // latest event of each pending id
 	rescan bool                    // a full reconciliation is due
+	full   bool                    // the round running is a full reconciliation
 	ready  bool                    // the initial reconciliation succeeded
+
+	limitWarned bool // the watch limit was warned about, and folders are still unwatched
 
 	retry   *backoff.ExponentialBackOff
 	retryAt *time.Timer // set while waiting to retry a failed round
@@ -287,9 +304,7 @@ func (s *runState) loop(ctx context.Context) error {
 				// The watcher also closes its events when ctx is done:
 				// that is a graceful stop, whichever case select picks.
 				if ctx.Err() == nil {
-					s.fatal = s.watcherErr(err)
-					s.l.down(s.fatal)
-					s.l.log.Error("watch: file watching stopped; stopping", "err", err)
+					s.watchFailed(err)
 				}
 				s.stop()
 				continue
@@ -360,6 +375,14 @@ func (s *runState) result() error {
 	return nil
 }
 
+// watchFailed stops the Loop for good: the folder can no longer be
+// followed (err comes from the watcher).
+func (s *runState) watchFailed(err error) {
+	s.fatal = s.watcherErr(err)
+	s.l.down(s.fatal)
+	s.l.log.Error("watch: file watching stopped; stopping", "err", err)
+}
+
 func (s *runState) watcherErr(err error) error {
 	switch {
 	case err == nil:
@@ -373,7 +396,7 @@ func (s *runState) watcherErr(err error) error {
 // add records one event.
 func (s *runState) add(ev reader.Event) {
 	if ev.Op == reader.Rescan {
-		s.l.log.Warn("watch: events may have been lost; rescanning the folder", "cause", ev.Err)
+		s.lost(ev.Err)
 		s.requestRescan()
 		return
 	}
@@ -389,7 +412,36 @@ func (s *runState) add(ev reader.Event) {
 		s.queue = append(s.queue, ev.ID)
 	}
 	s.latest[ev.ID] = ev
-	s.l.pending.Store(int64(len(s.queue)))
+	s.setPending()
+}
+
+// lost logs why the watcher asks for a rescan. The watch limit is warned
+// about once while folders stay unwatched, not at each of the periodic
+// retries that follow.
+func (s *runState) lost(cause error) {
+	log, limit := s.l.log, errors.Is(cause, reader.ErrWatchLimit)
+	n := 0
+	if limit || s.limitWarned {
+		n = s.l.w.Unwatched()
+	}
+	if s.limitWarned && n == 0 {
+		s.limitWarned = false
+		log.Info("watch: every folder is watched again; rescanning the folder for the changes missed meanwhile")
+		if limit {
+			return
+		}
+	}
+	switch {
+	case !limit || n == 0:
+		log.Warn("watch: events may have been lost; rescanning the folder", "cause", cause)
+	case !s.limitWarned:
+		s.limitWarned = true
+		log.Warn("watch: the system's watch limit is reached: some folders are not watched, so their changes are not seen as they happen; "+
+			"until they can be watched, they are tried again and the folder is rescanned periodically; raise fs.inotify.max_user_watches (sysctl)",
+			"unwatched", n, "rescanEvery", s.l.cfg.watchOptions().WithDefaults().LimitRetry, "cause", cause)
+	default:
+		log.Info("watch: folders still not watched (the system's watch limit); rescanning the folder", "unwatched", n)
+	}
 }
 
 // drain takes the events already waiting, up to Config.MaxPending, so
@@ -414,19 +466,40 @@ func (s *runState) requestRescan() {
 	s.rescan = true
 	s.queue = nil // release the backing array: a burst must not pin it
 	clear(s.latest)
-	s.l.pending.Store(0)
+	s.setPending()
 }
 
-// startRound starts the next round if one is due and none is running.
+// setPending publishes Pending: the ids waiting for a round, and 1 for a
+// full reconciliation that is due or running, which stands for the changes
+// it was asked to find.
+func (s *runState) setPending() {
+	n := int64(len(s.queue))
+	if s.rescan || s.full {
+		n++
+	}
+	s.l.pending.Store(n)
+}
+
+// startRound starts the next round if one is due and none is running. It
+// first checks that the folder's path still leads to the watched folder
+// (reader.Watcher.CheckRoot): rounds read it through its path, and a full
+// reconciliation of another folder would delete the watched one's
+// documents. If not, the Loop stops.
 func (s *runState) startRound() {
-	if s.running || s.stopping || s.fatal != nil || s.retryAt != nil {
+	if s.running || s.stopping || s.fatal != nil || s.retryAt != nil || (!s.rescan && len(s.queue) == 0) {
+		return
+	}
+	if err := s.l.w.CheckRoot(); err != nil {
+		s.watchFailed(err)
+		s.stop()
 		return
 	}
 	p, ok := s.next()
 	if !ok {
 		return
 	}
-	s.running = true
+	s.running, s.full = true, p.kind != Update
+	s.setPending()
 	go func() { s.roundDone <- s.l.round(s.work, p) }()
 }
 
@@ -464,13 +537,13 @@ func (s *runState) next() (plan, bool) {
 	default:
 		return p, false
 	}
-	s.l.pending.Store(int64(len(s.queue)))
+	s.setPending()
 	return p, true
 }
 
 // finish accounts for a completed round.
 func (s *runState) finish(r Round) {
-	s.running = false
+	s.running, s.full = false, false
 	if s.grace != nil {
 		s.grace.Stop()
 	}
@@ -509,6 +582,7 @@ func (s *runState) finish(r Round) {
 		s.requestRescan()
 		s.retryAt = time.NewTimer(wait)
 	}
+	s.setPending()
 	if l.opts.OnRound != nil {
 		l.opts.OnRound(r)
 	}

@@ -292,6 +292,10 @@ func (stoppedSource) Close() error { return nil }
 
 func (stoppedSource) Waiting() int { return 0 }
 
+func (stoppedSource) Unwatched() int { return 0 }
+
+func (stoppedSource) CheckRoot() error { return nil }
+
 // TestCancelWhileBusyIsGraceful cancels Run while its goroutine is busy
 // (in OnRound), and keeps it busy until the watcher has closed its events,
 // so that when the goroutine selects again the closed events and ctx.Done

@@ -214,6 +214,70 @@ func TestInflightSettles(t *testing.T) {
 	})
 }
 
+// TestPendingWhileRescanDue checks that sluice_watch_pending_documents
+// counts a full reconciliation that is due or running as 1: while a failed
+// round waits for its retry, the changes seen meanwhile are left to the
+// rescan and are not in the index, so the three gauges must not all read 0.
+func TestPendingWhileRescanDue(t *testing.T) {
+	gauges := func(t *testing.T, srv *httptest.Server) [3]float64 {
+		t.Helper()
+		_, text := get(t, srv, "/metrics")
+		m := samples(t, text)
+		return [3]float64{m["sluice_watch_debouncing_documents"], m["sluice_watch_pending_documents"], m["sluice_pipeline_inflight_documents"]}
+	}
+	t.Run("failed round waiting for its retry", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.writeFile("a.md", "Alpha.")
+		e.tweak = func(l *Loop) { l.retryIn = time.Hour } // no retry while the test looks
+		e.start(func(o *Options) {
+			f := &failing{Writer: o.Pipeline.Store, err: errors.New("disk full")}
+			f.n.Store(1)
+			o.Pipeline.Store = f
+		})
+		srv := httptest.NewServer(NewMetrics(e.loop).Handler())
+		defer srv.Close()
+		e.log.await(t, 0, "failing", func(r Round) bool { return r.Err != nil })
+		if got, want := gauges(t, srv), [3]float64{0, 1, 0}; got != want {
+			t.Errorf("debouncing, pending, in flight = %v while the rescan waits for its retry, want %v", got, want)
+		}
+		if got := e.loop.Pending(); got != 1 {
+			t.Errorf("Pending() = %d, want 1", got)
+		}
+	})
+	t.Run("rescan in flight", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.cfg.GracePeriod = time.Millisecond
+		e.writeFile("a.md", "Alpha.")
+		var g *gate
+		e.start(func(o *Options) {
+			g = newGate(o.Pipeline.Store, 0)
+			o.Pipeline.Store = g
+		})
+		select {
+		case <-g.blocked:
+		case <-time.After(waitLimit):
+			t.Fatal("the round never reached the store")
+		}
+		if got := e.loop.Pending(); got != 1 {
+			t.Errorf("Pending() = %d while the initial reconciliation runs, want 1", got)
+		}
+	})
+	t.Run("caught up", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.writeFile("a.md", "Alpha.")
+		e.start(nil)
+		srv := httptest.NewServer(NewMetrics(e.loop).Handler())
+		defer srv.Close()
+		e.waitReady()
+		if got, want := gauges(t, srv), [3]float64{0, 0, 0}; got != want {
+			t.Errorf("debouncing, pending, in flight = %v after the initial reconciliation, want %v", got, want)
+		}
+	})
+}
+
 // TestMetricsRegistry checks both uses of Registry: a collector a program
 // registers on it is served by Handler's /metrics, and the program's own
 // endpoint serves Sluice's series by gathering it with its registry.

@@ -13,9 +13,9 @@ import (
 	"github.com/sluice-dev/sluice/pipeline/state"
 )
 
-// deadLetters lists the dead-letter table of the default configuration in
+// failures reads the dead-letter table of the default configuration in
 // the current directory.
-func deadLetters(t *testing.T) []string {
+func failures(t *testing.T) []state.Failure {
 	t.Helper()
 	st, err := state.Open(context.Background(), DefaultConfig().State.Path, sinkScope(DefaultConfig()))
 	if err != nil {
@@ -26,8 +26,14 @@ func deadLetters(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fails
+}
+
+// deadLetters lists the ids of the dead-letter table (see failures).
+func deadLetters(t *testing.T) []string {
+	t.Helper()
 	ids := []string{}
-	for _, f := range fails {
+	for _, f := range failures(t) {
 		ids = append(ids, f.ID)
 	}
 	return ids
@@ -132,21 +138,12 @@ func TestFailedRetryOtherFolder(t *testing.T) {
 	}
 }
 
-// failureRecords lists the dead-letter table of the default configuration
-// in the current directory as "id attempts reason" lines.
+// failureRecords lists the dead-letter table (see failures) as
+// "id attempts reason" lines.
 func failureRecords(t *testing.T) []string {
 	t.Helper()
-	st, err := state.Open(context.Background(), DefaultConfig().State.Path, sinkScope(DefaultConfig()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	fails, err := st.Failures(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, f := range fails {
+	for _, f := range failures(t) {
 		out = append(out, fmt.Sprintf("%s %d %s", f.ID, f.Attempts, f.Reason))
 	}
 	return out

@@ -3,13 +3,13 @@ package embedder
 import (
 	"context"
 	"fmt"
-	"github.com/sluice-dev/sluice/internal/credential"
 	"math"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/azcred"
+	"github.com/sluice-dev/sluice/internal/credential"
 )
 
 // Provider names, the values of embedder.provider.

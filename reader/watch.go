@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -690,13 +691,10 @@ func limitFault(rel string, cause error) error {
 // firstLimited returns the first by path of the folders the watch limit
 // keeps from being watched.
 func (w *Watcher) firstLimited() string {
-	first := ""
-	for rel := range w.limited {
-		if first == "" || rel < first {
-			first = rel
-		}
+	if len(w.limited) == 0 {
+		return ""
 	}
-	return first
+	return slices.Min(slices.Collect(maps.Keys(w.limited)))
 }
 
 // scan watches the folders below rel, follows the links there, and records

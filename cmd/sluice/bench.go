@@ -194,14 +194,9 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 		}
 		// A request of one full chunk must be answered within
 		// embedder.timeout, or no configuration could embed one.
-		timeout, chunk := emb.Timeout, cfg.Splitter.ChunkSize
-		if timeout == 0 {
-			timeout = embedder.DefaultTimeout
-		}
-		if chunk <= 0 {
-			chunk = splitter.DefaultChunkSize
-		}
-		if err := f.sim.CheckTimeout(timeout, chunk); err != nil {
+		withDefaults := emb
+		withDefaults.ApplyDefaults()
+		if err := f.sim.CheckTimeout(withDefaults.Timeout, cfg.Splitter.WithDefaults().ChunkSize); err != nil {
 			return cfg, nil, &usageError{err}
 		}
 	}

@@ -80,10 +80,10 @@ func (a *app) configFlag() string {
 // the index, say) there is nothing to compare and the query goes on.
 func (a *app) checkQueryEmbedder(ctx context.Context, cfg Config) error {
 	st, err := readManifest(ctx, cfg)
-	if err != nil || st == nil {
-		if err != nil {
-			a.log.Debug("cannot read the manifest to compare embedders", "err", err)
-		}
+	if err != nil {
+		a.log.Debug("cannot read the manifest to compare embedders", "err", err)
+	}
+	if st == nil {
 		return nil
 	}
 	defer st.Close()

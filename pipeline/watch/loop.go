@@ -424,14 +424,13 @@ func (s *runState) lost(cause error) {
 	if limit || s.limitWarned {
 		n = s.l.w.Unwatched()
 	}
-	if s.limitWarned && n == 0 {
+	recovered := s.limitWarned && n == 0
+	if recovered {
 		s.limitWarned = false
 		log.Info("watch: every folder is watched again; rescanning the folder for the changes missed meanwhile")
-		if limit {
-			return
-		}
 	}
 	switch {
+	case limit && recovered: // the retry that found every folder watched: said above
 	case !limit || n == 0:
 		log.Warn("watch: events may have been lost; rescanning the folder", "cause", cause)
 	case !s.limitWarned:

@@ -19,44 +19,14 @@ import (
 // are the properties of its definition and, through allOf, of the
 // definitions it derives from; an object of a polymorphic base (one with a
 // discriminator) has the members of the subtype its discriminator value
-// names, found as adaptDefinitions finds it. A definition with
+// names (adaptDefinitions finds them). A definition with
 // additionalProperties (IndexAction, whose other members are the fields of
 // a document, for one) or declaring no properties at all has dynamic
 // members, which are not checked here. Annotations ("@odata.*",
 // "@search.*") are allowed everywhere.
 type memberSet struct {
-	defs     map[string]any               // the swagger definitions of one file
-	subtypes map[string]map[string]string // polymorphic base → discriminator value → subtype
-}
-
-// newMemberSet returns the memberSet of one swagger file's definitions,
-// which it only reads.
-func newMemberSet(defs map[string]any) *memberSet {
-	m := &memberSet{defs: defs, subtypes: map[string]map[string]string{}}
-	for name, d := range defs {
-		base, _ := d.(map[string]any)
-		if _, ok := base["discriminator"].(string); !ok {
-			continue
-		}
-		ref := "#/definitions/" + name
-		subs := map[string]string{}
-		for sub, sd := range defs {
-			sm, _ := sd.(map[string]any)
-			allOf, _ := sm["allOf"].([]any)
-			for _, a := range allOf {
-				if am, _ := a.(map[string]any); am["$ref"] != ref {
-					continue
-				}
-				v, _ := sm["x-ms-discriminator-value"].(string)
-				if v == "" {
-					v = sub
-				}
-				subs[v] = sub
-			}
-		}
-		m.subtypes[name] = subs
-	}
-	return m
+	defs     map[string]any               // the swagger definitions of one file, as read
+	subtypes map[string]map[string]string // polymorphic base → discriminator value → subtype (adaptDefinitions)
 }
 
 // unknownMemberError is a member of a request body object that the

@@ -63,8 +63,8 @@ func loadSchemas(dir string) (*schemaSet, error) {
 		if len(swagger.Definitions) == 0 {
 			return nil, fmt.Errorf("parse %s: no definitions found; is it a swagger 2.0 file?", path)
 		}
-		defs := adaptDefinitions(swagger.Definitions)
-		members := newMemberSet(swagger.Definitions)
+		defs, subtypes := adaptDefinitions(swagger.Definitions)
+		members := &memberSet{defs: swagger.Definitions, subtypes: subtypes}
 		url := "file:///searchtest-spec/" + file
 		if err := c.AddResource(url, map[string]any{"definitions": defs}); err != nil {
 			return nil, fmt.Errorf("add %s: %w", path, err)
@@ -82,13 +82,16 @@ func loadSchemas(dir string) (*schemaSet, error) {
 }
 
 // adaptDefinitions rewrites swagger definitions into plain draft-4 schemas.
-// Every value is re-decoded so the caller's maps are not modified.
-func adaptDefinitions(in map[string]any) map[string]any {
+// Every value is re-decoded so the caller's maps are not modified. It also
+// returns the subtypes of each polymorphic base (one with a discriminator)
+// by discriminator value.
+func adaptDefinitions(in map[string]any) (map[string]any, map[string]map[string]string) {
 	b, _ := json.Marshal(in)
 	var defs map[string]any
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	_ = d.Decode(&defs)
+	subtypes := map[string]map[string]string{}
 
 	// Enums marked x-ms-enum modelAsString are open ("extensible") in
 	// swagger: the spec's own examples use values outside the list (custom
@@ -119,6 +122,7 @@ func adaptDefinitions(in map[string]any) map[string]any {
 			continue
 		}
 		ref := "#/definitions/" + name
+		subtypes[name] = map[string]string{}
 		var branches []any
 		var values []any
 		for _, sub := range slices.Sorted(maps.Keys(defs)) {
@@ -135,6 +139,7 @@ func adaptDefinitions(in map[string]any) map[string]any {
 					v = sub
 				}
 				values = append(values, v)
+				subtypes[name][v] = sub
 				branches = append(branches, map[string]any{
 					"not": map[string]any{"properties": map[string]any{prop: map[string]any{"enum": []any{v}}}},
 				}, map[string]any{"$ref": "#/definitions/" + sub})
@@ -151,7 +156,7 @@ func adaptDefinitions(in map[string]any) map[string]any {
 		}
 		defs[name] = map[string]any{"allOf": dispatch, "description": base["description"]}
 	}
-	return defs
+	return defs, subtypes
 }
 
 // openEnums removes the enum of every (sub)schema whose x-ms-enum says

@@ -305,6 +305,9 @@ func checkKind(s setting) *settingError {
 	if t == durationType {
 		return checkDuration(s)
 	}
+	if k := t.Kind(); (k == reflect.Float32 || k == reflect.Float64) && overflows(n) != 0 {
+		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: "beyond the range of numbers (about ±1.8e308)"}
+	}
 	return nil // yaml.v3 checks the other scalars (a string, true or false, a duration)
 }
 
@@ -396,7 +399,14 @@ func checkWholeNumber(s setting, t reflect.Type) *settingError {
 			return bad("not a whole number; write it as " + v.String())
 		}
 	default:
-		return bad("not a whole number")
+		switch overflows(n) {
+		case +1:
+			v = new(big.Int).Add(hi, big.NewInt(1))
+		case -1:
+			v = new(big.Int).Sub(lo, big.NewInt(1))
+		default:
+			return bad("not a whole number")
+		}
 	}
 	switch {
 	case v.Cmp(hi) > 0:
@@ -405,6 +415,23 @@ func checkWholeNumber(s setting, t reflect.Type) *settingError {
 		return bad("too small (at least " + lo.String() + ")")
 	}
 	return nil
+}
+
+// overflows tells whether n is a number written without quotes that is
+// beyond float64's range, such as 1e400 (+1) or -1e400 (-1): yaml.v3 reads
+// those as strings. It returns 0 for anything else.
+func overflows(n *yaml.Node) int {
+	if n.ShortTag() != "!!str" || n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return 0
+	}
+	f, err := strconv.ParseFloat(n.Value, 64)
+	if !errors.Is(err, strconv.ErrRange) || !math.IsInf(f, 0) {
+		return 0
+	}
+	if f < 0 {
+		return -1
+	}
+	return +1
 }
 
 // rangeOf returns the smallest and the largest value of an integer type.
@@ -421,7 +448,7 @@ func rangeOf(t reflect.Type) (lo, hi *big.Int) {
 }
 
 // describeValue shows a value as the user wrote it: a number or a word as
-// is, a string quoted, a list or a mapping by its kind; long values are
+// is (also one beyond float64's range), a string quoted, a list or a mapping by its kind; long values are
 // cut short.
 func describeValue(n *yaml.Node) string {
 	switch n.Kind {
@@ -434,7 +461,7 @@ func describeValue(n *yaml.Node) string {
 	if utf8.RuneCountInString(v) > 40 {
 		v = string([]rune(v)[:37]) + "..."
 	}
-	if n.ShortTag() == "!!str" {
+	if n.ShortTag() == "!!str" && overflows(n) == 0 {
 		return strconv.Quote(v)
 	}
 	return v

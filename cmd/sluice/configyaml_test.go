@@ -47,6 +47,10 @@ func TestWholeNumberSettings(t *testing.T) {
 		{"watch section", "watch: {maxBatch: 2.5}\n", []string{"watch.maxBatch is 2.5, which is not a whole number"}},
 		{"negative decimal", "embedder: {maxRetries: -0.5}\n", []string{"embedder.maxRetries is -0.5, which is not a whole number"}},
 		{"not a number", "splitter: {chunkSize: .nan}\n", []string{"splitter.chunkSize is .nan, which is not a whole number"}},
+		{"beyond float64", "splitter: {chunkSize: 1e400}\n", []string{"splitter.chunkSize is 1e400, which is too large (at most 9223372036854775807)"}},
+		{"below float64", "embedder: {maxRetries: -1e400}\n", []string{"embedder.maxRetries is -1e400, which is too small (at least -9223372036854775808)"}},
+		{"a number beyond float64", "embedder: {pricePerMillionTokens: 1e400}\n", []string{"embedder.pricePerMillionTokens is 1e400, which is beyond the range of numbers (about ±1.8e308)"}},
+		{"a quoted number stays a string", "embedder: {pricePerMillionTokens: \"1e400\"}\n", []string{`embedder.pricePerMillionTokens is "1e400", which is not a number`}},
 		{"through a merge key", "defaults: &d {chunkSize: 2.5}\nsplitter:\n  <<: *d\n", []string{"line 1: splitter.chunkSize is 2.5, which is not a whole number"}},
 	}
 	for _, tt := range tests {

@@ -47,9 +47,9 @@ const (
 	DefaultCooldown    = time.Second
 )
 
-// None, as Options.Warmup or Options.Cooldown, means no warm-up or no
-// cool-down at all (0 means the default). Any negative duration means the
-// same.
+// None is the Options.Warmup or Options.Cooldown that means no warm-up or
+// no cool-down at all (0 means the default). Any negative duration means
+// the same.
 const None time.Duration = -1
 
 // Options choose the configurations to try and how long to measure each.

@@ -11,7 +11,9 @@ import (
 
 // Stat describes the document id under cfg.Dir as Walk would, for callers
 // that learn ids from elsewhere (watch events, a retry list). It returns a
-// *FileError wrapping ErrVanished if the file is gone, ErrOutsideRoot if it
+// *FileError wrapping ErrVanished if the file is gone, ErrBrokenSymlink or
+// ErrSymlinkLoop if id is a symbolic link that cannot be followed (a
+// document that fails, not one that is gone), ErrOutsideRoot if it
 // is reached through a symlink leaving the root, ErrNotRegular (a kind of
 // ErrUnreadable) if it is not a regular file, or a *ConfigError for a bad
 // root or an id that is not a clean root-relative path. Stat does not apply
@@ -27,7 +29,10 @@ func Stat(cfg Config, id string) (File, error) {
 	}
 	p := filepath.Join(cfg.Dir, filepath.FromSlash(id))
 	fi, err := os.Stat(p)
-	if err != nil {
+	switch {
+	case err != nil && isSymlink(p):
+		return File{ID: id, Path: p}, linkFault(id, p, err)
+	case err != nil:
 		return File{ID: id, Path: p}, statFault(id, err)
 	}
 	real, err := realPath(p)

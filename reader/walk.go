@@ -180,15 +180,8 @@ func (w *walker) resolve(id, dir, real string, de os.DirEntry) entry {
 	// os.Stat follows the chain in the kernel, which classifies loops
 	// (ELOOP) and dangling links for us; EvalSymlinks then names the target.
 	info, err := os.Stat(p)
-	switch {
-	case errors.Is(err, syscall.ELOOP):
-		e.fault = &FileError{Path: id, Err: ErrSymlinkLoop, Detail: "the chain of links never ends"}
-		return e
-	case errors.Is(err, fs.ErrNotExist):
-		e.fault = &FileError{Path: id, Err: ErrBrokenSymlink}
-		return e
-	case err != nil:
-		e.fault = &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot follow symlink", Cause: err}
+	if err != nil {
+		e.fault = linkFault(id, p, err)
 		return e
 	}
 	target, err := realPath(p)
@@ -204,6 +197,61 @@ func (w *walker) resolve(id, dir, real string, de os.DirEntry) entry {
 		e.fault = &FileError{Path: id, Err: ErrOutsideRoot, Detail: "target " + target}
 	}
 	return e
+}
+
+// linkFault describes the symbolic link id, at p, that cannot be followed:
+// os.Stat(p) failed with err. A loop is ErrSymlinkLoop, a missing target
+// ErrBrokenSymlink (naming the target, see missingTarget), anything else
+// (a target in a folder that cannot be searched) ErrUnreadable.
+func linkFault(id, p string, err error) *FileError {
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return &FileError{Path: id, Err: ErrSymlinkLoop, Detail: "the chain of links never ends"}
+	case errors.Is(err, fs.ErrNotExist):
+		return &FileError{Path: id, Err: ErrBrokenSymlink, Detail: missingTarget(p)}
+	}
+	return &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot follow symlink", Cause: err}
+}
+
+// maxLinkHops bounds the links missingTarget follows, as the kernel bounds
+// a chain of links.
+const maxLinkHops = 40
+
+// missingTarget names the target of the broken link at p as the link
+// spells it ("target notes/old.md"), and, if that is a link too, the
+// missing path its chain ends at ("target b.md, a link to gone.md").
+// It returns "" if p cannot be read as a link.
+func missingTarget(p string) string {
+	first, err := os.Readlink(p)
+	if err != nil {
+		return ""
+	}
+	last, at := first, p
+	for range maxLinkHops {
+		next := last
+		if !filepath.IsAbs(next) {
+			next = filepath.Join(filepath.Dir(at), next)
+		}
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		dest, err := os.Readlink(next)
+		if err != nil {
+			break
+		}
+		last, at = dest, next
+	}
+	if at == p {
+		return "target " + first
+	}
+	return "target " + first + ", a link to " + last
+}
+
+// isSymlink reports whether p is a symbolic link itself (not followed).
+func isSymlink(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // display shows a resolved path relative to the root where possible.

@@ -121,10 +121,15 @@ type Event struct {
 // WatchOptions tunes a Watcher.
 type WatchOptions struct {
 	// Debounce is how long a path must stay quiet before its event is sent;
-	// a burst of changes to one path gives one event. Default 500ms.
+	// a burst of changes to one path gives one event. Default 500ms (0
+	// takes it). A negative value, such as NoDebounce, turns debouncing
+	// off: each change is sent as soon as it is seen (changes that arrive
+	// together still give one event per path), so a file being written
+	// may be reported, and read, more than once.
 	Debounce time.Duration `yaml:"debounce"`
 	// MaxDelay bounds how long a path that keeps changing is held back.
-	// Default 10s; it must be at least Debounce.
+	// Default 10s, or Debounce if that is longer; it must be at least
+	// Debounce. Without debouncing it does not matter.
 	MaxDelay time.Duration `yaml:"maxDelay"`
 	// LimitRetry is how often, while the system's watch limit keeps
 	// folders from being watched (see Watcher.Unwatched), they are tried
@@ -139,6 +144,14 @@ const (
 	DefaultMaxDelay   = 10 * time.Second
 	DefaultLimitRetry = time.Minute
 )
+
+// NoDebounce, as WatchOptions.Debounce, turns debouncing off: each change
+// is sent as soon as it is seen. (A zero Debounce takes DefaultDebounce.)
+const NoDebounce time.Duration = -1
+
+// quiet returns how long a path must stay quiet: Debounce, or 0 if
+// debouncing is off.
+func (o WatchOptions) quiet() time.Duration { return max(o.Debounce, 0) }
 
 // WithDefaults returns o with zero settings replaced by their defaults.
 func (o WatchOptions) WithDefaults() WatchOptions {
@@ -155,10 +168,11 @@ func (o WatchOptions) WithDefaults() WatchOptions {
 }
 
 // Validate reports the first invalid setting as a *ConfigError naming it
-// ("watch.debounce" or "watch.maxDelay").
+// ("watch.maxDelay" or "watch.limitRetry"). Call WithDefaults first to
+// accept zero settings.
 func (o WatchOptions) Validate() error {
-	if o.Debounce < 0 {
-		return &ConfigError{Setting: "watch.debounce", Reason: "must not be negative; use a duration such as 500ms"}
+	if o.MaxDelay < 0 {
+		return &ConfigError{Setting: "watch.maxDelay", Reason: "must not be negative; use a duration such as 10s, at least watch.debounce"}
 	}
 	if o.MaxDelay < o.Debounce {
 		return &ConfigError{Setting: "watch.maxDelay", Reason: "must be at least watch.debounce (" + o.Debounce.String() + ")"}
@@ -180,8 +194,12 @@ func (o WatchOptions) Validate() error {
 // folder inside the root is a document (or folder of documents) of its own,
 // reported whenever its target changes; the target's folders are watched
 // even if Config does not select them. Links to targets outside the root,
-// broken links and links that loop are not followed (Walk reports them as
-// failures). A link is resolved when it is seen: if its target is later
+// broken links and links that loop are not followed: Walk reports them as
+// failed documents, and so they are reported Changed, for the reader of
+// the event to fail them alike (Stat reports why), not Removed; that
+// includes a link whose target is removed. A broken link whose missing
+// target lies inside the root is reported Changed again when the target
+// appears. A link is resolved when it is seen: if its target is later
 // replaced by a link elsewhere, only the next Rescan notices.
 //
 // A folder that cannot be watched (its permissions, say), or a watched
@@ -735,11 +753,19 @@ func (w *Watcher) record(id string, touch bool, now time.Time) {
 }
 
 // link records the symbolic link id. A link Walk follows is registered for
-// settle; a link to a file is a document like a file.
+// settle; a link to a file is a document like a file. So is a broken link,
+// which Walk reports as a failed document: it is registered with the path
+// its target would have (see missing), so that the target's creation
+// makes it a document that can be read.
 func (w *Watcher) link(id string, touch bool, now time.Time) {
 	w.unlink(id)
 	fi, err := os.Stat(w.abs(id))
 	if err != nil { // a broken or looping link, which Walk reports as failed
+		if errors.Is(err, fs.ErrNotExist) {
+			if t, ok := w.missing(id); ok {
+				w.register(id, link{target: t})
+			}
+		}
 		w.record(id, touch, now)
 		return
 	}
@@ -767,6 +793,45 @@ func (w *Watcher) resolve(id string) (string, bool) {
 		return "", false
 	}
 	return relTo(w.realRoot, real)
+}
+
+// missing returns the root-relative path of the missing target of the
+// broken link id (the path the link names, whose folders may be missing
+// too), and whether it lies inside the root.
+func (w *Watcher) missing(id string) (string, bool) {
+	p := w.abs(id)
+	dest, err := os.Readlink(p)
+	if err != nil {
+		return "", false
+	}
+	if !filepath.IsAbs(dest) {
+		dest = filepath.Join(filepath.Dir(p), dest)
+	}
+	real, err := realPathMissing(dest)
+	if err != nil {
+		return "", false
+	}
+	t, ok := relTo(w.realRoot, real)
+	return t, ok && t != "" && t != id
+}
+
+// realPathMissing is realPath for a path that may not exist: the deepest
+// existing folder above it is resolved and the rest appended.
+func realPathMissing(p string) (string, error) {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		real, err := realPath(p)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(p)
+		if !errors.Is(err, fs.ErrNotExist) || parent == p {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 func (w *Watcher) register(id string, l link) {
@@ -1034,7 +1099,7 @@ func (w *Watcher) touch(id string, now time.Time) {
 	}
 	w.seq++
 	p.seq = w.seq
-	p.due = now.Add(w.opts.Debounce)
+	p.due = now.Add(w.opts.quiet())
 	if limit := p.first.Add(w.opts.MaxDelay); limit.Before(p.due) {
 		p.due = limit
 	}
@@ -1056,12 +1121,13 @@ func (w *Watcher) arm(t *time.Timer) {
 // flush turns the ids whose quiet period is over into events, in the order
 // of their last change, deciding each from the file's current state: a
 // selected path that is not a folder is Changed (a regular file is read;
-// anything else, a FIFO say, fails as in Walk), and a known id with nothing
-// but a folder, or nothing at all, at its path is Removed. A selected path
-// that a folder's permissions keep from being looked up may be a document:
-// the folder is reported Failed (see closedAbove; without one, the id is
-// Changed and its read fails), and the change of permissions that opens
-// it again reports the documents below it. Watched folders whose
+// anything else, a FIFO or a link that cannot be followed say, fails as in
+// Walk), and a known id with nothing but a folder, or nothing at all, at
+// its path is Removed. A selected path that a folder's permissions keep
+// from being looked up may be a document: the folder is reported Failed
+// (see closedAbove; without one, the id is Changed and its read fails),
+// and the change of permissions that opens it again reports the
+// documents below it. Watched folders whose
 // permissions changed are rechecked first (see recheck). If the root's
 // path leads to another folder now, flush reports nothing and sets rootErr
 // (see CheckRoot).
@@ -1101,6 +1167,12 @@ func (w *Watcher) flush(now time.Time) {
 		fi, err := os.Stat(w.abs(d.id))
 		switch {
 		case err == nil && !fi.IsDir() && w.m.match(d.id):
+			w.known[d.id] = true
+			w.enqueue(Event{ID: d.id, Op: Changed})
+		case err != nil && isSymlink(w.abs(d.id)) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):
+			// A link that cannot be followed (broken, looping, or its
+			// target's folder closed) is a document that fails, as in
+			// Walk: the pipeline reads it and records why.
 			w.known[d.id] = true
 			w.enqueue(Event{ID: d.id, Op: Changed})
 		case errors.Is(err, fs.ErrPermission) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):

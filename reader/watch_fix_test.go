@@ -267,7 +267,9 @@ func TestWatchSymlinks(t *testing.T) {
 	if err := os.Remove(r.path("real/t.md")); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sorted(r.until()), []string{"removed link.md", "removed linkdir/t.md", "removed real/t.md"}; !slices.Equal(got, want) {
+	// link.md is a broken link now: a document that fails, as Walk lists
+	// it, not one that is gone.
+	if got, want := sorted(r.until()), []string{"changed link.md", "removed linkdir/t.md", "removed real/t.md"}; !slices.Equal(got, want) {
 		t.Errorf("target removed: %q, want %q", got, want)
 	}
 	if err := os.Symlink("real", r.path("later")); err != nil {

@@ -439,8 +439,10 @@ func TestNewWatcherErrors(t *testing.T) {
 	}{
 		{"missing root", Config{Dir: filepath.Join(t.TempDir(), "nope")}, WatchOptions{}, "source.dir"},
 		{"bad glob", Config{Dir: t.TempDir(), Exclude: []string{"[x"}}, WatchOptions{}, "source.exclude[0]"},
-		{"negative debounce", Config{Dir: t.TempDir()}, WatchOptions{Debounce: -1}, "watch.debounce"},
+		{"negative max delay", Config{Dir: t.TempDir()}, WatchOptions{MaxDelay: -1}, "watch.maxDelay"},
+		{"negative max delay without debouncing", Config{Dir: t.TempDir()}, WatchOptions{Debounce: NoDebounce, MaxDelay: -time.Second}, "watch.maxDelay"},
 		{"max below debounce", Config{Dir: t.TempDir()}, WatchOptions{Debounce: time.Second, MaxDelay: time.Millisecond}, "watch.maxDelay"},
+		{"negative limit retry", Config{Dir: t.TempDir()}, WatchOptions{LimitRetry: -time.Second}, "watch.limitRetry"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -463,6 +465,9 @@ func TestWatchOptionsDefaults(t *testing.T) {
 	}
 	if o := (WatchOptions{Debounce: time.Minute}).WithDefaults(); o.MaxDelay != time.Minute {
 		t.Errorf("MaxDelay default below a long Debounce: %v", o.MaxDelay)
+	}
+	if o := (WatchOptions{Debounce: NoDebounce}).WithDefaults(); o.Debounce != NoDebounce || o.MaxDelay != DefaultMaxDelay || o.Validate() != nil {
+		t.Errorf("NoDebounce with defaults = %+v (%v), want debouncing kept off", o, o.Validate())
 	}
 }
 

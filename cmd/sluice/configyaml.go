@@ -24,8 +24,10 @@ import (
 // setting and its line. yaml.v3 alone would silently truncate a decimal in
 // a whole-number setting (chunkSize: 100.9 becomes 100), so every value is
 // first checked against the kind of its setting (checkKinds); what yaml.v3
-// still refuses is reworded by friendlyYAMLError. A file without a
-// document (empty, or only comments) keeps every default.
+// still refuses is reworded by friendlyYAMLError. The watch settings the
+// file writes then take the meaning the flags give them (settleWatch:
+// debounce 0s is off, not the default). A file without a document (empty,
+// or only comments) keeps every default.
 func decodeConfig(data []byte, cfg *Config) error {
 	var doc yaml.Node
 	first := yaml.NewDecoder(bytes.NewReader(data))
@@ -59,7 +61,7 @@ func decodeConfig(data []byte, cfg *Config) error {
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
 		return friendlyYAMLError(err, &doc)
 	}
-	return nil
+	return settleWatch(&doc, &cfg.Watch)
 }
 
 // setting is one value of a configuration file.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,20 +38,27 @@ func (a *app) watchCommand() *cobra.Command {
 		Short: "Keep the vector store in step with a folder, reacting to file changes",
 		Long: "Reconcile the folder with the store (like `sluice run`), then watch it: files created,\n" +
 			"changed, renamed or deleted are ingested or removed within about a second of their last\n" +
-			"write (--debounce). DIR overrides source.dir. The first SIGINT or SIGTERM stops taking\n" +
-			"changes, lets the documents in flight finish for up to --grace-period and exits 0; a second\n" +
-			"one exits at once (code 1). Either way the state stays consistent and the next start\n" +
-			"resumes. --metrics-addr serves Prometheus metrics on /metrics, and /healthz and /readyz.",
+			"write (--debounce; 0s ingests each change as soon as it is seen). DIR overrides source.dir.\n" +
+			"The first SIGINT or SIGTERM stops taking changes, lets the documents in flight finish for\n" +
+			"up to --grace-period (0s: not at all) and exits 0; a second one exits at once (code 1).\n" +
+			"Either way the state stays consistent and the next start resumes. --metrics-addr serves\n" +
+			"Prometheus metrics on /metrics, and /healthz and /readyz; port 0 picks a free port, and\n" +
+			"the log line \"watch: serving metrics\" gives the address bound.",
 		Args: positionalArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.watch(cmd, args, f) },
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics, /healthz and /readyz on `HOST:PORT` (default off)")
-	fl.DurationVar(&f.debounce, "debounce", def.Debounce, "how long a file must stay quiet before it is ingested (watch.debounce)")
-	fl.DurationVar(&f.maxDelay, "max-delay", def.MaxDelay, "the longest a file that keeps changing is held back (watch.maxDelay)")
-	fl.DurationVar(&f.rescanInterval, "rescan-interval", def.RescanInterval, "also reconcile the whole folder this often, as a safety net; 0 is off (watch.rescanInterval)")
-	fl.DurationVar(&f.gracePeriod, "grace-period", def.GracePeriod, "on SIGINT/SIGTERM, how long to let the documents in flight finish (watch.gracePeriod)")
+	addWatchFlags(cmd.Flags(), &f, def)
 	return cmd
+}
+
+// addWatchFlags defines the flags of `sluice watch` on fl, with the
+// defaults of def, to be read into f.
+func addWatchFlags(fl *pflag.FlagSet, f *watchFlags, def watch.Config) {
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics, /healthz and /readyz on `HOST:PORT`; port 0 picks a free port, logged at start (default off)")
+	fl.DurationVar(&f.debounce, "debounce", def.Debounce, "how long a file must stay quiet before it is ingested; 0s ingests each change as soon as it is seen, so a file may be read while it is written (watch.debounce)")
+	fl.DurationVar(&f.maxDelay, "max-delay", def.MaxDelay, "the longest a file that keeps changing is held back; at least --debounce, which raises it when only --debounce is given (watch.maxDelay)")
+	fl.DurationVar(&f.rescanInterval, "rescan-interval", def.RescanInterval, "also reconcile the whole folder this often, as a safety net; 0 is off (watch.rescanInterval)")
+	fl.DurationVar(&f.gracePeriod, "grace-period", def.GracePeriod, "on SIGINT/SIGTERM, how long to let the documents in flight finish; 0s abandons them at once, for the next start to resume (watch.gracePeriod)")
 }
 
 // watchFlagOf names the flag of each watch setting, for error messages.
@@ -61,13 +69,32 @@ var watchFlagOf = map[string]string{
 	"watch.gracePeriod":    "grace-period",
 }
 
-// watchConfig returns base with the settings given on the command line.
-func watchConfig(fl *pflag.FlagSet, base watch.Config, f watchFlags) watch.Config {
+// watchConfig returns base, the watch settings of the configuration, with
+// those given on the command line, validated and with defaults applied.
+// The flags mean what the file's settings mean (see settleWatch):
+// --debounce 0s and --grace-period 0s turn debouncing and the grace period
+// off, --debounce without --max-delay raises max-delay to it, and
+// --max-delay 0s is refused unless debouncing is off. An invalid value is
+// a usage error naming the flag and its setting.
+func watchConfig(fl *pflag.FlagSet, base watch.Config, f watchFlags) (watch.Config, error) {
+	for _, d := range []struct {
+		flag, setting string
+		v             time.Duration
+		hint          string
+	}{
+		{"debounce", "watch.debounce", f.debounce, debounceOffHint},
+		{"grace-period", "watch.gracePeriod", f.gracePeriod, graceOffHint},
+	} {
+		if fl.Changed(d.flag) && d.v < 0 {
+			return base, usagef("--%s is %v, which is negative; %s (%s)", d.flag, d.v, d.hint, d.setting)
+		}
+	}
+	// cmp.Or(v, off): v, or off for 0s.
 	set := map[string]func(){
-		"debounce":        func() { base.Debounce = f.debounce },
+		"debounce":        func() { base.Debounce = cmp.Or(f.debounce, watch.NoDebounce) },
 		"max-delay":       func() { base.MaxDelay = f.maxDelay },
 		"rescan-interval": func() { base.RescanInterval = f.rescanInterval },
-		"grace-period":    func() { base.GracePeriod = f.gracePeriod },
+		"grace-period":    func() { base.GracePeriod = cmp.Or(f.gracePeriod, watch.NoGracePeriod) },
 	}
 	for name, apply := range set {
 		if fl.Changed(name) {
@@ -77,7 +104,15 @@ func watchConfig(fl *pflag.FlagSet, base watch.Config, f watchFlags) watch.Confi
 	if fl.Changed("debounce") && !fl.Changed("max-delay") {
 		base.MaxDelay = max(base.MaxDelay, base.Debounce)
 	}
-	return base.WithDefaults()
+	// Before the defaults, which would take a max-delay of 0s for 10s.
+	if err := base.Validate(); err != nil {
+		var cerr *watch.ConfigError
+		if errors.As(err, &cerr) && watchFlagOf[cerr.Setting] != "" {
+			return base, usagef("%w (--%s)", err, watchFlagOf[cerr.Setting])
+		}
+		return base, &usageError{err}
+	}
+	return base.WithDefaults(), nil
 }
 
 func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
@@ -86,13 +121,9 @@ func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 	if err != nil {
 		return err
 	}
-	wc := watchConfig(cmd.Flags(), cfg.Watch, f)
-	if err := wc.Validate(); err != nil {
-		var cerr *watch.ConfigError
-		if errors.As(err, &cerr) {
-			return usagef("%w (--%s)", err, watchFlagOf[cerr.Setting])
-		}
-		return &usageError{err}
+	wc, err := watchConfig(cmd.Flags(), cfg.Watch, f)
+	if err != nil {
+		return err
 	}
 	in, err := a.newIngester(ctx, cfg, false, false)
 	if err != nil {
@@ -119,7 +150,7 @@ func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 		}
 		defer shutdown()
 	}
-	a.log.Info("watch: reconciling, then watching", "dir", cfg.Source.Dir, "debounce", wc.Debounce)
+	a.log.Info("watch: reconciling, then watching", "dir", cfg.Source.Dir, "debounce", max(wc.Debounce, 0), "gracePeriod", max(wc.GracePeriod, 0))
 	err = loop.Run(runCtx)
 	switch {
 	case errors.Is(err, watch.ErrAborted):
@@ -177,6 +208,8 @@ func (a *app) serveMetrics(addr string, m *watch.Metrics) (shutdown func(), err 
 	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// The address bound, which port 0 leaves to the system: the log line
+	// tells users, and tests, where to connect.
 	a.log.Info("watch: serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -36,14 +36,28 @@ func (s *watchBuffer) String() string {
 	return s.b.String()
 }
 
-func watchFreeAddr(t *testing.T) string {
+// servingMetrics matches the log line of the metrics server, which gives
+// the address it bound.
+var servingMetrics = regexp.MustCompile(`msg="watch: serving metrics" url=http://(\S+)/metrics`)
+
+// watchMetricsAddr returns the address the metrics server of a `sluice
+// watch --metrics-addr 127.0.0.1:0` bound, read from its log (stderr): the
+// system picks a free port, so no other process can take it first, as it
+// could one picked by the test and closed again.
+func watchMetricsAddr(t *testing.T, stderr *watchBuffer) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addr string
+	watchPoll(t, "the log line giving the metrics address", func() bool {
+		m := servingMetrics.FindStringSubmatch(stderr.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	})
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		t.Fatalf("the metrics server logged address %q, want the port it bound", addr)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // poll calls ok every 20ms until it holds or 15s have passed.
@@ -76,12 +90,11 @@ func TestWatchSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
 	t.Chdir(dir)
-	addr := watchFreeAddr(t)
 	var stdout, stderr watchBuffer
 	code := make(chan int, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		code <- execute(ctx, []string{"watch", "docs", "--metrics-addr", addr, "--debounce", "40ms", "--grace-period", "5s"}, &stdout, &stderr)
+		code <- execute(ctx, []string{"watch", "docs", "--metrics-addr", "127.0.0.1:0", "--debounce", "40ms", "--grace-period", "5s"}, &stdout, &stderr)
 	}()
 	exited := false
 	t.Cleanup(func() {
@@ -90,6 +103,7 @@ func TestWatchSIGTERM(t *testing.T) {
 			<-code
 		}
 	})
+	addr := watchMetricsAddr(t, &stderr)
 	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
 	if c, _ := watchGet("http://" + addr + "/healthz"); c != http.StatusOK {
 		t.Errorf("/healthz = %d", c)
@@ -170,16 +184,24 @@ func TestWatchStopsOnContext(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"a.md": "Alpha."})
 	t.Chdir(dir)
-	addr := watchFreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr watchBuffer
 	code := make(chan int, 1)
-	go func() { code <- execute(ctx, []string{"watch", "--metrics-addr", addr}, &stdout, &stderr) }()
+	go func() { code <- execute(ctx, []string{"watch", "--metrics-addr", "127.0.0.1:0"}, &stdout, &stderr) }()
+	exited := false
+	t.Cleanup(func() {
+		cancel() // do not leave the command running after a failure
+		if !exited {
+			<-code
+		}
+	})
+	addr := watchMetricsAddr(t, &stderr)
 	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
 	cancel()
 	select {
 	case c := <-code:
+		exited = true
 		if c != exitOK {
 			t.Fatalf("exit code %d, want 0; stderr:\n%s", c, stderr.String())
 		}

@@ -19,7 +19,9 @@
 //
 // The watcher follows the folder as a batch run walks it: folders are
 // watched whatever their name, documents reached through symbolic links are
-// updated when their targets change, a path that turns from file into
+// updated when their targets change, a symbolic link that cannot be
+// followed (its target missing, say) is a failed document that keeps its
+// earlier chunks, as in a batch run, a path that turns from file into
 // folder (or back) loses its old document, a change of permissions retries
 // a document, and a folder that cannot be watched is recorded as a failed
 // document (`sluice failed list`) until its permissions allow it.
@@ -36,7 +38,8 @@
 //
 // Cancelling the context given to Run stops the Loop gracefully: it stops
 // taking events, lets the round in flight finish for up to
-// Config.GracePeriod, then abandons it. Abort abandons it at once. Either way
+// Config.GracePeriod, then abandons it (at once with NoGracePeriod). Abort
+// abandons it at once. Either way
 // the manifest stays consistent: the pipeline records a document only after
 // all its chunks are in the store, so the next start converges.
 //

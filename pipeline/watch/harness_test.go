@@ -241,6 +241,9 @@ const syncName = "_sync.md"
 // removes it and waits for the round that deletes it. The watcher reports
 // paths in the order of their last change and the loop processes them in
 // that order, so every earlier change is in one of these rounds or before.
+// The barrier appears by a rename, one event: written in place, a watcher
+// without debouncing (NoDebounce) may report it, and the loop read it,
+// while it is still empty, which fails it instead of ingesting it.
 func (e *env) wait() {
 	e.t.Helper()
 	covers := func(id string, op func(Round) []string, after time.Time) func(Round) bool {
@@ -250,7 +253,10 @@ func (e *env) wait() {
 	}
 	from := e.log.len()
 	at := time.Now()
-	e.writeFile(syncName, "barrier "+at.String())
+	e.writeFile(syncName+".tmp", "barrier "+at.String()) // an editor's temporary name: ignored
+	if err := os.Rename(filepath.Join(e.root, syncName+".tmp"), filepath.Join(e.root, syncName)); err != nil {
+		e.t.Fatal(err)
+	}
 	from = e.log.await(e.t, from, "ingesting the barrier", covers(syncName, func(r Round) []string { return r.Changed }, at))
 	at = time.Now()
 	if err := os.Remove(filepath.Join(e.root, syncName)); err != nil {

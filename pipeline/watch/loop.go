@@ -189,7 +189,8 @@ func (l *Loop) inflight(s pipeline.Snapshot) int64 {
 
 // Run reconciles the folder with the store, then processes file-system
 // events until ctx is done. It then stops taking events, waits up to
-// Config.GracePeriod for the round in flight, and returns nil. It returns
+// Config.GracePeriod for the round in flight (not at all with
+// NoGracePeriod), and returns nil. It returns
 // ErrAborted after Abort, a permanent error of a round (a changed embedding
 // model, rejected credentials, a source folder that cannot be listed:
 // reader.ErrConfig), or an error of the file watcher, which wraps a
@@ -353,14 +354,20 @@ func tickerC(t *time.Ticker) <-chan time.Time {
 	return t.C
 }
 
-// stop stops taking events and starts the grace period of the round in flight.
+// stop stops taking events and starts the grace period of the round in
+// flight; without one (NoGracePeriod), it abandons the round at once.
 func (s *runState) stop() {
 	if s.stopping {
 		return
 	}
 	s.stopping = true
 	s.stopWatch()
-	if s.running {
+	switch {
+	case !s.running:
+	case s.l.cfg.GracePeriod < 0:
+		s.l.log.Warn("watch: no grace period; abandoning the documents in flight, the next start resumes them", "gracePeriod", time.Duration(0))
+		s.cancelWork()
+	default:
 		s.grace = time.NewTimer(s.l.cfg.GracePeriod)
 	}
 }

@@ -26,12 +26,15 @@ func TestConfigValidate(t *testing.T) {
 		value   string // the value the message must quote, if any
 	}{
 		{"defaults", Config{}, "", ""},
-		{"negative debounce", Config{Debounce: -time.Second}, "watch.debounce", ""},
-		{"max delay below debounce", Config{Debounce: 2 * time.Second, MaxDelay: time.Second}, "watch.maxDelay", ""},
+		{"no debounce", Config{Debounce: NoDebounce}, "", ""},
+		{"no debounce, short max delay", Config{Debounce: NoDebounce, MaxDelay: time.Millisecond}, "", ""},
+		{"max delay below debounce", Config{Debounce: 2 * time.Second, MaxDelay: time.Second}, "watch.maxDelay", "1s"},
+		{"negative max delay", Config{MaxDelay: -time.Second}, "watch.maxDelay", "-1s"},
+		{"negative max delay without debouncing", Config{Debounce: NoDebounce, MaxDelay: -time.Second}, "watch.maxDelay", "-1s"},
 		{"negative rescan", Config{RescanInterval: -time.Minute}, "watch.rescanInterval", ""},
 		{"rescan too often", Config{RescanInterval: time.Millisecond}, "watch.rescanInterval", ""},
 		{"hourly rescan", Config{RescanInterval: time.Hour}, "", ""},
-		{"negative grace", Config{GracePeriod: -time.Second}, "watch.gracePeriod", ""},
+		{"no grace period", Config{GracePeriod: NoGracePeriod}, "", ""},
 		{"negative batch", Config{MaxBatch: -1}, "watch.maxBatch", "-1"},
 		{"pending below batch", Config{MaxBatch: 50, MaxPending: 10}, "watch.maxPending", "10"},
 	}
@@ -55,6 +58,18 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("message %q does not give the value %s", err, tt.value)
 			}
 		})
+	}
+}
+
+// TestConfigOff checks that WithDefaults keeps the settings turned off:
+// a zero setting takes its default, NoDebounce and NoGracePeriod stay.
+func TestConfigOff(t *testing.T) {
+	c := Config{Debounce: NoDebounce, GracePeriod: NoGracePeriod}.WithDefaults()
+	if c.Debounce != NoDebounce || c.GracePeriod != NoGracePeriod || c.MaxDelay != DefaultMaxDelay {
+		t.Errorf("WithDefaults() = %+v, want debounce and grace period kept off, max delay %v", c, DefaultMaxDelay)
+	}
+	if got := c.watchOptions().WithDefaults().Debounce; got != reader.NoDebounce {
+		t.Errorf("the watcher's debounce is %v, want reader.NoDebounce", got)
 	}
 }
 
@@ -159,6 +174,7 @@ func TestStopDuringBurst(t *testing.T) {
 	}{
 		{name: "finish within grace", grace: 10 * time.Second},
 		{name: "grace period over", grace: time.Millisecond, hold: true},
+		{name: "no grace period", grace: NoGracePeriod, hold: true},
 		{name: "abort", grace: time.Hour, hold: true, abort: true, want: ErrAborted},
 	}
 	for _, tt := range tests {
@@ -191,8 +207,14 @@ func TestStopDuringBurst(t *testing.T) {
 			if tt.abort {
 				e.loop.Abort()
 			}
+			stopping := time.Now()
 			if err := e.stop(); !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
 				t.Fatalf("Run = %v, want %v", err, tt.want)
+			}
+			// The held round never finishes: only abandoning it ends Run.
+			// Without a grace period that is at once, not after the default.
+			if took := time.Since(stopping); tt.grace == NoGracePeriod && took >= DefaultGracePeriod/2 {
+				t.Errorf("the stop took %v without a grace period, want it at once", took)
 			}
 			e.start(nil)
 			e.waitReady()

@@ -3,6 +3,7 @@ package watch
 import (
 	"bufio"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,12 +11,18 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/pipeline/state"
 )
 
 // TestScenarios runs the scripts in testdata/*.txt, in the spirit of
 // fsnotify's own testdata scripts. Each line is a command:
 //
 //	exclude PATTERN          add a source.exclude pattern (before start)
+//	debounce off|DURATION    set watch.debounce (before start); off is
+//	                         NoDebounce
 //	start                    open the store and manifest and run a Loop
 //	stop                     stop the Loop gracefully and close the stores
 //	restart                  stop, then start
@@ -38,6 +45,12 @@ import (
 //	expect-chunks ID N       the store holds N chunks of ID
 //	expect-text ID TEXT      a chunk of ID contains TEXT
 //	expect-failed [ID...]    the dead-letter table lists exactly these
+//	expect-reason ID TEXT    the dead-letter entry of ID says TEXT
+//	expect-run-agrees        stop the Loop, run `sluice run` (an incremental
+//	                         pipeline.Run over the whole folder) on its store
+//	                         and manifest, expect it to find everything up to
+//	                         date (no node, failure or reason changes), and
+//	                         start again
 //	attempts ID              remember how often ID has failed
 //	expect-attempts ID +N    ID failed N more times since attempts ID
 //	expect-clean             the store equals a clean run of the folder and
@@ -125,6 +138,16 @@ func (e *env) step(pos string, args []string, line string) {
 	case "exclude":
 		if need(2) {
 			e.exclude = append(e.exclude, args[1])
+		}
+	case "debounce":
+		if need(2) {
+			d := NoDebounce
+			if args[1] != "off" {
+				var err error
+				d, err = time.ParseDuration(args[1])
+				must(err)
+			}
+			e.cfg.Debounce = d
 		}
 	case "start":
 		e.start(nil)
@@ -251,6 +274,24 @@ func (e *env) step(pos string, args []string, line string) {
 		if !slices.Equal(got, args[1:]) {
 			fail("failed documents: %q, want %q", got, args[1:])
 		}
+	case "expect-reason":
+		if need(3) {
+			want := rest(line, 2)
+			fails, err := e.state.Failures(context.Background())
+			must(err)
+			i := slices.IndexFunc(fails, func(f state.Failure) bool { return f.ID == args[1] })
+			switch {
+			case i < 0:
+				fail("%s is not in the dead-letter table", args[1])
+			case !strings.Contains(fails[i].Reason, want):
+				fail("%s failed with %q, want it to say %q", args[1], fails[i].Reason, want)
+			}
+		}
+	case "expect-run-agrees":
+		must(e.stop())
+		e.runAgrees(fail)
+		e.start(nil)
+		e.waitReady()
 	case "attempts":
 		if need(2) {
 			e.attempts[args[1]] = e.failedAttempts(args[1])
@@ -267,6 +308,42 @@ func (e *env) step(pos string, args []string, line string) {
 		e.checkClean()
 	default:
 		fail("unknown command %q", args[0])
+	}
+}
+
+// runAgrees runs a whole-folder incremental pipeline.Run, as `sluice run`
+// does, on the store and manifest the stopped Loop left, and reports with
+// fail whatever the run changes: a document added, updated or deleted, a
+// node, or a failure or its reason. Watch mode must leave what a run leaves.
+func (e *env) runAgrees(fail func(string, ...any)) {
+	e.t.Helper()
+	ctx := context.Background()
+	e.open()
+	defer e.closeStores()
+	reasons := func() map[string]string {
+		fails, err := e.state.Failures(ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, f := range fails {
+			m[f.ID] = f.Reason
+		}
+		return m
+	}
+	nodes, failed := view(nodesOf(e.t, e.store)), reasons()
+	rep, err := pipeline.Run(ctx, e.options(e.store, e.state))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rep.FilesAdded+rep.FilesUpdated+rep.FilesDeleted > 0 {
+		fail("the run after watch added %d, updated %d and deleted %d documents, want none", rep.FilesAdded, rep.FilesUpdated, rep.FilesDeleted)
+	}
+	if got := view(nodesOf(e.t, e.store)); !slices.Equal(got, nodes) {
+		fail("the run after watch changed the store:\n before:\n  %s\n after:\n  %s", strings.Join(nodes, "\n  "), strings.Join(got, "\n  "))
+	}
+	if got := reasons(); !maps.Equal(got, failed) {
+		fail("failures after watch: %q; after the run: %q", failed, got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -369,3 +370,39 @@ func (failingList) NodeIDs(context.Context, string, func([]string) error) error 
 type failingDelete struct{ *memStore }
 
 func (failingDelete) Delete(context.Context, string) error { return sink.ErrUnavailable }
+
+// TestStoreLostBehindTheManifest empties the store between runs, as when
+// an index is deleted and created again: the next run must write every
+// document again (the manifest says they are all there), forget the
+// documents whose files are gone, and say so in its report.
+func TestStoreLostBehindTheManifest(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, corpus(6))
+			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+			in.run(wrap)
+			in.store.mu.Lock()
+			clear(in.store.nodes)
+			in.store.mu.Unlock()
+			if err := os.Remove(filepath.Join(in.root, "d00/f00.md")); err != nil {
+				t.Fatal(err)
+			}
+			rep := in.run(wrap)
+			if _, reporter := kind.wrap(in.store).(EmptyReporter); !reporter {
+				// Without Empty the loss cannot be seen: the run trusts
+				// the manifest, as documented.
+				if rep.StoreLost || rep.FilesUnchanged != 5 {
+					t.Errorf("store that cannot tell it is empty: report %+v, want 5 unchanged", rep)
+				}
+				return
+			}
+			if !rep.StoreLost || rep.FilesUnchanged != 0 || rep.FilesUpdated != 5 || rep.FilesDeleted != 1 || rep.ChunksReused != 0 {
+				t.Errorf("report %+v; want store_lost, 5 updated, 1 deleted, nothing unchanged or reused", rep)
+			}
+			in.assertEqualsCleanRun()
+			if rep := in.run(wrap); rep.StoreLost || rep.FilesUnchanged != 5 {
+				t.Errorf("the run after: %+v, want 5 unchanged", rep)
+			}
+		})
+	}
+}

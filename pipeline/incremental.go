@@ -97,6 +97,9 @@ func (r *run) prepare(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := r.checkStoreLost(ctx); err != nil {
+			return err
+		}
 	}
 	if !r.fullWalk {
 		// A run over named files (a watch round, a retry) looks up just
@@ -148,6 +151,26 @@ func (r *run) prepare(ctx context.Context) error {
 		r.failed[f.ID] = true
 	}
 	return r.listStore(ctx)
+}
+
+// checkStoreLost writes every document whole again when the store is
+// empty although the manifest records nodes in it: the index was deleted
+// and created again, or emptied, behind the manifest's back, and trusting
+// the manifest would leave it empty while reporting every document
+// unchanged. The manifest's records still say which nodes each document
+// had, so that documents whose files are gone are forgotten as usual.
+func (r *run) checkStoreLost(ctx context.Context) error {
+	if !r.storeEmpty || r.rewrite {
+		return nil
+	}
+	lost, err := r.opts.State.HasNodes(ctx)
+	if err != nil || !lost {
+		return err
+	}
+	r.rewrite, r.report.StoreLost = true, true
+	r.opts.Logger.Warn("the store holds no node, but the manifest records nodes written to it (was the index deleted, emptied or created again?): every document is written again",
+		"scope", r.opts.State.Scope())
+	return nil
 }
 
 // listStore loads the document ids of a DocLister store for a Full run, so
@@ -255,7 +278,7 @@ func sameTimes(st state.Stamp, f reader.File) bool {
 // that its modification time or content hash can prove it unchanged; never
 // in a Full run or one whose splitter settings changed.
 func (r *run) fresh(f reader.File, metaHash string, size int64, recordedMeta string) bool {
-	return !r.opts.Full && !r.resplit && f.Size == size && metaHash == recordedMeta
+	return !r.rewrite && !r.resplit && f.Size == size && metaHash == recordedMeta
 }
 
 func hashFile(f reader.File) (string, int64, error) {

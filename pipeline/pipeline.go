@@ -247,6 +247,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		report:   &Report{DryRun: opts.DryRun, Failures: []Failure{}},
 		seen:     make(map[string]bool),
 		fullWalk: fullWalk,
+		rewrite:  opts.Full,
 	}
 	r.updater, _ = opts.Store.(sink.MetadataUpdater)
 	r.lister, _ = opts.Store.(NodeLister)
@@ -292,6 +293,10 @@ type run struct {
 	// resplit: the splitter settings differ from those the manifest
 	// recorded, so no document counts as unchanged (see prepare).
 	resplit bool
+	// rewrite: no document counts as unchanged and no chunk is taken as
+	// stored: a Full run, or a store found empty although the manifest
+	// records nodes in it (see prepare).
+	rewrite bool
 
 	mu          sync.Mutex
 	report      *Report
@@ -527,7 +532,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		if known || d.intended[id] {
 			d.matched++
 		}
-		reuse := !r.opts.Full && known
+		reuse := !r.rewrite && known
 		// A chunk written by a dead run, or under other metadata, gets the
 		// document's current metadata.
 		update := reuse && (!recorded || d.prev.MetaHash != d.metaHash)

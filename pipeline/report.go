@@ -59,6 +59,10 @@ type Report struct {
 	// Interrupted is true when an incomplete run stopped because its
 	// context was cancelled (Ctrl-C, SIGTERM).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// StoreLost is true when the store was empty although the manifest
+	// recorded nodes in it (the index was deleted, emptied or created
+	// again since the last run): every document was written again.
+	StoreLost bool `json:"store_lost,omitempty"`
 }
 
 // Failure is one document that could not be ingested.

@@ -853,6 +853,18 @@ func (s *Store) Has(ctx context.Context, id string) (bool, error) {
 	return n != 0, nil
 }
 
+// HasNodes reports whether the manifest records any node as stored: a
+// committed document's, or one a run acknowledged or may have written.
+func (s *Store) HasNodes(ctx context.Context) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1)
+		OR EXISTS (SELECT 1 FROM pending WHERE scope = ?1)`, s.scope).Scan(&n)
+	if err != nil {
+		return false, s.fail(fmt.Errorf("reading the recorded nodes: %w", err))
+	}
+	return n != 0, nil
+}
+
 // Failures lists the dead-letter table, sorted by document id.
 func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
 	var out []Failure

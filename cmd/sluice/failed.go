@@ -72,7 +72,7 @@ func (a *app) failedCommand() *cobra.Command {
 		Args: positionalArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg, err := a.configForDir(args, nil, nil)
+			cfg, err := a.configForDir(args, rf.include, rf.exclude)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func (a *app) failedCommand() *cobra.Command {
 				return err
 			}
 			if manifestMissing(cfg) { // nothing failed, and nothing to create
-				return a.nothingToRetry(rf)
+				return a.nothingToRetry(rf, 0)
 			}
 			in, err := a.newIngester(ctx, cfg, rf.dryRun, false)
 			if err != nil {
@@ -94,15 +94,15 @@ func (a *app) failedCommand() *cobra.Command {
 				}
 			}
 			if len(fails) == 0 {
-				return a.nothingToRetry(rf)
+				return a.nothingToRetry(rf, 0)
 			}
 			ids, skipped := retryable(cfg.Source, fails)
 			if len(skipped) > 0 {
-				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a whole-folder `sluice run` retries the folders, a run with an --include that selects the documents retries them, and --exclude or deleting their files clears them\n",
+				fmt.Fprintf(a.stderr, "not retrying %s (folders, or documents that source.include/exclude do not select): %s; a whole-folder `sluice run` retries the folders, --include with a pattern that selects the documents retries them (here or in a run), and --exclude or deleting their files clears them\n",
 					plural(len(skipped), "entry", "entries"), strings.Join(skipped, ", "))
 			}
 			if len(ids) == 0 {
-				return a.nothingToRetry(rf)
+				return a.nothingToRetry(rf, len(skipped))
 			}
 			if noneUnder(cfg.Source, ids) {
 				// Retried, each would be recorded as vanished in place of
@@ -115,6 +115,7 @@ func (a *app) failedCommand() *cobra.Command {
 			return a.report(ctx, opts, rf)
 		},
 	}
+	rf.addSelectFlags(retry.Flags())
 	retry.Flags().StringVar(&rf.report, "report", "", "write the run report as JSON to `FILE`")
 	retry.Flags().BoolVar(&rf.json, "json", false, "print the run report as JSON")
 	retry.Flags().BoolVar(&rf.dryRun, "dry-run", false, "show the plan without embedding or writing")
@@ -125,9 +126,14 @@ func (a *app) failedCommand() *cobra.Command {
 // nothingToRetry ends a retry that has no document to replay as a run over
 // no file would: the line "no failed documents to retry", or with --json
 // an empty, complete report; and the same report in --report's file.
-func (a *app) nothingToRetry(rf runFlags) error {
+// skipped is the number of dead letters the retry left alone.
+func (a *app) nothingToRetry(rf runFlags, skipped int) error {
 	if err := a.emitReport(&pipeline.Report{Failures: []pipeline.Failure{}, Complete: true}, rf); err != nil || rf.json {
 		return err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(a.stdout, "no failed documents to retry with these settings; %s left as they are (see above)\n", plural(skipped, "failed entry is", "failed entries are"))
+		return nil
 	}
 	fmt.Fprintln(a.stdout, "no failed documents to retry")
 	return nil

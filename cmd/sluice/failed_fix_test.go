@@ -71,7 +71,7 @@ func TestFailedRetryObeysSourceSettings(t *testing.T) {
 	if len(rep) != 1 || rep[0]["files_seen"] != float64(1) || rep[0]["files_ingested"] != float64(0) {
 		t.Errorf("retry report %v, want bin.md alone retried", rep)
 	}
-	if !strings.Contains(errOut, "not retrying 2 entries") || !strings.Contains(errOut, "an --include that selects the documents retries them") || !strings.Contains(errOut, "notes.txt, sub") {
+	if !strings.Contains(errOut, "not retrying 2 entries") || !strings.Contains(errOut, "--include with a pattern that selects the documents retries them") || !strings.Contains(errOut, "notes.txt, sub") {
 		t.Errorf("retry does not say what it skipped: %q", errOut)
 	}
 	if got, want := deadLetters(t), []string{"bin.md", "notes.txt", "sub"}; !slices.Equal(got, want) {
@@ -81,8 +81,8 @@ func TestFailedRetryObeysSourceSettings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "sluice.yaml"), []byte("source: {exclude: [\"bin.md\"]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, errOut, code := sluice(t, work, "failed", "retry", "docs"); code != exitOK || !strings.Contains(out, "no failed documents to retry") {
-		t.Errorf("retry with bin.md excluded: exit %d, %q %q; want nothing retried", code, out, errOut)
+	if out, errOut, code := sluice(t, work, "failed", "retry", "docs"); code != exitOK || !strings.Contains(out, "no failed documents to retry with these settings; 3 failed entries are left as they are") {
+		t.Errorf("retry with bin.md excluded: exit %d, %q %q; want nothing retried, saying 3 entries were left", code, out, errOut)
 	}
 	if _, errOut, code := sluice(t, work, "run", "docs"); code != exitOK {
 		t.Fatalf("run with bin.md excluded: exit %d: %s", code, errOut)
@@ -90,6 +90,13 @@ func TestFailedRetryObeysSourceSettings(t *testing.T) {
 	// notes.txt is outside source.include: the run did not look at it.
 	if got, want := deadLetters(t), []string{"notes.txt"}; !slices.Equal(got, want) {
 		t.Errorf("after a full run, dead letters = %v, want %v", got, want)
+	}
+	// --include selects it for the retry, as it would for a run.
+	if out, errOut, code := sluice(t, work, "failed", "retry", "docs", "--include", "**/*.txt", "--json"); code != exitOK || len(jsonLines(t, out)) != 1 || jsonLines(t, out)[0]["files_ingested"] != 1.0 {
+		t.Errorf("retry --include '**/*.txt': exit %d, %q %q; want notes.txt ingested", code, out, errOut)
+	}
+	if got := deadLetters(t); len(got) != 0 {
+		t.Errorf("after retry --include, dead letters = %v, want none", got)
 	}
 }
 

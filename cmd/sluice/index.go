@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -127,6 +128,32 @@ func (a *app) localCheck(ctx context.Context, cfg Config) error {
 		fmt.Fprintf(a.stdout, "local store %s is valid (vector dimensions %d)\n", path, s.Dimensions())
 	}
 	return nil
+}
+
+// localStoreToBe reports, for doctor, a local store whose file does not
+// exist yet but that the first run can create: the nearest folder on its
+// path that exists is a folder. A store before its first run is not a
+// failure; anything else is left to localCheck.
+func localStoreToBe(cfg Config) (string, bool) {
+	path := cfg.Sink.Local.Path
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	dir := filepath.Dir(path)
+	for {
+		fi, err := os.Stat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			return fmt.Sprintf("%s (sink.local.path) does not exist yet: the first `sluice run` creates it", path), true
+		case err == nil || !errors.Is(err, fs.ErrNotExist):
+			return "", false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
 }
 
 func (a *app) indexDelete(ctx context.Context, cfg Config) error {
@@ -355,10 +382,14 @@ func (a *app) doctorCommand() *cobra.Command {
 					}
 				}
 			} else {
-				var out strings.Builder
-				sub := &app{stdout: &out, configPath: a.configPath, log: a.log}
-				err := sub.localCheck(ctx, cfg)
-				report("local store", err, strings.TrimSpace(out.String()))
+				if note, ok := localStoreToBe(cfg); ok {
+					report("local store", nil, note)
+				} else {
+					var out strings.Builder
+					sub := &app{stdout: &out, configPath: a.configPath, log: a.log}
+					err := sub.localCheck(ctx, cfg)
+					report("local store", err, strings.TrimSpace(out.String()))
+				}
 			}
 			if failed > 0 {
 				// A check that failed for a configuration reason (a

@@ -384,3 +384,37 @@ func TestConfigNamesAnyCase(t *testing.T) {
 		t.Errorf("no local store: %v", err)
 	}
 }
+
+// TestDoctorBeforeTheFirstRun: a local store that does not exist yet is
+// not a failure (the first run creates it); one whose folder cannot be
+// made (a file is in the way) is.
+func TestDoctorBeforeTheFirstRun(t *testing.T) {
+	tests := []struct {
+		name, path string
+		setup      func(t *testing.T, dir string)
+		code       int
+		want       string
+	}{
+		{"default path", ".sluice/index.db", nil, exitOK, "✓ local store: .sluice/index.db (sink.local.path) does not exist yet: the first `sluice run` creates it"},
+		{"folders to make", "a/b/c/index.db", nil, exitOK, "does not exist yet: the first `sluice run` creates it"},
+		{"a file in the way", "blocker/index.db", func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{"blocker": "not a folder"})
+		}, 1, "✗ local store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
+			writeFiles(t, dir, map[string]string{"c.yaml": "sink: {local: {path: " + tt.path + "}}\n"})
+			stdout, stderr, code := sluice(t, dir, "doctor", "--config", "c.yaml")
+			if code != tt.code || !strings.Contains(stdout, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, stdout, stderr, tt.code, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, tt.path)); err == nil {
+				t.Errorf("doctor created %s", tt.path)
+			}
+		})
+	}
+}

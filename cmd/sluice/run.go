@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sluice-dev/sluice/pipeline"
 )
@@ -19,6 +20,13 @@ type runFlags struct {
 	dryRun           bool
 	full             bool
 	json             bool
+}
+
+// addSelectFlags defines --include and --exclude, which select the files
+// of a command that reads the folder.
+func (f *runFlags) addSelectFlags(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&f.include, "include", nil, "glob of files to read (repeatable; replaces source.include)")
+	fl.StringArrayVar(&f.exclude, "exclude", nil, "glob of files or folders to skip (repeatable; added to source.exclude)")
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -32,8 +40,7 @@ func (a *app) runCommand() *cobra.Command {
 		Args: positionalArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd, args, f) },
 	}
-	cmd.Flags().StringArrayVar(&f.include, "include", nil, "glob of files to read (repeatable; replaces source.include)")
-	cmd.Flags().StringArrayVar(&f.exclude, "exclude", nil, "glob of files or folders to skip (repeatable; added to source.exclude)")
+	f.addSelectFlags(cmd.Flags())
 	cmd.Flags().StringVar(&f.report, "report", "", "write the run report as JSON to `FILE`")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "read and split only: report the chunks and tokens a run would embed, without embedding or writing")
 	cmd.Flags().BoolVar(&f.full, "full", false, "re-embed and rewrite every document, even unchanged ones (needed after a change of embedding model)")

@@ -462,6 +462,11 @@ func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
 	if len(text) > 200 {
 		text = append(text[:200], '…')
 	}
-	_, err := fmt.Fprintf(w, "%2d. %s  score=%.4f  id=%s\n    %s\n", rank, r.DocID, r.Score, r.ID[:min(12, len(r.ID))], string(text))
+	// semantic_hybrid ranks by the reranker's score: show it first.
+	score := fmt.Sprintf("score=%.4f", r.Score)
+	if r.RerankerScore != nil {
+		score = fmt.Sprintf("reranker_score=%.4f  score=%.4f", *r.RerankerScore, r.Score)
+	}
+	_, err := fmt.Fprintf(w, "%2d. %s  %s  id=%s\n    %s\n", rank, r.DocID, score, r.ID[:min(12, len(r.ID))], string(text))
 	return err
 }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPrintResultScores: the text output shows the score the results are
+// ranked by; for semantic_hybrid that is the reranker's, shown first, so
+// that the list does not look unsorted by the fusion score beside it.
+func TestPrintResultScores(t *testing.T) {
+	reranked := 2.5
+	tests := []struct {
+		name string
+		r    resultLine
+		want string
+	}{
+		{"vector, sparse, hybrid", resultLine{ID: "0123456789abcdef", DocID: "a.md", Score: 0.0325, Text: "Alpha  beta\ngamma"},
+			" 1. a.md  score=0.0325  id=0123456789ab\n    Alpha beta gamma\n"},
+		{"semantic_hybrid", resultLine{ID: "0123456789abcdef", DocID: "a.md", Score: 0.0318, RerankerScore: &reranked, Text: "Alpha"},
+			" 1. a.md  reranker_score=2.5000  score=0.0318  id=0123456789ab\n    Alpha\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := printResult(&b, false, 1, tt.r); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("got %q, want %q", b.String(), tt.want)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/sink"
@@ -403,6 +404,47 @@ func TestStoreLostBehindTheManifest(t *testing.T) {
 			if rep := in.run(wrap); rep.StoreLost || rep.FilesUnchanged != 5 {
 				t.Errorf("the run after: %+v, want 5 unchanged", rep)
 			}
+		})
+	}
+}
+
+// laggingStore is a memStore whose count lags its writes, as Cloud AI
+// Search's does: its first answer to Empty is "empty", whatever it holds.
+type laggingStore struct {
+	*memStore
+	asked *int
+}
+
+func (s laggingStore) Empty(ctx context.Context) (bool, error) {
+	if *s.asked++; *s.asked == 1 {
+		return true, nil
+	}
+	return reportingStore{s.memStore}.Empty(ctx)
+}
+
+func (laggingStore) Settle() time.Duration { return time.Millisecond }
+
+// TestStoreLostAsksALaggingCountAgain: a store whose count lags its writes
+// (SettlingCounter) is asked again before the run takes it for lost: a run
+// started right after another writes nothing again, while a store that
+// is still empty when asked again is written whole.
+func TestStoreLostAsksALaggingCountAgain(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lost %v", lost), func(t *testing.T) {
+			in := newIncr(t, corpus(4))
+			in.run(nil)
+			if lost {
+				clear(in.store.nodes)
+			}
+			asked := 0
+			rep := in.run(func(o *Options) { o.Store = laggingStore{in.store, &asked} })
+			if asked != 2 {
+				t.Errorf("Empty asked %d times, want 2 (once more after Settle)", asked)
+			}
+			if rep.StoreLost != lost || (rep.FilesUnchanged == 4) == lost {
+				t.Errorf("report %+v; want store_lost %v", rep, lost)
+			}
+			in.assertEqualsCleanRun()
 		})
 	}
 }

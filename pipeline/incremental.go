@@ -158,7 +158,9 @@ func (r *run) prepare(ctx context.Context) error {
 // and created again, or emptied, behind the manifest's back, and trusting
 // the manifest would leave it empty while reporting every document
 // unchanged. The manifest's records still say which nodes each document
-// had, so that documents whose files are gone are forgotten as usual.
+// had, so that documents whose files are gone are forgotten as usual. A
+// store whose count lags its writes (SettlingCounter) is asked again
+// first.
 func (r *run) checkStoreLost(ctx context.Context) error {
 	if !r.storeEmpty || r.rewrite {
 		return nil
@@ -166,6 +168,18 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 	lost, err := r.opts.State.HasNodes(ctx)
 	if err != nil || !lost {
 		return err
+	}
+	if s, ok := r.opts.Store.(SettlingCounter); ok {
+		t := time.NewTimer(s.Settle())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if r.storeEmpty, err = s.Empty(ctx); err != nil || !r.storeEmpty {
+			return err // the nodes had just not been counted yet
+		}
 	}
 	r.rewrite, r.report.StoreLost = true, true
 	r.opts.Logger.Warn("the store holds no node, but the manifest records nodes written to it (was the index deleted, emptied or created again?): every document is written again",

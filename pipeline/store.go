@@ -1,6 +1,9 @@
 package pipeline
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // The interfaces below are optional capabilities of a Writer. Run looks for
 // them with a type assertion on Options.Store; a store without one still
@@ -18,6 +21,19 @@ import "context"
 type EmptyReporter interface {
 	// Empty reports whether the store holds no node at all.
 	Empty(ctx context.Context) (bool, error)
+}
+
+// SettlingCounter is implemented by EmptyReporter stores whose count of
+// nodes can lag behind their writes (sink/cloudsearch.Store: the service
+// counts the documents it has indexed, which it does about a second after
+// acknowledging them). A run that finds such a store empty although its
+// manifest records nodes in it waits Settle and asks again before it takes
+// the store for lost and writes every document again: a run started right
+// after another must not take the nodes just written for gone.
+type SettlingCounter interface {
+	EmptyReporter
+	// Settle is the longest a written node takes to be counted.
+	Settle() time.Duration
 }
 
 // DocLister is implemented by stores that can list the reference document

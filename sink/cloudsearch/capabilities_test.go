@@ -5,6 +5,7 @@ import "github.com/sluice-dev/sluice/pipeline"
 // The pipeline finds these optional capabilities by type assertion; a
 // renamed method would silently turn them off.
 var (
-	_ pipeline.Writer        = (*Store)(nil)
-	_ pipeline.EmptyReporter = (*Store)(nil)
+	_ pipeline.Writer          = (*Store)(nil)
+	_ pipeline.EmptyReporter   = (*Store)(nil)
+	_ pipeline.SettlingCounter = (*Store)(nil)
 )

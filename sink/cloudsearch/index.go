@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Names of the vector search configurations created with the index; they
@@ -648,6 +649,16 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 	n, err := s.Count(ctx)
 	return n == 0, err
 }
+
+// countSettle is how long the service takes, at most in practice, to count
+// a document it acknowledged: indexing is near real time (about a second).
+const countSettle = 3 * time.Second
+
+// Settle returns how long a document the service acknowledged may take to
+// be counted by Count. It makes Store a pipeline.SettlingCounter: a run
+// that finds the index empty although its manifest records documents in it
+// asks again after this long before it writes every document again.
+func (s *Store) Settle() time.Duration { return countSettle }
 
 // parseCount reads the text answer of $count, which starts with a UTF-8
 // byte-order mark.

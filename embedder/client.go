@@ -229,13 +229,6 @@ type embedRequest struct {
 	Dimensions     int      `json:"dimensions,omitempty"`
 }
 
-type embedResponse struct {
-	Data []struct {
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
-	} `json:"data"`
-}
-
 type errorBody struct {
 	Error struct {
 		Message string `json:"message"`
@@ -373,7 +366,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 		}
 		return nil, apiErr
 	}
-	vecs, err := c.decode(resp.Body, n)
+	vecs, err := c.decode(resp.Body, n, secrets)
 	if err != nil {
 		if errors.Is(err, ErrEmbed) {
 			return nil, err
@@ -416,35 +409,6 @@ func (c *Client) redactedURL() string {
 	}
 	u.RawQuery = ""
 	return u.String()
-}
-
-// decode reads the data array and maps it back by index.
-func (c *Client) decode(r io.Reader, n int) ([][]float32, error) {
-	raw, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	var resp embedResponse
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, &ResponseError{Provider: c.provider, Reason: "invalid JSON: " + err.Error()}
-	}
-	if len(resp.Data) != n {
-		return nil, &ResponseError{Provider: c.provider, Reason: fmt.Sprintf("%d embeddings for %d inputs", len(resp.Data), n)}
-	}
-	out := make([][]float32, n)
-	for _, d := range resp.Data {
-		if d.Index < 0 || d.Index >= n {
-			return nil, &ResponseError{Provider: c.provider, Reason: fmt.Sprintf("index %d out of range for %d inputs", d.Index, n)}
-		}
-		if out[d.Index] != nil {
-			return nil, &ResponseError{Provider: c.provider, Reason: fmt.Sprintf("index %d appears twice", d.Index)}
-		}
-		if len(d.Embedding) != c.cfg.Dimensions {
-			return nil, &DimensionError{Want: c.cfg.Dimensions, Got: len(d.Embedding)}
-		}
-		out[d.Index] = d.Embedding
-	}
-	return out, nil
 }
 
 // apiError turns a non-200 answer into an *APIError. The provider's

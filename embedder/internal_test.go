@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"reflect"
 	"runtime"
@@ -149,6 +150,20 @@ func TestPacerDelay(t *testing.T) {
 		{"no answer seen", "tokens", nil, 60000, []step{
 			{0, 1e6, 0},
 		}},
+		// A wait too long for a Duration is the longest one, not a
+		// wrapped negative value that reads as no wait.
+		{"a wait beyond a Duration saturates", "tokens",
+			map[string]string{"x-ratelimit-limit-tokens": "0.1", "x-ratelimit-remaining-tokens": "-1e8"}, 0, []step{
+				{0, 8191, math.MaxInt64},
+			}},
+		{"remaining NaN is no report", "tokens",
+			map[string]string{"x-ratelimit-remaining-tokens": "NaN"}, 60000, []step{
+				{0, 1e6, 0},
+			}},
+		{"an infinite limit is no rate: the budget is", "tokens",
+			map[string]string{"x-ratelimit-limit-tokens": "+Inf", "x-ratelimit-remaining-tokens": "0"}, 60000, []step{
+				{0, 1000, time.Second},
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package embedder
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -84,7 +85,7 @@ func (q *quotaMirror) delay(now time.Time, n float64) time.Duration {
 		return 0
 	}
 	if q.limit > 0 {
-		return time.Duration((n - avail) / q.limit * float64(time.Minute))
+		return minutes((n - avail) / q.limit)
 	}
 	if !q.reset.IsZero() {
 		return q.reset.Sub(now)
@@ -92,16 +93,32 @@ func (q *quotaMirror) delay(now time.Time, n float64) time.Duration {
 	return 0
 }
 
+// minutes returns x minutes as a Duration, the largest one when x is
+// beyond it: converting a float out of int64's range gives an unspecified
+// value (negative on amd64), which would read as no wait at all.
+func minutes(x float64) time.Duration {
+	d := x * float64(time.Minute)
+	switch {
+	case d >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, one past the range
+		return math.MaxInt64
+	case !(d > 0): // also NaN
+		return 0
+	}
+	return time.Duration(d)
+}
+
 // observe records the report of an answer to a request sent at sent, of
 // which spent units were booked after sent. A report older than the one
-// held (answers may arrive out of order) is ignored.
+// held (answers may arrive out of order) is ignored, and so is one whose
+// remaining units are not a number (NaN); a limit that is not a finite
+// number above 0 is not used as the refill rate.
 func (q *quotaMirror) observe(h http.Header, kind string, sent time.Time, budget, spent float64) {
 	rem, err := strconv.ParseFloat(h.Get("x-ratelimit-remaining-"+kind), 64)
-	if err != nil || (q.known && sent.Before(q.at)) {
+	if err != nil || math.IsNaN(rem) || (q.known && sent.Before(q.at)) {
 		return
 	}
 	*q = quotaMirror{known: true, remaining: rem, at: sent, limit: budget, spent: spent}
-	if l, err := strconv.ParseFloat(h.Get("x-ratelimit-limit-"+kind), 64); err == nil && l > 0 {
+	if l, err := strconv.ParseFloat(h.Get("x-ratelimit-limit-"+kind), 64); err == nil && l > 0 && !math.IsInf(l, 1) {
 		q.limit = l
 	}
 	if d, err := time.ParseDuration(h.Get("x-ratelimit-reset-" + kind)); err == nil && d >= 0 {

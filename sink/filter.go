@@ -82,14 +82,23 @@ type MetadataFilter struct {
 // and the operator's spelling normalised by FilterOperator.UnmarshalText.
 // Like any type's own decoder it does not see the caller's
 // json.Decoder.DisallowUnknownFields: unknown fields inside a filter object
-// are ignored.
+// are ignored, except "filters": an object that has it (not null) is a nested
+// MetadataFilters, which LlamaIndex allows and no store supports, and
+// decoding fails with a *FilterError saying so.
 func (mf *MetadataFilter) UnmarshalJSON(data []byte) error {
 	type plain MetadataFilter // without this method
-	p := plain{Operator: EQ}
+	p := struct {
+		plain
+		Filters json.RawMessage `json:"filters"`
+	}{plain: plain{Operator: EQ}}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	*mf = MetadataFilter(p)
+	if p.Filters != nil && string(p.Filters) != "null" {
+		return filterErr("a filter holds \"filters\", a nested MetadataFilters; the stores support one level only: " +
+			"write the filters as one list of key, value and operator objects joined by one condition (and or or)")
+	}
+	*mf = MetadataFilter(p.plain)
 	return nil
 }
 
@@ -118,9 +127,9 @@ func (f *MetadataFilters) Validate() error {
 	default:
 		return filterErr("condition %q is not supported; use and (AND) or or (OR)", f.Condition)
 	}
-	for _, mf := range f.Filters {
+	for i, mf := range f.Filters {
 		if mf.Key == "" {
-			return filterErr("a filter has an empty key")
+			return filterErr("filter %d of %d has an empty key; set its key to the metadata key it compares", i+1, len(f.Filters))
 		}
 		switch mf.Operator {
 		case EQ:

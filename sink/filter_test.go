@@ -126,3 +126,29 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterDecodeNested checks that a nested MetadataFilters, which
+// LlamaIndex allows and no store supports, fails to decode with a
+// *FilterError that says so (it decoded as a filter with an empty key).
+func TestFilterDecodeNested(t *testing.T) {
+	in := `{"filters":[{"key":"a","value":"x"},{"filters":[{"key":"b","value":"y"}],"condition":"or"}]}`
+	var f MetadataFilters
+	err := json.Unmarshal([]byte(in), &f)
+	var fe *FilterError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrInvalidFilter) || !strings.Contains(err.Error(), `nested MetadataFilters`) {
+		t.Fatalf("Unmarshal = %v, want a *FilterError about nested MetadataFilters", err)
+	}
+	// "filters": null in a filter is no nesting.
+	if err := json.Unmarshal([]byte(`{"filters":[{"key":"a","value":"x","filters":null}]}`), &f); err != nil {
+		t.Fatalf("Unmarshal with \"filters\": null = %v, want nil", err)
+	}
+}
+
+// TestFilterEmptyKeyNamesPosition checks that the error for a filter
+// without a key says which filter it is.
+func TestFilterEmptyKeyNamesPosition(t *testing.T) {
+	f := &MetadataFilters{Filters: []MetadataFilter{{Key: "a", Value: "x", Operator: EQ}, {Value: "y", Operator: EQ}}}
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "filter 2 of 2 has an empty key") {
+		t.Fatalf("Validate = %v, want it to name filter 2 of 2", err)
+	}
+}

@@ -4,6 +4,8 @@
 package retryafter
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,22 +14,44 @@ import (
 // Parse returns the delay the headers h ask for: retry-after-ms, then
 // x-ms-retry-after-ms (milliseconds, as OpenAI and Azure send them), then
 // Retry-After (seconds, or an HTTP date after now). It returns 0 when none
-// is set or none holds a positive delay.
+// is set or none holds a positive delay. The delay is never negative: one
+// too long for a time.Duration (a number of milliseconds or seconds beyond
+// about 292 years, or an infinite one) is the largest Duration, which
+// callers cap with their own longest wait.
 func Parse(h http.Header, now time.Time) time.Duration {
 	for _, name := range []string{"retry-after-ms", "x-ms-retry-after-ms"} {
-		if ms, err := strconv.ParseFloat(h.Get(name), 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+		if d := scaled(h.Get(name), time.Millisecond); d > 0 {
+			return d
 		}
 	}
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
+	if d := scaled(v, time.Second); d > 0 {
+		return d
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return t.Sub(now) // saturates at the largest Duration
 	}
 	return 0
+}
+
+// scaled returns s, a decimal number of units, as a Duration: 0 unless s
+// holds a number above 0, and the largest Duration when the product is
+// beyond it (a float converted to an integer type out of its range gives
+// an unspecified value, negative on amd64).
+func scaled(s string, unit time.Duration) time.Duration {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, handled below
+		return 0
+	}
+	if !(x > 0) { // also NaN
+		return 0
+	}
+	d := x * float64(unit)
+	if d >= math.MaxInt64 { // float64(math.MaxInt64) is 2^63, one past the range
+		return math.MaxInt64
+	}
+	return time.Duration(d)
 }

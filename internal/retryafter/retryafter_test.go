@@ -1,6 +1,7 @@
 package retryafter
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -22,6 +23,14 @@ func TestParse(t *testing.T) {
 		{"date passed", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
 		{"zero ms falls through", map[string]string{"retry-after-ms": "0", "Retry-After": "3"}, 3 * time.Second},
 		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
+		// Beyond a Duration: the largest one, not a wrapped negative value.
+		{"ms beyond a Duration", map[string]string{"retry-after-ms": "10000000000000"}, math.MaxInt64},
+		{"seconds beyond a Duration", map[string]string{"Retry-After": "1e10"}, math.MaxInt64},
+		{"infinite ms", map[string]string{"retry-after-ms": "+Inf"}, math.MaxInt64},
+		{"ms beyond a float64", map[string]string{"retry-after-ms": "1e400"}, math.MaxInt64},
+		{"NaN ms falls through", map[string]string{"retry-after-ms": "NaN", "Retry-After": "3"}, 3 * time.Second},
+		// Less than a nanosecond is no delay: the next header decides.
+		{"sub-nanosecond ms falls through", map[string]string{"retry-after-ms": "1e-300", "Retry-After": "4"}, 4 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

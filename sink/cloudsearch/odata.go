@@ -18,10 +18,12 @@ import (
 // field/any(t: search.in(t, 'a,b', ',')). A nil or empty filter gives "".
 //
 // On an Edm.DateTimeOffset field a value is a time.Time or a string in RFC
-// 3339 form (2024-05-01T10:00:00Z, 2024-05-01T12:00:00.5+02:00); it is
-// written as an unquoted OData DateTimeOffset literal in UTC
+// 3339 form (2024-05-01T10:00:00Z, 2024-05-01T12:00:00.5+02:00) whose year
+// in UTC is 0001 to 9999, Edm.DateTimeOffset's range; it is written as an
+// unquoted OData DateTimeOffset literal in UTC
 // (`when eq 2024-05-01T10:00:00Z`), and anything else is a
-// *sink.FilterError, so no value can add to the expression.
+// *sink.FilterError, so no value can add to the expression. So is a number
+// that is not finite, on a numeric field: OData has no literal for it.
 //
 // A key that is not among fields is an error naming it: the service can only
 // filter on fields declared filterable.
@@ -113,9 +115,12 @@ func isStringType(t FieldType) bool { return t == String || t == StringCollectio
 func literal(v any, ff FilterableField) (string, error) {
 	switch {
 	case ff.Type.numeric():
+		// Finite only: strconv.FormatFloat would write NaN and ±Inf as
+		// "NaN", "+Inf" and "-Inf", which are no OData literals.
 		f, ok := toNumber(v)
-		if !ok {
-			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %q is not a number", ff.Key, ff.Field, ff.Type, fmt.Sprint(v))}
+		if !ok || math.IsInf(f, 0) || math.IsNaN(f) {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %q is not a number (a finite one: OData has no literal for infinity, and no stored value equals NaN)",
+				ff.Key, ff.Field, ff.Type, fmt.Sprint(v))}
 		}
 		if ff.Type != Double && f != math.Trunc(f) {
 			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %v is not an integer", ff.Key, ff.Field, ff.Type, f)}
@@ -132,6 +137,10 @@ func literal(v any, ff FilterableField) (string, error) {
 		if !ok {
 			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.DateTimeOffset, but %q is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z or 2024-05-01T12:00:00.5+02:00 (a time.Time or such a string)",
 				ff.Key, ff.Field, fmt.Sprint(v))}
+		}
+		if y := t.UTC().Year(); y < 1 || y > 9999 {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.DateTimeOffset, whose values lie between the years 0001 and 9999 in UTC, but %q is in the year %d in UTC",
+				ff.Key, ff.Field, fmt.Sprint(v), y)}
 		}
 		return timeText(t), nil
 	}

@@ -3,6 +3,7 @@ package cloudsearch
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,14 @@ func TestODataFilterErrors(t *testing.T) {
 		{"date without time", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01")}}, []string{"RFC 3339"}},
 		{"datetime without zone", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01T10:00:00")}}, []string{"RFC 3339"}},
 		{"datetime as a number", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", 1714557600)}}, []string{"RFC 3339"}},
+		// OData has no literal for these: strconv would write NaN, +Inf.
+		{"NaN", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("score", math.NaN())}}, []string{`"score"`, "not a number", "finite"}},
+		{"infinity on a double", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("score", math.Inf(1))}}, []string{`"score"`, "finite"}},
+		{"infinity on an integer", &sink.MetadataFilters{Filters: []sink.MetadataFilter{in("year", []any{2024, math.Inf(-1)})}}, []string{`"year"`, "finite"}},
+		// Edm.DateTimeOffset holds the years 0001 to 9999, in UTC.
+		{"datetime in the year 0", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "0000-01-01T00:00:00Z")}}, []string{`"when"`, "0001 and 9999", "year 0 "}},
+		{"datetime in the year 10000 in UTC", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "9999-12-31T23:59:59-01:00")}}, []string{`"when"`, "year 10000"}},
+		{"datetime in the year 0 in UTC", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", time.Date(1, 1, 1, 0, 30, 0, 0, cet))}}, []string{`"when"`, "0001 and 9999"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

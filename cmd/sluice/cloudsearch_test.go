@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -162,5 +163,122 @@ sink:
 	}
 	if out, stderr, code := sluice(t, "", "doctor"); code != 0 {
 		t.Errorf("doctor: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// TestCloudSearchNoAnswerWarns runs `sluice index create` against an
+// endpoint where nothing listens: each retry is a warning on stderr naming
+// the endpoint, the cause, the attempt and the wait (never the key), and
+// the command ends with exit 1 after maxRetries retries at most.
+func TestCloudSearchNoAnswerWarns(t *testing.T) {
+	const key = "cli-secret-key-0123456789"
+	t.Setenv("CLOUD_AI_SEARCH_KEY", key)
+	t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", "")
+	t.Setenv("CLOUD_SEARCH_API_VERSION", "")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"sluice.yaml": `embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch: {endpoint: "http://127.0.0.1:1", indexName: docs, embeddingDimensionality: 16, maxRetries: 1}
+`})
+	_, stderr, code := sluice(t, dir, "index", "create")
+	if code != exitFatal {
+		t.Fatalf("exit %d, want %d\n%s", code, exitFatal, stderr)
+	}
+	var warns []string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "level=WARN") {
+			warns = append(warns, line)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "no answer from http://127.0.0.1:1: dial tcp 127.0.0.1:1: ") ||
+		!strings.Contains(warns[0], "; retrying in") || !strings.Contains(warns[0], "(attempt 2 of 2)") {
+		t.Errorf("warnings %q, want one naming the endpoint, the refusal and attempt 2 of 2\n%s", warns, stderr)
+	}
+	if !strings.Contains(stderr, "after 2 attempts") || strings.Contains(stderr, key) {
+		t.Errorf("stderr should say how often the request was sent and never show the key:\n%s", stderr)
+	}
+}
+
+// TestCloudSearchAPIVersionIsConfigError checks that a wrong API version,
+// in CLOUD_SEARCH_API_VERSION or sink.cloudsearch.apiVersion, ends the
+// command with exit 2 and a message naming the setting, the variable and
+// the versions Sluice knows: before any request when it cannot be a
+// published version, after the service's refusal when it is dated after
+// every version Sluice knows.
+func TestCloudSearchAPIVersionIsConfigError(t *testing.T) {
+	tests := []struct {
+		name, env, file string
+		sent            bool // whether a request reached the service
+		want            string
+	}{
+		{"variable", "1999-01-01", "", false, `CLOUD_SEARCH_API_VERSION holds "1999-01-01", which is not an API version that Cloud AI Search publishes`},
+		{"setting", "", "1999-01-01", false, `sink.cloudsearch.apiVersion: "1999-01-01" is not an API version that Cloud AI Search publishes`},
+		{"newer, refused by the service", "2099-01-01", "", true, `the service refused api-version "2099-01-01" (from CLOUD_SEARCH_API_VERSION)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key"})
+			t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+			t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", endpoint)
+			t.Setenv("CLOUD_SEARCH_API_VERSION", tt.env)
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"sluice.yaml": fmt.Sprintf(`embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch: {indexName: docs, embeddingDimensionality: 16, apiVersion: %q}
+`, tt.file)})
+			_, stderr, code := sluice(t, dir, "index", "create")
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d (configuration error)\n%s", code, exitUsage, stderr)
+			}
+			for _, w := range []string{tt.want, "sink.cloudsearch.apiVersion", "CLOUD_SEARCH_API_VERSION", "2024-07-01, 2025-09-01"} {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if _, ok := srv.Index("docs"); ok {
+				t.Error("the index was created")
+			}
+			if got := len(srv.Requests()) > 0; got != tt.sent {
+				t.Errorf("a request reached the service: %v, want %v", got, tt.sent)
+			}
+		})
+	}
+}
+
+// TestDevserverSpecDir runs `sluice devserver search --spec-dir` with the
+// folder above the official definitions, which it accepts (using the
+// 2024-07-01 folder, which it names), and with a folder holding none,
+// which is a usage error naming the flag and the folder it wants.
+func TestDevserverSpecDir(t *testing.T) {
+	if _, err := os.Stat(specDir); err != nil {
+		missing := t.Skipf
+		if testenv.InCI() {
+			missing = t.Fatalf
+		}
+		missing("official REST definitions not found at %s: %v", specDir, err)
+	}
+	empty := t.TempDir()
+	_, stderr, code := sluice(t, "", "devserver", "search", "--addr", "127.0.0.1:0", "--spec-dir", empty)
+	if code != exitUsage || !strings.Contains(stderr, "--spec-dir: no Cloud AI Search REST definitions in "+empty) ||
+		!strings.Contains(stderr, "azure-search-spec/2024-07-01), or the folder above it") || strings.Contains(stderr, "Options.SpecDir") {
+		t.Errorf("--spec-dir %s: exit %d, %q; want exit 2 naming the flag and the folder it wants", empty, code, stderr)
+	}
+
+	parent := filepath.Dir(specDir)
+	var stdout, errb watchBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- execute(ctx, []string{"devserver", "search", "--addr", "127.0.0.1:0", "--spec-dir", parent}, &stdout, &errb)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	watchPoll(t, "the server's first line", func() bool { return strings.Contains(stdout.String(), "\n") || errb.String() != "" })
+	if want := "request bodies validated against the REST definitions in " + filepath.Join(parent, "2024-07-01"); !strings.Contains(stdout.String(), want) {
+		t.Errorf("--spec-dir %s: stdout %q, stderr %q; want %q", parent, stdout.String(), errb.String(), want)
 	}
 }

@@ -58,6 +58,9 @@ func (a *app) devSearchCommand() *cobra.Command {
 			if opts.Key != "" {
 				auth = "api-key required"
 			}
+			if dir := srv.SpecDir(); dir != "" {
+				auth += "; request bodies validated against the REST definitions in " + dir
+			}
 			fmt.Fprintf(a.stdout, "Cloud AI Search test server on http://%s (%s); set sink.cloudsearch.endpoint to this address. Ctrl-C stops it.\n", ln.Addr(), auth)
 			return searchtest.Serve(cmd.Context(), ln, srv)
 		},
@@ -66,7 +69,7 @@ func (a *app) devSearchCommand() *cobra.Command {
 	cmd.Flags().StringVar(&opts.Key, "key", "", "admin api-key every request must carry (default $CLOUD_AI_SEARCH_KEY; none: accept all)")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0, "fraction of document requests answered 503 with Retry-After")
 	cmd.Flags().DurationVar(&opts.Latency, "latency", 0, "added to every request")
-	cmd.Flags().StringVar(&specDir, "spec-dir", "", "folder of the official 2024-07-01 REST definitions: validate every request body against them")
+	cmd.Flags().StringVar(&specDir, "spec-dir", "", "folder of the official "+searchtest.APIVersion+" REST definitions (searchindex.json, searchservice.json), or the folder above it with one folder per api-version: validate every request body against them")
 	return cmd
 }
 

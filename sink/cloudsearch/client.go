@@ -23,9 +23,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/sluice-dev/sluice/internal/credential"
 	"github.com/sluice-dev/sluice/internal/retryafter"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/internal/azspec"
 )
 
 // searchScope is the token scope of Cloud AI Search.
@@ -98,7 +100,10 @@ func WithRetryDelay(d time.Duration) Option {
 
 // WithLogger logs every attempt of every request at debug level: the
 // method, path, request body size, latency, and status or error (never a
-// header, key or token). By default nothing is logged; a nil l changes nothing.
+// header, key or token); and, as warnings, each retry of a request that
+// got no answer (with the endpoint, the cause, the attempt and the wait;
+// see noAnswerPolicy) and an api-version newer than those the store knows.
+// By default nothing is logged; a nil l changes nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l != nil {
@@ -124,6 +129,11 @@ type Store struct {
 	tokenHint   string    // how to fix a credential that cannot get a token
 	keys        *keyOrder // whether the key field is sortable, which decides how documents are read (see scan)
 	maxSkip     int       // the largest skip sent: the service's maximum, lowered by tests
+
+	retry          policy.RetryOptions // azcore's retries of answers (429, 503...), see retryLeft
+	log            *slog.Logger        // warnings (retries of requests that got no answer) and, at debug level, attempts
+	endpointFrom   string              // where the endpoint came from: the setting or its variable
+	apiVersionFrom string              // where the API version came from: the setting, its variable, or "" for the default
 }
 
 // New resolves the endpoint, key and API version from the environment where
@@ -145,7 +155,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	cfg = cfg.normalize()
+	endpointFrom := settingPrefix + "endpoint"
 	if cfg.Endpoint == "" {
+		endpointFrom = cfg.EndpointEnv
 		cfg.Endpoint = strings.TrimRight(o.getenv(cfg.EndpointEnv), "/")
 		if cfg.Endpoint == "" {
 			return nil, configErr("endpoint", "is not set and "+cfg.EndpointEnv+" is empty",
@@ -155,15 +167,21 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			return nil, configErr("endpoint", fmt.Sprintf("%s holds %q, which is not an http(s) URL", cfg.EndpointEnv, cfg.Endpoint), "use https://NAME.search.windows.net")
 		}
 	}
-	apiVersion := cfg.APIVersion
+	apiVersion, apiVersionFrom := cfg.APIVersion, settingPrefix+"apiVersion"
 	if apiVersion == "" {
-		apiVersion = o.getenv(EnvAPIVersion)
-		if apiVersion != "" && !apiVersionRE.MatchString(apiVersion) {
-			return nil, configErr("apiVersion", fmt.Sprintf("%s holds %q, which is not an API version", EnvAPIVersion, apiVersion), "use "+DefaultAPIVersion+" or a preview such as 2024-09-01-preview")
+		apiVersion, apiVersionFrom = o.getenv(EnvAPIVersion), EnvAPIVersion
+		if apiVersion != "" {
+			if problem := apiVersionProblem(apiVersion); problem != "" {
+				return nil, configErr("apiVersion", fmt.Sprintf("%s holds %q, which %s", EnvAPIVersion, apiVersion, problem), apiVersionHint(true))
+			}
 		}
 	}
 	if apiVersion == "" {
-		apiVersion = DefaultAPIVersion
+		apiVersion, apiVersionFrom = DefaultAPIVersion, ""
+	}
+	if !azspec.KnownAPIVersion(apiVersion) {
+		o.log.Warn(fmt.Sprintf("cloudsearch: api-version %s (from %s) is newer than the versions this Sluice knows (the newest is %s): it is sent as is, and a refusal by the service is reported as a configuration error",
+			apiVersion, apiVersionFrom, azspec.NewestAPIVersion()))
 	}
 	auth, err := authPolicy(&cfg, &o)
 	if err != nil {
@@ -171,16 +189,18 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	}
 	cfg.Key = "" // the policy holds it now; the Store must not (see Store)
 	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint,
-		keys: newKeyOrder(), maxSkip: maxSkip}
-	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: []policy.Policy{auth.policy, credentialPolicy{auth.name, auth.setting}, attemptPolicy{}, logPolicy{o.log}}}, &policy.ClientOptions{
-		Transport: o.transport,
-		Retry: policy.RetryOptions{
+		keys: newKeyOrder(), maxSkip: maxSkip, log: o.log, endpointFrom: endpointFrom, apiVersionFrom: apiVersionFrom,
+		retry: policy.RetryOptions{
 			MaxRetries:    azcoreRetries(cfg.retries()),
 			TryTimeout:    cfg.Timeout,
 			RetryDelay:    o.retryDelay,
 			MaxRetryDelay: MaxRetryWait,
 			StatusCodes:   retriedStatuses,
-		},
+		}}
+	perRetry := []policy.Policy{auth.policy, credentialPolicy{auth.name, auth.setting}, attemptPolicy{}, logPolicy{o.log}, noAnswerPolicy{}}
+	s.pl = runtime.NewPipeline("cloudsearch", "v1", runtime.PipelineOptions{PerRetry: perRetry}, &policy.ClientOptions{
+		Transport: o.transport,
+		Retry:     s.retry,
 		Telemetry: policy.TelemetryOptions{ApplicationID: "sluice"},
 	})
 	if err := s.manageIndex(ctx); err != nil {
@@ -554,20 +574,54 @@ type call struct {
 }
 
 // do sends c and returns the status and body of a 2xx answer; other
-// answers become a *ServiceError, a credential that cannot get a token a
-// *CredentialError, a credential holding a control character a
-// *ConfigError, and failures to get an answer a *ConnectionError. The
-// credentials sent are redacted from the service's error message and code,
-// and from a transport error's text; a 2xx body is returned as it came.
+// answers become a *ServiceError (an api-version the service refuses a
+// *ConfigError), a credential that cannot get a token a *CredentialError,
+// a credential holding a control character a *ConfigError, and failures
+// to get an answer a *ConnectionError. Answers are retried by azcore's
+// retry policy, a request that got no answer here, in proportion to the
+// cause and with a warning per retry (see noAnswerPolicy); both share the
+// budget of maxRetries retries. The credentials sent are redacted from the
+// service's error message and code, and from a transport error's text; a
+// 2xx body is returned as it came.
 func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
-	if c.attempts != nil {
-		ctx = context.WithValue(ctx, attemptsKey{}, c.attempts)
+	if c.attempts == nil {
+		c.attempts = new(atomic.Int32)
 	}
+	ctx = context.WithValue(ctx, attemptsKey{}, c.attempts)
 	sent := c.sent
 	if sent == nil {
 		sent = &sentCredentials{}
 	}
 	ctx = context.WithValue(ctx, sentCredentialsKey{}, sent)
+	first := c.attempts.Load()
+	used := func() int { return int(c.attempts.Load() - first) }
+	send := func() (*http.Response, error) {
+		resp, err := s.send(s.retryLeft(ctx, used()), c)
+		var na *noAnswerError
+		if err != nil && ctx.Err() == nil && errors.As(err, &na) && used() < s.noAnswerAttempts(na.err) {
+			return nil, err // retried by RetryNotify below
+		}
+		if err != nil {
+			return resp, backoff.Permanent(err)
+		}
+		return resp, nil
+	}
+	warn := func(err error, wait time.Duration) {
+		var na *noAnswerError
+		if errors.As(err, &na) {
+			s.warnNoAnswer(ctx, c, sent, na.err, wait, used()+1, s.noAnswerAttempts(na.err))
+		}
+	}
+	resp, err := backoff.RetryNotifyWithData(send, backoff.WithContext(s.newBackOff(), ctx), warn)
+	if err != nil {
+		return 0, nil, s.failure(ctx, c, sent, err, used())
+	}
+	return s.answer(ctx, c, sent, resp)
+}
+
+// send sends one request of c through the pipeline, which retries answers
+// such as 429 and 503, and returns the answer or the pipeline's error.
+func (s *Store) send(ctx context.Context, c call) (*http.Response, error) {
 	q := url.Values{}
 	for k, v := range c.query {
 		q[k] = v
@@ -575,7 +629,7 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 	q.Set("api-version", s.apiVersion)
 	req, err := runtime.NewRequest(ctx, c.method, s.cfg.Endpoint+c.path+"?"+q.Encode())
 	if err != nil {
-		return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, err)
+		return nil, &requestError{fmt.Errorf("cloudsearch: %s: %w", c.op, err)}
 	}
 	accept := c.accept
 	if accept == "" {
@@ -584,51 +638,76 @@ func (s *Store) do(ctx context.Context, c call) (int, []byte, error) {
 	req.Raw().Header.Set("Accept", accept)
 	if c.body != nil {
 		if err := req.SetBody(streaming.NopCloser(bytes.NewReader(c.body)), "application/json"); err != nil {
-			return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, err)
+			return nil, &requestError{fmt.Errorf("cloudsearch: %s: %w", c.op, err)}
 		}
 	}
-	resp, err := s.pl.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, ctx.Err())
-		}
-		var ce *ConfigError
-		if errors.As(err, &ce) { // from credentialPolicy
-			return 0, nil, ce
-		}
-		if failed, unavailable := credentialFailure(err); failed {
-			return 0, nil, &CredentialError{Op: c.op, Credential: s.credName, Endpoint: s.cfg.Endpoint, Unavailable: unavailable, Hint: s.tokenHint, Err: err}
-		}
-		if msg := sent.redact(err.Error()); msg != err.Error() {
-			err = &redactedError{msg: msg, err: err}
-		}
-		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Err: err}
+	return s.pl.Do(req)
+}
+
+// requestError is a request that could not be built, so was not sent.
+type requestError struct{ err error }
+
+func (e *requestError) Error() string { return e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
+
+// failure turns the error of a request of c that got no answer it could
+// use, after attempts attempts, into the store's error (see do).
+func (s *Store) failure(ctx context.Context, c call, sent *sentCredentials, err error, attempts int) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("cloudsearch: %s: %w", c.op, ctx.Err())
 	}
+	var ce *ConfigError
+	if errors.As(err, &ce) { // from credentialPolicy
+		return ce
+	}
+	if failed, unavailable := credentialFailure(err); failed {
+		return &CredentialError{Op: c.op, Credential: s.credName, Endpoint: s.cfg.Endpoint, Unavailable: unavailable, Hint: s.tokenHint, Err: err}
+	}
+	var re *requestError
+	if errors.As(err, &re) {
+		return re.err
+	}
+	var na *noAnswerError
+	if errors.As(err, &na) {
+		err = na.err
+	}
+	if msg := sent.redact(err.Error()); msg != err.Error() {
+		err = &redactedError{msg: msg, err: err}
+	}
+	return &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Attempts: attempts, EndpointFrom: s.endpointFrom, Err: err}
+}
+
+// answer reads resp, the answer to a request of c, and returns its status
+// and body when it is a 2xx, else the error it means (see do).
+func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp *http.Response) (int, []byte, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, ctx.Err())
 		}
-		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Err: err}
+		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), EndpointFrom: s.endpointFrom, Err: err}
 	}
-	if resp.StatusCode/100 != 2 {
-		se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials}
-		if c.index {
-			se.Index = s.cfg.IndexName
-		}
-		var eb struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(body, &eb) == nil {
-			se.Code, se.Message = sent.redact(eb.Error.Code), sent.redact(eb.Error.Message)
-		}
-		return resp.StatusCode, body, se
+	if resp.StatusCode/100 == 2 {
+		return resp.StatusCode, body, nil
 	}
-	return resp.StatusCode, body, nil
+	se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials}
+	if c.index {
+		se.Index = s.cfg.IndexName
+	}
+	var eb struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &eb) == nil {
+		se.Code, se.Message = sent.redact(eb.Error.Code), sent.redact(eb.Error.Message)
+	}
+	if refusedAPIVersion(se) {
+		return resp.StatusCode, body, s.apiVersionRefused(se)
+	}
+	return resp.StatusCode, body, se
 }
 
 // doJSON sends c and decodes a 2xx answer into out.

@@ -243,7 +243,9 @@ type Config struct {
 	// a user-assigned managed identity; when the variable is empty the
 	// system-assigned identity is used. Default: AZURE_CLIENT_ID.
 	ManagedIdentityClientIDEnv string `yaml:"managedIdentityClientIdEnv"`
-	// APIVersion is the REST API version. Default: the value of
+	// APIVersion is the REST API version: one the service publishes
+	// (see apiversion.go: a version Sluice does not know is refused, unless
+	// it is dated after all it knows). Default: the value of
 	// CLOUD_SEARCH_API_VERSION, else 2024-07-01.
 	APIVersion string `yaml:"apiVersion"`
 	// IndexName is the name of the search index. Required.
@@ -298,10 +300,15 @@ type Config struct {
 	SemanticConfiguration string `yaml:"semanticConfiguration"`
 	// Timeout bounds each HTTP request attempt. Default: 60s.
 	Timeout time.Duration `yaml:"timeout"`
-	// MaxRetries is how often a throttled or failed request, and a document
-	// with a retryable status, is retried: at most MaxRetriesLimit; 0
-	// means the default, 5, and NoRetries (-1) sends everything once, as
-	// the embedder's maxRetries. Default: 5.
+	// MaxRetries is how often a request that was throttled (429, 503;
+	// Retry-After honoured), failed (408, 500, 502, 504) or got no answer
+	// (a timeout, a reset), and a document with a retryable status, is
+	// retried: at most MaxRetriesLimit; 0 means the default, 5, and
+	// NoRetries (-1) sends everything once, as the embedder's maxRetries.
+	// A request whose endpoint refuses connections is retried at most
+	// twice, one whose host name does not resolve not at all; each
+	// retry of a request that got no answer is logged as a warning (see
+	// noAnswerPolicy). Default: 5.
 	MaxRetries int `yaml:"maxRetries"`
 	// UploadBatchSize is the most documents per upload request (at most
 	// 1000). Default: 1000.
@@ -384,7 +391,7 @@ func (c Config) normalize() Config {
 
 var (
 	fieldNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
-	apiVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(-preview)?$`)
+	apiVersionRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(-(?i:preview))?$`)
 )
 
 // Validate checks every setting (after applying defaults) and returns a
@@ -424,8 +431,10 @@ func (c Config) validateEnums() error {
 	if _, err := ParseCredentialKind(string(c.Credential)); err != nil {
 		return configErr("credential", err.Error(), "use key, default or managedIdentity")
 	}
-	if c.APIVersion != "" && !apiVersionRE.MatchString(c.APIVersion) {
-		return configErr("apiVersion", fmt.Sprintf("%q is not an API version", c.APIVersion), "use a date such as "+DefaultAPIVersion+" or a preview such as 2024-09-01-preview")
+	if c.APIVersion != "" {
+		if problem := apiVersionProblem(c.APIVersion); problem != "" {
+			return configErr("apiVersion", fmt.Sprintf("%q %s", c.APIVersion, problem), apiVersionHint(true))
+		}
 	}
 	return nil
 }

@@ -7,10 +7,17 @@
 // with exponential backoff honouring Retry-After and retry-after-ms, every
 // request answered 408 (Request Timeout), 429 (Too Many Requests), 500
 // (Internal Server Error), 502 (Bad Gateway), 503 (Service Unavailable) or
-// 504 (Gateway Timeout), and every request that got no answer (a connection
-// failure, or an attempt that ran past sink.cloudsearch.timeout). Other
-// answers are not retried, nor is a Microsoft Entra credential that cannot
-// get a token (a *CredentialError). Retrying a request the service had
+// 504 (Gateway Timeout). A request that got no answer is retried by the
+// store itself, within the same budget, with a warning logged for each
+// retry (WithLogger), and in proportion to the cause: an attempt that ran
+// past sink.cloudsearch.timeout or a connection reset up to maxRetries
+// times, a refused connection at most twice, a host name that does not
+// resolve or a certificate that does not verify not at all (see
+// noAnswerPolicy). Other answers are not retried, nor is a Microsoft Entra
+// credential that cannot get a token (a *CredentialError); an api-version
+// the service refuses is a *ConfigError, as is one that cannot be a
+// published version, which is refused before any request (see
+// apiversion.go). Retrying a request the service had
 // carried out before failing is harmless for uploads and deletes; for index
 // creation, answered 409 on the retry, see Store.CreateIndex. Per-document
 // failures inside a 207 answer are retried by this package (only the keys

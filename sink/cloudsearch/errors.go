@@ -148,23 +148,45 @@ func (e *ServiceError) Unwrap() []error {
 	return []error{ErrService}
 }
 
-// ConnectionError reports a request that got no answer.
+// ConnectionError reports a request that got no answer. How often it was
+// tried depends on the cause (see noAnswerPolicy): a host name that does
+// not resolve and a certificate that does not verify are not retried, a
+// refused connection at most twice, anything else (a timeout, a reset) up
+// to sink.cloudsearch.maxRetries times.
 type ConnectionError struct {
 	Op       string // what the store was doing
 	Endpoint string // the service endpoint
 	Timeout  string // the configured per-request timeout
-	Err      error  // the transport's error
+	// Attempts is how many times the request was sent, retries included
+	// (0 when unknown).
+	Attempts int
+	// EndpointFrom names where the endpoint came from: the setting
+	// sink.cloudsearch.endpoint or the variable that held it.
+	EndpointFrom string
+	Err          error // the transport's error
 }
 
-// Error names the endpoint that did not answer and what to check.
+// Error names the endpoint that did not answer, how often it was tried,
+// what the cause means, and what to check.
 func (e *ConnectionError) Error() string {
-	return "cloudsearch: " + e.Op + ": no answer from " + e.Endpoint + ": " + e.Err.Error() +
-		"; check that the endpoint is right and reachable from this machine (DNS, firewall, private endpoint), " +
+	s := "cloudsearch: " + e.Op + ": no answer from " + e.Endpoint
+	if e.Attempts > 1 {
+		s += " after " + strconv.Itoa(e.Attempts) + " attempts"
+	}
+	s += ": " + e.Err.Error() + "; "
+	from := e.EndpointFrom
+	if from == "" {
+		from = settingPrefix + "endpoint"
+	}
+	if note := noAnswerNote(e.Err, from); note != "" {
+		s += note + "; "
+	}
+	return s + "check that the endpoint is right and reachable from this machine (DNS, firewall, private endpoint), " +
 		"and raise sink.cloudsearch.timeout (now " + e.Timeout + ") if the service is slow"
 }
 
-// Unwrap returns ErrConnection, sink.ErrUnavailable (the request was
-// retried before it failed) and the underlying error.
+// Unwrap returns ErrConnection, sink.ErrUnavailable (no write can succeed
+// while the endpoint does not answer) and the underlying error.
 func (e *ConnectionError) Unwrap() []error { return []error{ErrConnection, sink.ErrUnavailable, e.Err} }
 
 // CredentialError reports a request that was not sent because its

@@ -213,9 +213,10 @@ type indexingResult struct {
 var errKeysPending = errors.New("cloudsearch: documents with a retryable status remain")
 
 // sendWithRetries sends one batch. Throttled and failed requests (408, 429,
-// 500, 502, 503, 504, no answer) are retried by the retry policy of the
-// store's azcore HTTP pipeline (runtime.Pipeline, not Sluice's pipeline
-// package), honouring Retry-After; here, documents whose own status is retryable (409, 422,
+// 500, 502, 503, 504) are retried by the retry policy of the store's azcore
+// HTTP pipeline (runtime.Pipeline, not Sluice's pipeline package),
+// honouring Retry-After, and requests that got no answer by Store.do (see
+// noAnswerPolicy); here, documents whose own status is retryable (409, 422,
 // 503) are re-sent alone with exponential backoff, and a 413 splits the
 // batch in two.
 func (s *Store) sendWithRetries(ctx context.Context, docs []encodedDoc, res *writeResult) {

@@ -6,7 +6,11 @@
 // enforces, so that a client that passes against it has a good chance of
 // passing against the service:
 //
-//   - the api-version query parameter (2024-07-01 or any *-preview version);
+//   - the api-version query parameter: a version the service publishes
+//     (2024-07-01, and the others that have vector search as the store
+//     uses it; each is answered with 2024-07-01's rules), else 400 with
+//     the service's message for a missing or unserved version,
+//     InvalidAPIVersionMessage;
 //   - the api-key header or an Authorization: Bearer token (401 when missing,
 //     403 when the key is wrong);
 //   - index and field naming rules (the index name rule is shared with the

@@ -52,7 +52,7 @@ func loadSchemas(dir string) (*schemaSet, error) {
 		path := filepath.Join(dir, file)
 		raw, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("load the Cloud AI Search REST definitions: %w (set Options.SpecDir to the directory of the %s swagger files)", err, APIVersion)
+			return nil, &SpecDirError{Dir: dir, Err: err}
 		}
 		var swagger struct {
 			Definitions map[string]any `json:"definitions"`

@@ -44,9 +44,10 @@ type Options struct {
 	// a fake azcore TokenCredential that hands out one of them).
 	BearerTokens []string
 	// SpecDir, if set, is the directory of the official 2024-07-01 swagger
-	// (searchindex.json, searchservice.json). Every request body is then
-	// validated against its schema (IndexBatch, SearchRequest, SearchIndex),
-	// and invalid bodies are answered 400 with the details.
+	// (searchindex.json, searchservice.json), or the directory above it
+	// with one subfolder per api-version (see FindSpecDir). Every request
+	// body is then validated against its schema (IndexBatch, SearchRequest,
+	// SearchIndex), and invalid bodies are answered 400 with the details.
 	SpecDir string
 	// Latency is added to every request; a cancelled request stops waiting.
 	Latency time.Duration
@@ -86,6 +87,7 @@ type RecordedRequest struct {
 type Server struct {
 	opts    Options
 	schemas *schemaSet
+	specDir string // the folder the schemas were loaded from
 	specErr error
 
 	mu            sync.Mutex
@@ -119,14 +121,22 @@ func NewServer(opts Options) *Server {
 		maxBatchBytes: DefaultMaxBatchBytes,
 	}
 	if opts.SpecDir != "" {
-		s.schemas, s.specErr = loadSchemas(opts.SpecDir)
+		s.specDir, s.specErr = FindSpecDir(opts.SpecDir)
+		if s.specErr == nil {
+			s.schemas, s.specErr = loadSchemas(s.specDir)
+		}
 	}
 	return s
 }
 
-// SpecError reports why the schemas of Options.SpecDir could not be loaded,
-// or nil.
+// SpecError reports why the schemas of Options.SpecDir could not be loaded
+// (a *SpecDirError when no definitions were found there), or nil.
 func (s *Server) SpecError() error { return s.specErr }
+
+// SpecDir returns the folder whose definitions validate request bodies:
+// Options.SpecDir or the version folder found below it (see FindSpecDir);
+// "" without Options.SpecDir.
+func (s *Server) SpecDir() string { return s.specDir }
 
 // Start runs a new Server on 127.0.0.1 with httptest, registers its Close
 // with t.Cleanup, and returns it with its endpoint URL. It fails the test if
@@ -376,15 +386,19 @@ func (s *Server) wait(r *http.Request) *apiError {
 	}
 }
 
+// InvalidAPIVersionMessage is the service's message, with status 400, for
+// a request whose api-version query parameter is missing or is not a
+// version it serves: one message for both.
+const InvalidAPIVersionMessage = "Invalid or missing api-version query string parameter."
+
+// checkAPIVersion accepts the published versions (azspec.APIVersions) and
+// answers any other api-version, or none, as the service does: 400 with
+// InvalidAPIVersionMessage, naming neither the version sent nor one to use.
 func checkAPIVersion(r *http.Request) *apiError {
-	v := r.URL.Query().Get("api-version")
-	switch {
-	case v == "":
-		return badRequest("Invalid or missing api-version query string parameter. Add ?api-version=%s to the request URL.", APIVersion)
-	case azspec.KnownAPIVersion(v):
+	if azspec.KnownAPIVersion(r.URL.Query().Get("api-version")) {
 		return nil // emulated with the rules of APIVersion
 	}
-	return badRequest("Invalid or missing api-version query string parameter: '%s' is not a published API version; use %s.", v, APIVersion)
+	return badRequest("%s", InvalidAPIVersionMessage)
 }
 
 // authenticate checks the api-key header or bearer token. Credentials never

@@ -46,6 +46,34 @@ var APIVersions = []string{
 	"2024-11-01-preview", "2025-03-01-preview", "2025-05-01-preview", "2025-08-01-preview", "2025-11-01-preview",
 }
 
+// OlderAPIVersions are the data-plane api-version values Microsoft
+// published before vector search took the form the store uses: the service
+// may still serve some of them, but not the requests Sluice sends.
+var OlderAPIVersions = []string{
+	"2019-05-06", "2019-05-06-preview", "2020-06-30", "2020-06-30-preview", "2021-04-30-preview", "2023-07-01-preview",
+}
+
+// NewestAPIVersion returns the most recent of APIVersions by date (a
+// stable version before a preview of the same date).
+func NewestAPIVersion() string {
+	newest := APIVersions[0]
+	for _, v := range APIVersions[1:] {
+		if d, nd := v[:len("2006-01-02")], newest[:len("2006-01-02")]; d > nd || d == nd && len(v) < len(newest) {
+			newest = v
+		}
+	}
+	return newest
+}
+
+// AfterPublished reports whether the api-version v (YYYY-MM-DD or
+// YYYY-MM-DD-preview) is dated after every one of APIVersions: a version
+// Microsoft may have published after the list was read. Any other version
+// outside the list is not one the service publishes for Sluice's requests.
+func AfterPublished(v string) bool {
+	const date = len("2006-01-02")
+	return len(v) >= date && v[:date] > NewestAPIVersion()[:date]
+}
+
 // KnownAPIVersion reports whether v is one of APIVersions; the suffix is
 // matched without regard to case (older documentation spells it
 // "-Preview").

@@ -3,7 +3,6 @@ package cloudsearch
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/sluice-dev/sluice/sink"
@@ -158,14 +157,11 @@ func fieldValue(v any, ff FilterableField) (any, error) {
 		return []string{text(v)}, nil
 	case ff.Type.numeric():
 		f, ok := toNumber(v)
-		if !ok {
+		if !ok || !ff.Type.holds(f) {
 			return nil, bad()
 		}
 		if ff.Type == Double {
 			return f, nil
-		}
-		if f != math.Trunc(f) || (ff.Type == Int32 && (f > math.MaxInt32 || f < math.MinInt32)) {
-			return nil, bad()
 		}
 		return int64(f), nil
 	case ff.Type == Boolean:
@@ -180,8 +176,8 @@ func fieldValue(v any, ff FilterableField) (any, error) {
 		return text(v), nil
 	case ff.Type == DateTimeOffset:
 		t, ok := toTime(v)
-		if !ok {
-			return nil, fmt.Errorf("metadata %q is %s, %v, which is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z (a time.Time or such a string), as field %s of type %s needs (%sfilterableMetadataFieldKeys.%s)",
+		if !ok || !dateInRange(t) {
+			return nil, fmt.Errorf("metadata %q is %s, %v, which is not a date and time of the years 0001 to 9999 in RFC 3339 form such as 2024-05-01T10:00:00Z (a time.Time or such a string), as field %s of type %s needs (%sfilterableMetadataFieldKeys.%s)",
 				ff.Key, sink.Kind(v), v, ff.Field, ff.Type, settingPrefix, ff.Key)
 		}
 		return timeText(t), nil

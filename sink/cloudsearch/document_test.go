@@ -2,6 +2,7 @@ package cloudsearch
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -99,6 +100,13 @@ func TestFieldValueErrors(t *testing.T) {
 		{"datetime with a filter in it", "2024-05-01T10:00:00Z or true", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
 		{"datetime without zone", "2024-05-01T10:00:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
 		{"datetime from number", 1714557600, FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
+		// JSON has no NaN or infinity, and int64(+Inf) is garbage.
+		{"int64 from infinity", math.Inf(1), FilterableField{Key: "n", Field: "n", Type: Int64}},
+		{"int64 overflow", 1e19, FilterableField{Key: "n", Field: "n", Type: Int64}},
+		{"int64 at 2^63", 9223372036854775808.0, FilterableField{Key: "n", Field: "n", Type: Int64}},
+		{"double from NaN", math.NaN(), FilterableField{Key: "x", Field: "x", Type: Double}},
+		{"double from infinity", math.Inf(-1), FilterableField{Key: "x", Field: "x", Type: Double}},
+		{"datetime in the year 10000 in UTC", "9999-12-31T23:59:59-01:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

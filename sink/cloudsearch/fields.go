@@ -2,6 +2,7 @@ package cloudsearch
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -49,6 +50,20 @@ func ParseFieldType(s string) (FieldType, error) {
 
 // numeric reports whether values of t are written without quotes in OData.
 func (t FieldType) numeric() bool { return t == Int32 || t == Int64 || t == Double }
+
+// holds reports whether the finite number f is a value of the numeric type
+// t: any for Edm.Double, a whole number in range for Edm.Int32 and
+// Edm.Int64.
+func (t FieldType) holds(f float64) bool {
+	switch t {
+	case Int32:
+		return f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32
+	case Int64:
+		// 2^63 is the first float64 beyond int64's range.
+		return f == math.Trunc(f) && f >= math.MinInt64 && f < -math.MinInt64
+	}
+	return t == Double
+}
 
 // collection reports whether t is a Collection type.
 func (t FieldType) collection() bool { return strings.HasPrefix(string(t), "Collection(") }

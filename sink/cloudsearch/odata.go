@@ -118,12 +118,12 @@ func literal(v any, ff FilterableField) (string, error) {
 		// Finite only: strconv.FormatFloat would write NaN and ±Inf as
 		// "NaN", "+Inf" and "-Inf", which are no OData literals.
 		f, ok := toNumber(v)
-		if !ok || math.IsInf(f, 0) || math.IsNaN(f) {
+		if !ok {
 			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %q is not a number (a finite one: OData has no literal for infinity, and no stored value equals NaN)",
 				ff.Key, ff.Field, ff.Type, fmt.Sprint(v))}
 		}
-		if ff.Type != Double && f != math.Trunc(f) {
-			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %v is not an integer", ff.Key, ff.Field, ff.Type, f)}
+		if !ff.Type.holds(f) {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is %s, but %v is not an integer in its range", ff.Key, ff.Field, ff.Type, f)}
 		}
 		return strconv.FormatFloat(f, 'f', -1, 64), nil
 	case ff.Type == Boolean:
@@ -138,9 +138,9 @@ func literal(v any, ff FilterableField) (string, error) {
 			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.DateTimeOffset, but %q is not a date and time in RFC 3339 form such as 2024-05-01T10:00:00Z or 2024-05-01T12:00:00.5+02:00 (a time.Time or such a string)",
 				ff.Key, ff.Field, fmt.Sprint(v))}
 		}
-		if y := t.UTC().Year(); y < 1 || y > 9999 {
+		if !dateInRange(t) {
 			return "", &sink.FilterError{Reason: fmt.Sprintf("filter on %q: field %s is Edm.DateTimeOffset, whose values lie between the years 0001 and 9999 in UTC, but %q is in the year %d in UTC",
-				ff.Key, ff.Field, fmt.Sprint(v), y)}
+				ff.Key, ff.Field, fmt.Sprint(v), t.UTC().Year())}
 		}
 		return timeText(t), nil
 	}
@@ -162,6 +162,13 @@ func toTime(v any) (time.Time, bool) {
 		return p, err == nil
 	}
 	return time.Time{}, false
+}
+
+// dateInRange reports whether t lies in Edm.DateTimeOffset's range: the
+// years 0001 to 9999 in UTC.
+func dateInRange(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
 }
 
 // timeText formats t as the service stores an Edm.DateTimeOffset and as an
@@ -225,7 +232,7 @@ func timeValueAsText(v any) (any, bool) {
 // number (a filter typed on a command line).
 func toNumber(v any) (float64, bool) {
 	if f, ok := sink.Number(v); ok {
-		return f, true
+		return f, !math.IsInf(f, 0) && !math.IsNaN(f)
 	}
 	str, ok := v.(string)
 	if !ok {

@@ -83,6 +83,7 @@ func TestODataFilterErrors(t *testing.T) {
 			[]string{`"color"`, "sink.cloudsearch.filterableMetadataFieldKeys", "author, year"}},
 		{"not a number", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", "soon")}}, []string{`"year"`, "not a number"}},
 		{"not an integer", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 1.5)}}, []string{"not an integer"}},
+		{"beyond Edm.Int32", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 3e9)}}, []string{`"year"`, "Edm.Int32", "not an integer in its range"}},
 		{"not a bool", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("draft", "yes")}}, []string{"Edm.Boolean"}},
 		{"bad operator", &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "author", Value: "a", Operator: ">"}}}, []string{"not supported"}},
 		{"datetime injection", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("when", "2024-05-01T10:00:00Z or true")}}, []string{`"when"`, "Edm.DateTimeOffset", "RFC 3339", "2024-05-01T10:00:00Z"}},

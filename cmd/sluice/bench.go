@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -58,7 +59,8 @@ func (a *app) benchCommand() *cobra.Command {
 			"warms up (against a quota, at least until the quota's burst allowance is spent), then measures\n" +
 			"chunks/s, tokens/s, quota use, p50/p95 request latency, 429s, retries and peak RSS, in a process of\n" +
 			"its own. Prints a table with the winner marked (or --json lines) and writes bench.csv and bench.svg\n" +
-			"(throughput against batch size) to --out.\n\n" +
+			"(throughput against batch size) to --out. Before it starts, it says how long it will take (at least how\n" +
+			"long, when the provider's latency is unknown), from the size of the corpus's chunks and the quota's pace.\n\n" +
 			"The configured index is never written to. By default the vectors are discarded (--sink discard);\n" +
 			"--sink configured also measures writing, to a scratch index of the configured kind and settings: a\n" +
 			"local store in a temporary folder, or the Cloud AI Search index <indexName>" + benchScratchSuffix + ", created\n" +
@@ -78,7 +80,7 @@ func (a *app) benchCommand() *cobra.Command {
 	fl.DurationVar(&f.opts.Warmup, "warmup", bench.DefaultWarmup, "run and discard this long before measuring each configuration (0s: none; against a quota, raised to its burst window)")
 	fl.DurationVar(&f.opts.Duration, "duration", bench.DefaultDuration, "shortest measured window per configuration (more than 0s)")
 	fl.DurationVar(&f.opts.MaxDuration, "max-duration", bench.DefaultMaxDuration, "longest measured window, when --min-requests takes long to reach")
-	fl.IntVar(&f.opts.MinRequests, "min-requests", bench.DefaultMinRequests, "fewest embedding requests per measured window, for stable medians (1 or more)")
+	fl.IntVar(&f.opts.MinRequests, "min-requests", bench.DefaultMinRequests, "fewest embedding requests per measured window, for stable medians (1 or more); the window stays open until they complete, at the pace of the provider or its quota, up to --max-duration")
 	fl.DurationVar(&f.opts.Cooldown, "cooldown", bench.DefaultCooldown, "pause before each configuration against a quota, so that it refills (0s: none)")
 	fl.BoolVar(&f.inProcess, "in-process", false, "measure in this process instead of one process per configuration (peak RSS is then the running peak)")
 	fl.BoolVar(&f.simulate, "simulate", false, "benchmark against the built-in simulated provider instead of the configured embedder")
@@ -119,10 +121,12 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
 	}
+	preflight := time.Now()
 	cfg, files, err := benchPreflight(ctx, cfg, f)
 	if err != nil {
 		return err
 	}
+	listed := time.Since(preflight) // mostly listing the corpus, which each trial's process does again
 	if f.simulate {
 		sim, err := bench.StartSimulator(f.sim, cfg.Embedder.Dimensions)
 		if err != nil {
@@ -146,8 +150,12 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 		return err
 	}
 
+	w, err := a.benchWorkload(ctx, cfg, files, emb, tpm, f, listed)
+	if err != nil {
+		return err
+	}
 	trials := f.opts.Trials()
-	a.benchAnnounce(len(trials), cfg.Source.Dir, emb, tpm, f)
+	a.benchAnnounce(trials, cfg.Source.Dir, w, f)
 	results, runErr := bench.Run(ctx, m, trials, func(r bench.Result) {
 		if r.Error != "" {
 			fmt.Fprintf(a.stderr, "bench: %s failed: %s\n", r.Trial(), r.Error)
@@ -284,27 +292,97 @@ func benchOutcome(results []bench.Result, runErr error, out string) error {
 	return nil
 }
 
-// benchAnnounce prints what the benchmark will do and roughly how long
-// each configuration takes.
-func (a *app) benchAnnounce(n int, dir string, emb embedder.Config, tpm int, f *benchFlags) {
-	if given, w := max(f.opts.Warmup, 0), f.opts.WarmupFor(emb, tpm); w > given {
-		fmt.Fprintf(a.stderr, "bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent\n", given, w)
+// trialProcessStart is about how long a trial's process takes to start
+// (the configuration, the tokenizer) before it lists the corpus.
+const trialProcessStart = 100 * time.Millisecond
+
+// benchWorkload returns what benchAnnounce's prediction needs besides the
+// options: the embedder and quota; the mean tokens of the corpus's chunks,
+// from a dry run over up to bench.SampleBytes of its first files; with
+// --simulate the simulated latency (unknown for a real provider, and with
+// --sink configured, whose store may be slower than the provider); and the
+// start-up of each trial, which for a process per trial is starting it and
+// listing the corpus (listed: as long as the parent's preflight took).
+// Only an interruption is an error: without the sample, the prediction is
+// a lower bound.
+func (a *app) benchWorkload(ctx context.Context, cfg Config, files []reader.File, emb embedder.Config, tpm int, f *benchFlags, listed time.Duration) (bench.Workload, error) {
+	w := bench.Workload{Embedder: emb, TokensPerMinute: tpm}
+	if !f.inProcess {
+		w.Startup = trialProcessStart + listed
 	}
-	typical, most := f.opts.Estimate(emb, tpm)
-	each := "about " + roundDuration(typical) + " each"
-	if most > typical {
-		each += fmt.Sprintf(", up to %s when --min-requests (%d) needs a longer window", roundDuration(most), f.opts.MinRequests)
+	if f.simulate && f.sink != benchSinkConfigured {
+		w.Latency = f.sim.RequestLatency
 	}
-	fmt.Fprintf(a.stderr, "bench: %s over %s, %s\n", plural(n, "configuration", "configurations"), dir, each)
+	h, err := a.benchHarness(cfg, files, emb, tpm, f)
+	if err == nil {
+		w.TokensPerChunk, err = h.ChunkTokens(ctx, bench.SampleBytes)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return w, ctx.Err()
+		}
+		a.log.Debug("bench: the size of the corpus's chunks is unknown; the time announced is a lower bound", "err", err)
+	}
+	return w, nil
 }
 
-// roundDuration prints d to a tenth of a second, or to the millisecond
-// below a second.
-func roundDuration(d time.Duration) string {
-	if d < time.Second {
-		return d.Round(time.Millisecond).String()
+// benchAnnounce prints what the benchmark will do and how long it takes
+// (bench.Options.Predict): the warm-up raised to a quota's burst window,
+// with a note; then the configurations and the time of all and of each,
+// with what makes them longer: --min-requests holding windows open, an
+// unknown latency (then the times are lower bounds, with the most a
+// configuration can take), a quota that may throttle.
+func (a *app) benchAnnounce(trials []bench.Trial, dir string, w bench.Workload, f *benchFlags) {
+	if given, warm := max(f.opts.Warmup, 0), f.opts.WarmupFor(w.Embedder, w.TokensPerMinute); warm > given {
+		fmt.Fprintf(a.stderr, "bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent\n", given, warm)
 	}
-	return d.Round(100 * time.Millisecond).String()
+	pace := "how fast the embedder answers"
+	if f.sink == benchSinkConfigured {
+		pace = "how fast the embedder answers and the store writes"
+	}
+	fmt.Fprintf(a.stderr, "bench: %s over %s, %s\n", plural(len(trials), "configuration", "configurations"), dir,
+		describePrediction(f.opts.Predict(trials, w), f.opts, pace))
+}
+
+// describePrediction says how long the trials of p take, for benchAnnounce;
+// pace names what the time of a window depends on when p.AtLeast.
+func describePrediction(p bench.Prediction, o bench.Options, pace string) string {
+	o.ApplyDefaults()
+	if len(p.Trials) == 0 {
+		return "nothing to measure"
+	}
+	each := roundDuration(slices.Min(p.Trials))
+	if most := roundDuration(slices.Max(p.Trials)); most != each {
+		each += " to " + most
+	}
+	window := fmt.Sprintf("past --duration %s until --min-requests %d requests complete", o.Duration, o.MinRequests)
+	var s string
+	switch {
+	case p.AtLeast:
+		s = fmt.Sprintf("at least %s in all, at least %s each: each window stays open %s, which depends on %s, up to --max-duration %s (%s a configuration)",
+			roundDuration(p.Total()), each, window, pace, o.MaxDuration, roundDuration(p.Most))
+	case p.Extended > 0:
+		s = fmt.Sprintf("about %s in all, %s each (%s open %s)", roundDuration(p.Total()), each,
+			plural(p.Extended, "window stays", "windows stay"), window)
+	default:
+		s = fmt.Sprintf("about %s in all, %s each", roundDuration(p.Total()), each)
+	}
+	if p.Quota {
+		s += "; more if the provider throttles"
+	}
+	return s
+}
+
+// roundDuration prints d to the millisecond below a second, to a tenth of
+// a second below a minute, else to the second.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 // checkTrialLimits refuses, before anything is measured, every batch size

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +15,9 @@ import (
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline/bench"
+	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+	"github.com/sluice-dev/sluice/splitter"
 )
 
 // benchCorpus writes a small corpus under dir/corpus.
@@ -97,39 +101,59 @@ func TestBenchOutUnwritable(t *testing.T) {
 }
 
 // TestBenchAnnounce checks the start-up lines: the warm-up raised to a
-// quota's burst window, with a note; the estimate of each configuration:
-// the cool-down only against a quota, 0s warm-up and cool-down as none, and
-// "up to" the longest window when --min-requests may extend it.
+// quota's burst window, with a note; the time of all configurations and of
+// each (bench.Options.Predict, checked in its own test), with what makes
+// them longer: --min-requests holding windows open past --duration, a
+// quota that may throttle; and, when how fast the provider answers is
+// unknown, "at least" and the most a configuration can take. Before, it
+// said "about 3s each" where --min-requests at the quota's pace made each
+// take 9 to 19s.
 func TestBenchAnnounce(t *testing.T) {
 	hash := embedder.DefaultConfig()
-	sim := bench.SimulatedEmbedder(hash, "http://127.0.0.1:1/v1", bench.SimOptions{TPM: 600_000})
+	// 600,000 tokens a minute, 10,000 a second: a request carries at most
+	// 9,000 tokens, 8.5 chunks of 1,000 tokens.
+	simOpts := bench.SimOptions{Latency: 100 * time.Millisecond, TPM: 600_000}
+	sim := bench.SimulatedEmbedder(hash, "http://127.0.0.1:1/v1", simOpts)
+	free := bench.SimOptions{Latency: 100 * time.Millisecond}
 	opts := func(warmup, cooldown, duration, most time.Duration, minRequests int) bench.Options {
-		return bench.Options{Warmup: warmup, Cooldown: cooldown, Duration: duration, MaxDuration: most, MinRequests: minRequests}
+		return bench.Options{BatchSizes: []int{32}, Concurrencies: []int{1}, Warmup: warmup, Cooldown: cooldown, Duration: duration, MaxDuration: most, MinRequests: minRequests}
 	}
 	tests := []struct {
 		name     string
 		opts     bench.Options
-		emb      embedder.Config
-		tpm      int
+		sink     string // "": discard
+		w        bench.Workload
 		want     []string
 		dontWant []string
 	}{
-		{"zero warm-up and cool-down: none", opts(0, 0, time.Second, time.Second, 1), hash, 0,
-			[]string{"about 1s each\n"}, []string{"up to", "raised"}},
-		{"no quota: no cool-down", opts(2*time.Second, 10*time.Second, 5*time.Second, 30*time.Second, 20), hash, 0,
-			[]string{"about 7s each, up to 32s when --min-requests (20) needs a longer window"}, []string{"raised"}},
-		{"quota: cool-down and burst", opts(time.Millisecond, time.Second, time.Second, time.Second, 1), sim, 600_000,
-			[]string{"warm-up raised from 1ms to 1s", "about 3s each\n"}, []string{"up to"}},
+		// 0 + 0 + 0.1s (the first request) + 1s + 75ms (polls).
+		{"zero warm-up and cool-down: none", opts(0, 0, time.Second, time.Second, 1), "",
+			bench.Workload{Embedder: bench.SimulatedEmbedder(hash, "http://127.0.0.1:1/v1", free), TokensPerChunk: 1000, Latency: free.RequestLatency},
+			[]string{"1 configuration over corpus, about 1.2s in all, 1.2s each\n"}, []string{"raised", "throttles", "windows", "at least"}},
+		// 0.2s (start-up) + 1s (warm-up raised) + 0.1s + 10 requests of
+		// 8,500 tokens at 10,000 tokens a second (8.5s) + 75ms.
+		{"quota: --min-requests at the quota's pace", opts(time.Millisecond, 0, time.Second, time.Minute, 10), "",
+			bench.Workload{Embedder: sim, TokensPerMinute: 600_000, TokensPerChunk: 1000, Latency: simOpts.RequestLatency, Startup: 200 * time.Millisecond},
+			[]string{"warm-up raised from 1ms to 1s",
+				"1 configuration over corpus, about 9.9s in all, 9.9s each (1 window stays open past --duration 1s until --min-requests 10 requests complete); more if the provider throttles\n"},
+			[]string{"at least"}},
+		{"no quota, speed unknown: at least, and the most", opts(2*time.Second, 10*time.Second, 5*time.Second, 30*time.Second, 20), "",
+			bench.Workload{Embedder: hash, TokensPerChunk: 1000},
+			[]string{"at least 7.1s in all, at least 7.1s each: each window stays open past --duration 5s until --min-requests 20 requests complete, which depends on how fast the embedder answers, up to --max-duration 30s (32.1s a configuration)\n"},
+			[]string{"raised", "about", "throttles"}},
+		{"--sink configured: the store's speed too", opts(2*time.Second, 10*time.Second, 5*time.Second, 30*time.Second, 20), benchSinkConfigured,
+			bench.Workload{Embedder: hash, TokensPerChunk: 1000},
+			[]string{"which depends on how fast the embedder answers and the store writes, up to"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			a := &app{stderr: &stderr}
-			f := &benchFlags{opts: tt.opts, sink: benchSinkDiscard}
+			f := &benchFlags{opts: tt.opts, sink: cmp.Or(tt.sink, benchSinkDiscard)}
 			if err := f.validate(); err != nil {
 				t.Fatal(err)
 			}
-			a.benchAnnounce(3, "corpus", tt.emb, tt.tpm, f)
+			a.benchAnnounce(f.opts.Trials(), "corpus", tt.w, f)
 			for _, w := range tt.want {
 				if !strings.Contains(stderr.String(), w) {
 					t.Errorf("%q lacks %q", stderr.String(), w)
@@ -142,6 +166,87 @@ func TestBenchAnnounce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBenchWorkload checks what the parent learns for its prediction: the
+// mean tokens of the corpus's chunks (from a dry run over it, compared
+// here with the splitter run on each file); with --simulate the simulated
+// latency, none otherwise (nor with --sink configured, whose store's speed
+// is unknown); a start-up per trial only for a process per trial.
+func TestBenchWorkload(t *testing.T) {
+	dir := t.TempDir()
+	benchCorpus(t, dir)
+	tests := []struct {
+		name      string
+		f         benchFlags
+		latency   bool
+		startedUp bool
+	}{
+		{"simulated, a process per trial", benchFlags{simulate: true, sim: bench.SimOptions{Latency: time.Second}}, true, true},
+		{"simulated, in process", benchFlags{simulate: true, inProcess: true, sim: bench.SimOptions{Latency: time.Second}}, true, false},
+		// The store's speed is unknown: no latency, a lower bound.
+		{"simulated, --sink configured", benchFlags{simulate: true, sink: benchSinkConfigured, sim: bench.SimOptions{Latency: time.Second}}, false, true},
+		{"configured embedder", benchFlags{}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &app{stderr: io.Discard}
+			cfg := DefaultConfig()
+			cfg.Source.Dir = filepath.Join(dir, "corpus")
+			if tt.f.sink == "" {
+				tt.f.sink = benchSinkDiscard
+			}
+			files, err := listBenchCorpus(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			emb, tpm := benchEmbedder(cfg, &tt.f)
+			w, err := a.benchWorkload(t.Context(), cfg, files, emb, tpm, &tt.f, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := meanChunkTokens(t, cfg, files); w.TokensPerChunk != want {
+				t.Errorf("TokensPerChunk = %v, want the corpus's, %v", w.TokensPerChunk, want)
+			}
+			if got := w.Latency != nil; got != tt.latency {
+				t.Errorf("Latency set: %t, want %t", got, tt.latency)
+			} else if tt.latency && w.Latency(0) != time.Second {
+				t.Errorf("Latency(0) = %s, want --sim-latency, 1s", w.Latency(0))
+			}
+			want := time.Duration(0)
+			if tt.startedUp {
+				want = trialProcessStart + time.Second
+			}
+			if w.Startup != want {
+				t.Errorf("Startup = %s, want %s", w.Startup, want)
+			}
+		})
+	}
+}
+
+// meanChunkTokens splits each of files with cfg's splitter and returns the
+// mean tokens of their chunks.
+func meanChunkTokens(t *testing.T, cfg Config, files []reader.File) float64 {
+	t.Helper()
+	split, err := splitter.New(cfg.Splitter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokens, chunks int
+	for _, f := range files {
+		text, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range split.Split(string(text)) {
+			tokens += c.Tokens
+			chunks++
+		}
+	}
+	if chunks == 0 {
+		t.Fatal("the corpus has no chunk")
+	}
+	return float64(tokens) / float64(chunks)
 }
 
 func fileSum(t *testing.T, path string) [32]byte {

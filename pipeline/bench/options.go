@@ -164,20 +164,6 @@ func (o Options) WarmupFor(emb embedder.Config, tokensPerMinute int) time.Durati
 	return max(o.warmup(), burstWindow(emb, tokensPerMinute))
 }
 
-// Estimate returns how long one trial against emb and a quota of
-// tokensPerMinute takes, not counting the time to the first embedded
-// chunk: typical is the cool-down (only against a quota), the warm-up
-// (WarmupFor) and Duration; most is the same with MaxDuration, which a
-// window that needs longer to hold MinRequests requests can reach.
-func (o Options) Estimate(emb embedder.Config, tokensPerMinute int) (typical, most time.Duration) {
-	o.ApplyDefaults()
-	fixed := o.WarmupFor(emb, tokensPerMinute)
-	if hasQuota(emb, tokensPerMinute) {
-		fixed += o.cooldown()
-	}
-	return fixed + o.Duration, fixed + max(o.MaxDuration, o.Duration)
-}
-
 // Trials returns every configuration to try: each batch size with each
 // concurrency, concurrency varying slowest.
 func (o Options) Trials() []Trial {

@@ -159,3 +159,9 @@ func (s *Simulator) Close() error {
 	})
 	return s.err
 }
+
+// RequestLatency is how long the simulated provider takes to answer a
+// request of the given tokens: Latency plus TokenLatency per token.
+func (o SimOptions) RequestLatency(tokens float64) time.Duration {
+	return o.Latency + time.Duration(tokens*float64(o.TokenLatency))
+}

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -227,28 +226,7 @@ func TestNoAnswerClosedPort(t *testing.T) {
 // error: neither the warnings of the retries nor the error show it.
 func TestNoAnswerWarningRedacted(t *testing.T) {
 	const secret = "WARNSECRET-0123456789abcdef"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			req, err := http.ReadRequest(bufio.NewReader(conn))
-			if err == nil {
-				_, _ = conn.Write([]byte("HTTP/1.1 " + req.Header.Get("api-key") + " refused\r\n\r\n"))
-			}
-			conn.Close()
-		}
-	}()
-	cfg := testConfig("http://" + ln.Addr().String())
+	cfg := testConfig(keyEchoServer(t))
 	cfg.IndexManagement, cfg.MaxRetries = NoValidation, 2
 	var log bytes.Buffer
 	s, err := New(context.Background(), cfg, testHTTP(t), WithRetryDelay(time.Millisecond), WithGetenv(envOf(map[string]string{EnvKey: secret})),

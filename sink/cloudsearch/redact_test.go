@@ -169,12 +169,11 @@ func (r rotatingTransport) Do(req *http.Request) (*http.Response, error) {
 	return r.hc.Do(req)
 }
 
-// TestTransportErrorRedacted has a server answer with a status line whose
-// status code is the key the request sent, which Go's transport quotes in
-// its error, and checks that neither the
-// *ConnectionError nor the debug log shows the key.
-func TestTransportErrorRedacted(t *testing.T) {
-	const secret = "TRANSPORTSECRET-0123456789abcdef"
+// keyEchoServer starts a server that answers every request with a status
+// line whose status code is the api-key the request sent, which Go's
+// transport quotes in its error, and returns its URL.
+func keyEchoServer(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +195,16 @@ func TestTransportErrorRedacted(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	cfg := testConfig("http://" + ln.Addr().String())
+	return "http://" + ln.Addr().String()
+}
+
+// TestTransportErrorRedacted has a server answer with a status line whose
+// status code is the key the request sent, which Go's transport quotes in
+// its error, and checks that neither the
+// *ConnectionError nor the debug log shows the key.
+func TestTransportErrorRedacted(t *testing.T) {
+	const secret = "TRANSPORTSECRET-0123456789abcdef"
+	cfg := testConfig(keyEchoServer(t))
 	cfg.IndexManagement, cfg.MaxRetries = NoValidation, NoRetries
 	var log bytes.Buffer
 	s, err := New(context.Background(), cfg, testHTTP(t), WithGetenv(envOf(map[string]string{EnvKey: secret})),

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/retryafter"
 )
 
 // pacer holds back requests the server is about to refuse. It mirrors the
@@ -85,26 +87,12 @@ func (q *quotaMirror) delay(now time.Time, n float64) time.Duration {
 		return 0
 	}
 	if q.limit > 0 {
-		return minutes((n - avail) / q.limit)
+		return retryafter.Scale((n-avail)/q.limit, time.Minute) // saturates
 	}
 	if !q.reset.IsZero() {
 		return q.reset.Sub(now)
 	}
 	return 0
-}
-
-// minutes returns x minutes as a Duration, the largest one when x is
-// beyond it: converting a float out of int64's range gives an unspecified
-// value (negative on amd64), which would read as no wait at all.
-func minutes(x float64) time.Duration {
-	d := x * float64(time.Minute)
-	switch {
-	case d >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, one past the range
-		return math.MaxInt64
-	case !(d > 0): // also NaN
-		return 0
-	}
-	return time.Duration(d)
 }
 
 // observe records the report of an answer to a request sent at sent, of

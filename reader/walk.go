@@ -232,8 +232,7 @@ func missingTarget(p string) string {
 		if !filepath.IsAbs(next) {
 			next = filepath.Join(filepath.Dir(at), next)
 		}
-		fi, err := os.Lstat(next)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		if !isSymlink(next) {
 			break
 		}
 		dest, err := os.Readlink(next)

@@ -37,20 +37,26 @@ func Parse(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// scaled returns s, a decimal number of units, as a Duration: 0 unless s
-// holds a number above 0, and the largest Duration when the product is
-// beyond it (a float converted to an integer type out of its range gives
-// an unspecified value, negative on amd64).
+// scaled returns s, a decimal number of units, as a Duration (see Scale):
+// 0 unless s holds a number above 0.
 func scaled(s string, unit time.Duration) time.Duration {
 	x, err := strconv.ParseFloat(s, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, handled below
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: ±Inf or 0, which Scale handles
 		return 0
 	}
-	if !(x > 0) { // also NaN
-		return 0
-	}
+	return Scale(x, unit)
+}
+
+// Scale returns x units as a wait: 0 unless x is above 0 (NaN too), and
+// the largest Duration when the product is beyond it (a float converted to
+// an integer type out of its range gives an unspecified value, negative on
+// amd64, which would read as no wait at all).
+func Scale(x float64, unit time.Duration) time.Duration {
 	d := x * float64(unit)
-	if d >= math.MaxInt64 { // float64(math.MaxInt64) is 2^63, one past the range
+	switch {
+	case !(d > 0):
+		return 0
+	case d >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, one past the range
 		return math.MaxInt64
 	}
 	return time.Duration(d)

@@ -1,10 +1,8 @@
 package cloudsearch
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -76,16 +74,11 @@ func TestAPIVersionRefusedStopsWrites(t *testing.T) {
 	srv, url := searchtest.Start(t, searchtest.Options{Key: testKey})
 	cfg := testConfig(url)
 	cfg.IndexManagement, cfg.APIVersion = NoValidation, "2099-01-01"
-	var log bytes.Buffer
-	s, err := New(context.Background(), cfg, testHTTP(t), WithRetryDelay(time.Millisecond),
-		WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, log := loggedStore(t, cfg, testHTTP(t))
 	if w := warnLines(log.String()); len(w) != 1 || !strings.Contains(w[0], "api-version 2099-01-01 (from sink.cloudsearch.apiVersion) is newer than the versions this Sluice knows") {
 		t.Errorf("warnings %q, want one about the unknown newer version", w)
 	}
-	_, err = s.Add(context.Background(), makeNodes("a.md", 2))
+	_, err := s.Add(context.Background(), makeNodes("a.md", 2))
 	var se *ServiceError
 	if !errors.Is(err, ErrConfig) || !errors.Is(err, sink.ErrUnavailable) || !errors.As(err, &se) || se.StatusCode != http.StatusBadRequest {
 		t.Fatalf("Add() = %v, want ErrConfig and sink.ErrUnavailable wrapping the service's 400", err)

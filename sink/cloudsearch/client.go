@@ -674,6 +674,12 @@ func (s *Store) failure(ctx context.Context, c call, sent *sentCredentials, err 
 	if msg := sent.redact(err.Error()); msg != err.Error() {
 		err = &redactedError{msg: msg, err: err}
 	}
+	return s.connectionError(c, attempts, err)
+}
+
+// connectionError is the *ConnectionError of a request of c that got no
+// answer after attempts attempts (0 when unknown).
+func (s *Store) connectionError(c call, attempts int, err error) *ConnectionError {
 	return &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), Attempts: attempts, EndpointFrom: s.endpointFrom, Err: err}
 }
 
@@ -686,7 +692,7 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 		if ctx.Err() != nil {
 			return 0, nil, fmt.Errorf("cloudsearch: %s: %w", c.op, ctx.Err())
 		}
-		return 0, nil, &ConnectionError{Op: c.op, Endpoint: s.cfg.Endpoint, Timeout: s.cfg.Timeout.String(), EndpointFrom: s.endpointFrom, Err: err}
+		return 0, nil, s.connectionError(c, 0, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp.StatusCode, body, nil

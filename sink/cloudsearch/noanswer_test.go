@@ -104,13 +104,8 @@ func TestNoAnswerRetries(t *testing.T) {
 			tr := &scriptedTransport{steps: []step{{err: tt.err}}}
 			cfg := testConfig(endpoint)
 			cfg.IndexManagement, cfg.MaxRetries = NoValidation, tt.maxRetries
-			var log bytes.Buffer
-			s, err := New(context.Background(), cfg, WithTransport(tr), WithRetryDelay(time.Millisecond),
-				WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = s.ListIndexes(context.Background())
+			s, log := loggedStore(t, cfg, WithTransport(tr))
+			_, err := s.ListIndexes(context.Background())
 			var ce *ConnectionError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrConnection) || !errors.Is(err, sink.ErrUnavailable) {
 				t.Fatalf("ListIndexes() = %v, want a *ConnectionError", err)
@@ -144,12 +139,7 @@ func TestNoAnswerWarningNamesTimeout(t *testing.T) {
 	tr := &scriptedTransport{steps: []step{{err: timeoutError{}}, {status: http.StatusOK}}}
 	cfg := testConfig("https://svc.search.windows.net")
 	cfg.IndexManagement, cfg.Timeout = NoValidation, 45*time.Second
-	var log bytes.Buffer
-	s, err := New(context.Background(), cfg, WithTransport(tr), WithRetryDelay(time.Millisecond),
-		WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, log := loggedStore(t, cfg, WithTransport(tr))
 	if _, err := s.ListIndexes(context.Background()); err != nil {
 		t.Fatalf("ListIndexes() = %v, want the retry answered", err)
 	}
@@ -178,13 +168,8 @@ func TestNoAnswerSharesTheRetryBudget(t *testing.T) {
 			tr := &scriptedTransport{steps: tt.steps}
 			cfg := testConfig("https://svc.search.windows.net")
 			cfg.IndexManagement, cfg.MaxRetries = NoValidation, 3
-			var log bytes.Buffer
-			s, err := New(context.Background(), cfg, WithTransport(tr), WithRetryDelay(time.Millisecond),
-				WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = s.ListIndexes(context.Background())
+			s, log := loggedStore(t, cfg, WithTransport(tr))
+			_, err := s.ListIndexes(context.Background())
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("ListIndexes() = %v, want %v", err, tt.is)
 			}
@@ -198,18 +183,26 @@ func TestNoAnswerSharesTheRetryBudget(t *testing.T) {
 	}
 }
 
+// loggedStore returns a Store over cfg whose retries wait a millisecond,
+// whose key is testKey and whose warnings go to the buffer returned.
+func loggedStore(t *testing.T, cfg Config, transport Option) (*Store, *bytes.Buffer) {
+	t.Helper()
+	var log bytes.Buffer
+	s, err := New(context.Background(), cfg, transport, WithRetryDelay(time.Millisecond),
+		WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &log
+}
+
 // TestNoAnswerClosedPort sends to a port where nothing listens: the
 // connection is refused, retried at most twice, each retry warned about.
 func TestNoAnswerClosedPort(t *testing.T) {
 	cfg := testConfig("http://127.0.0.1:1")
 	cfg.IndexManagement = NoValidation
-	var log bytes.Buffer
-	s, err := New(context.Background(), cfg, testHTTP(t), WithRetryDelay(time.Millisecond),
-		WithGetenv(envOf(map[string]string{EnvKey: testKey})), WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.GetIndex(context.Background())
+	s, log := loggedStore(t, cfg, testHTTP(t))
+	_, err := s.GetIndex(context.Background())
 	var ce *ConnectionError
 	if !errors.As(err, &ce) || ce.Attempts != refusedRetries+1 || !refused(err) {
 		t.Fatalf("GetIndex() = %v, want a *ConnectionError after %d attempts", err, refusedRetries+1)

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
 
 func norm(v []float32) float64 {
@@ -46,19 +46,8 @@ func TestHashGolden(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
-	path := filepath.Join("testdata", "hash.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got := b.String(); got != string(want) {
-		t.Fatalf("hash vectors changed; they must be stable across runs and platforms\ngot:\n%s\nwant:\n%s", got, want)
-	}
+	// The vectors must be stable across runs and platforms.
+	testenv.Golden(t, filepath.Join("testdata", "hash.golden"), []byte(b.String()))
 }
 
 func TestHashProperties(t *testing.T) {

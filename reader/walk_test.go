@@ -3,7 +3,6 @@ package reader
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,9 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/sluice-dev/sluice/internal/testenv"
+)
 
 // textTypes selects every file type the reader names (see fileTypes), more
 // than the default *.md.
@@ -78,21 +77,11 @@ func TestWalkOrderGolden(t *testing.T) {
 	checkGolden(t, "walk_order.golden", b.String())
 }
 
+// checkGolden compares got with testdata/name, or rewrites the file with
+// -update: testenv.Golden for the text this package's tests build.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s mismatch (run go test -update after checking):\n--- got\n%s--- want\n%s", name, got, want)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestWalkIsDeterministic(t *testing.T) {

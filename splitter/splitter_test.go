@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,9 +18,9 @@ import (
 	"unicode/utf16"
 
 	"go.uber.org/goleak"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/sluice-dev/sluice/internal/testenv"
+)
 
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
@@ -156,19 +155,7 @@ func TestSplitGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("chunks differ from %s (run go test -update after checking the change):\n%s", path, got.String())
-			}
+			testenv.Golden(t, filepath.Join("testdata", tc.golden), got.Bytes())
 			// The same chunks as LlamaIndex.TS, except where it leaves
 			// placeholders in the text.
 			ref, err := os.ReadFile(filepath.Join("testdata", tc.llamaindex))

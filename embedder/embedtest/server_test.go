@@ -7,13 +7,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,9 +24,8 @@ import (
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/embedder/embedtest"
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -118,19 +115,7 @@ func TestRoutesAndRejections(t *testing.T) {
 func TestResponseGolden(t *testing.T) {
 	srv, url := embedtest.Start(t, embedtest.Options{Dimensions: 4})
 	_, body := do(t, url, call{"/v1/embeddings", nil, `{"model":"m","input":["hello world","naïve café"]}`})
-	path := filepath.Join("testdata", "response.golden")
-	if *update {
-		if err := os.WriteFile(path, body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(body, want) {
-		t.Fatalf("response changed:\n%s\nwant:\n%s", body, want)
-	}
+	testenv.Golden(t, filepath.Join("testdata", "response.golden"), body)
 	if st := srv.Stats(); st.TokensServed != 6 || st.InputsServed != 2 {
 		t.Fatalf("stats %+v, want 6 cl100k tokens and 2 inputs served", st)
 	}

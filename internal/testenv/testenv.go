@@ -1,5 +1,7 @@
 // Package testenv holds helpers that tests share about the environment they
-// run in. It is for tests only: production code must not depend on it.
+// run in, and Golden, their one way to compare output with a golden file.
+// It is for tests only: production code must not depend on it, not least
+// because importing it registers the -update flag (see Golden).
 package testenv
 
 import (

@@ -5,20 +5,17 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"image/png"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice/internal/testenv"
 	"github.com/sluice-dev/sluice/pipeline/bench"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // sample are fixed results: a quota, a throttled row and a failed row.
 func sample() []bench.Result {
@@ -28,23 +25,6 @@ func sample() []bench.Result {
 		{BatchSize: 64, Concurrency: 1, ChunksPerS: 31.25, TokensPerS: 16000, TPMUtilization: u(0.96), Retries: 1, P50Ms: 410, P95Ms: 470.5, PeakRSSMB: 44, Requests: 25, ChunksPerRequest: 62.5, Seconds: 5},
 		{BatchSize: 8, Concurrency: 4, ChunksPerS: 31.6, TokensPerS: 16179.2, TPMUtilization: u(0.9708), HTTP429: 4, Retries: 4, P50Ms: 99, P95Ms: 130, PeakRSSMB: 43.5, Requests: 160, ChunksPerRequest: 8, Seconds: 5},
 		{BatchSize: 64, Concurrency: 4, Error: "bench: trial 64x4: embedder: embedder.batchSize: too large"},
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got:\n%s\nwant:\n%s", name, got, want)
 	}
 }
 
@@ -73,7 +53,7 @@ func TestRender(t *testing.T) {
 			if err := tt.write(&buf, sample(), tt.opts...); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, buf.Bytes())
+			testenv.Golden(t, filepath.Join("testdata", tt.golden), buf.Bytes())
 		})
 	}
 }

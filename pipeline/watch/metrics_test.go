@@ -3,11 +3,9 @@ package watch
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,10 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/internal/testenv"
 	"github.com/sluice-dev/sluice/pipeline"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // reporting is an embedder with HTTP-client statistics.
 type reporting struct {
@@ -127,7 +124,7 @@ func TestMetrics(t *testing.T) {
 	if !strings.Contains(text, "go_goroutines") || !strings.Contains(text, "process_cpu_seconds_total") {
 		t.Error("the Go and process collectors are missing")
 	}
-	checkGolden(t, "metrics.golden", describe(text))
+	testenv.Golden(t, filepath.Join("testdata", "metrics.golden"), []byte(describe(text)))
 }
 
 // describe keeps the HELP and TYPE lines of the sluice_ series: the shape
@@ -140,23 +137,6 @@ func describe(text string) string {
 		}
 	}
 	return b.String()
-}
-
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test -update if the change is intended):\n got:\n%s\nwant:\n%s", path, got, want)
-	}
 }
 
 // TestInflightSettles checks that sluice_pipeline_inflight_documents counts

@@ -1,29 +1,15 @@
 package cloudsearch
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites the file with -update.
+// golden compares got with testdata/name, or rewrites the file with
+// -update: testenv.Golden for the files of this package's tests.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (rerun with -update if the change is intended)\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name), got)
 }

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/sluice-dev/sluice/internal/testenv"
+)
 
 // TestGetNodesGolden pins the shape of nodes read back: field names, the
 // deterministic order, and the Go types metadata values decode to (shown
@@ -37,19 +35,7 @@ func TestGetNodesGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden := filepath.Join("testdata", "getnodes.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestGetNodesGolden -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("GetNodes output differs from %s:\n got:\n%s\nwant:\n%s", golden, buf.Bytes(), want)
-	}
+	testenv.Golden(t, filepath.Join("testdata", "getnodes.golden"), buf.Bytes())
 }
 
 func typeName(v any) string {

@@ -3,19 +3,17 @@ package searchtest
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/sluice-dev/sluice/internal/testenv"
+)
 
 func TestSearchScores(t *testing.T) {
 	_, url := startWithIndex(t, Options{})
@@ -138,19 +136,7 @@ func TestSemanticGolden(t *testing.T) {
 	if err := json.Indent(&pretty, b, "", "  "); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "search_semantic.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(pretty.Bytes(), want) {
-		t.Errorf("response differs from %s:\n%s", golden, pretty.Bytes())
-	}
+	testenv.Golden(t, filepath.Join("testdata", "search_semantic.golden.json"), pretty.Bytes())
 	var r searchResp
 	_ = json.Unmarshal(b, &r)
 	prev := 5.0

@@ -43,6 +43,10 @@ import (
 //     store that cannot list a document's nodes has them deleted
 //     (Writer.Delete by the document id) before the first new one is
 //     written, the record dropped first.
+//   - With Verify, the store is asked about every node the manifest
+//     records before the walk (NodeChecker): a document with nodes
+//     missing counts as changed, and its chunks whose nodes are missing
+//     are embedded and written again, as new ones are.
 //   - A document that fails keeps the nodes its record lists (none if it
 //     had no record): the nodes this run or a dead one wrote for it beyond
 //     those are deleted, and so are its pending ids in the manifest. Nodes
@@ -127,6 +131,9 @@ func (r *run) prepare(ctx context.Context) error {
 			}
 		}
 	}
+	if err := r.verify(ctx); err != nil {
+		return err
+	}
 	stamps, err := st.Stamps(ctx)
 	if err != nil {
 		return err
@@ -187,12 +194,12 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 	return nil
 }
 
-// listStore loads the document ids of a DocLister store for a Full run, so
+// listStore loads the document ids of a DocLister store for a Full or Verify run, so
 // that conclude can delete those whose files are gone even if the manifest
 // does not know them.
 func (r *run) listStore(ctx context.Context) error {
 	l, ok := r.opts.Store.(DocLister)
-	if !ok || !r.opts.Full || r.storeEmpty {
+	if !ok || !(r.opts.Full || r.opts.Verify) || r.storeEmpty {
 		return nil
 	}
 	ids, err := l.RefDocIDs(ctx)
@@ -244,7 +251,9 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		stamp := prev.Stamp
 		d.prev = &stamp
 		for _, id := range prev.NodeIDs {
-			d.known[id] = true
+			if !r.missing.has(id) { // else written again (Verify)
+				d.known[id] = true
+			}
 		}
 	}
 	for _, id := range acked {
@@ -290,9 +299,10 @@ func sameTimes(st state.Stamp, f reader.File) bool {
 
 // fresh reports whether a file's size and metadata match its record, so
 // that its modification time or content hash can prove it unchanged; never
-// in a Full run or one whose splitter settings changed.
+// in a Full run or one whose splitter settings changed, nor for a document
+// Verify found nodes of missing.
 func (r *run) fresh(f reader.File, metaHash string, size int64, recordedMeta string) bool {
-	return !r.rewrite && !r.resplit && f.Size == size && metaHash == recordedMeta
+	return !r.rewrite && !r.resplit && f.Size == size && metaHash == recordedMeta && !r.missing.damaged(f.ID)
 }
 
 func hashFile(f reader.File) (string, int64, error) {

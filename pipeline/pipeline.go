@@ -141,6 +141,16 @@ type Options struct {
 	// and if the store is a DocLister, the nodes of documents whose files
 	// are gone are deleted even when the manifest does not know them.
 	Full bool
+	// Verify checks, before a whole-folder run (Source nil) with State
+	// walks the folder, that the store holds every node the manifest
+	// records: a document with nodes missing is not taken as unchanged,
+	// and its chunks that are missing are embedded and written again
+	// while those still stored are kept (see NodeChecker, which the store
+	// must implement). It also lists a DocLister store's documents, as
+	// Full does, so that those whose files are gone are deleted even when
+	// the manifest does not know them. Report.Verify says what it found.
+	// In a dry run it plans the writes. Unneeded with Full.
+	Verify bool
 	// PricePerMillionTokens, if set, gives the report's estimated cost.
 	PricePerMillionTokens float64
 	// Prescan walks the source once more, concurrently, to fill
@@ -221,6 +231,10 @@ func (o *Options) validate() error {
 	switch {
 	case o.Splitter == nil:
 		return errors.New("pipeline: Options.Splitter is required")
+	case o.Verify && o.State == nil:
+		return errors.New("pipeline: Options.Verify needs Options.State: without a manifest every document is written anyway")
+	case o.Verify && !isChecker(o.Store):
+		return fmt.Errorf("pipeline: Options.Verify needs a store that can tell which nodes it holds (NodeChecker); %T cannot", o.Store)
 	case o.DryRun:
 		return nil
 	case o.Embedder == nil:
@@ -237,6 +251,9 @@ func (o *Options) validate() error {
 // Report.Failures.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	fullWalk := opts.Source == nil
+	if opts.Verify && !fullWalk {
+		return nil, errors.New("pipeline: Options.Verify applies to a run over the whole folder (Options.Source nil)")
+	}
 	opts.applyDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -285,6 +302,7 @@ type run struct {
 	budget  *semaphore.Weighted
 	updater sink.MetadataUpdater // nil if the store cannot update metadata alone
 	lister  NodeLister           // nil if the store cannot list a document's node ids
+	missing *missingNodes        // the nodes Verify found missing from the store; nil without Verify
 	stamps  map[string]state.Stamp
 	// Loaded with stamps for a whole-folder run.
 	failed     map[string]bool // documents in the dead-letter table

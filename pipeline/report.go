@@ -63,6 +63,9 @@ type Report struct {
 	// recorded nodes in it (the index was deleted, emptied or created
 	// again since the last run): every document was written again.
 	StoreLost bool `json:"store_lost,omitempty"`
+	// Verify is what a run with Options.Verify found, nil for other runs
+	// and for runs that wrote every document anyway (Full, StoreLost).
+	Verify *VerifyReport `json:"verify,omitempty"`
 }
 
 // Failure is one document that could not be ingested.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/splitter"
 )
 
@@ -31,16 +32,19 @@ func (in *ingester) Close() error {
 	return first
 }
 
-// newIngester opens everything a run over cfg needs. The manifest is opened
-// first, for writing: while another process writes the same index (a
-// `sluice watch`, another run) it fails at once with state.ErrLocked (exit
-// 1), before anything is read or embedded. In a dry run the embedder is not
-// opened, the manifest is only read (it takes no lock and runs beside a
-// writer), and the store is opened only to list a local store's documents
-// for --full, read-only when this process may not write it. A store that
-// holds vectors of other dimensions than the embedder's is a configuration
-// error found here, before anything is embedded.
-func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*ingester, error) {
+// newIngester opens everything a run over cfg needs, in the mode of f's
+// --dry-run, --full and --verify. The manifest is opened first, for
+// writing: while another process writes the same index (a `sluice watch`,
+// another run) it fails at once with state.ErrLocked (exit 1), before
+// anything is read or embedded. In a dry run the embedder is not opened,
+// the manifest is only read (it takes no lock and runs beside a writer),
+// and the store is opened only to be read: a local store's documents are
+// listed for --full (read-only when this process may not write it), and
+// with --verify the store is asked which recorded nodes it holds. A store
+// that holds vectors of other dimensions than the embedder's is a
+// configuration error found here, before anything is embedded.
+func (a *app) newIngester(ctx context.Context, cfg Config, f runFlags) (*ingester, error) {
+	dryRun, full := f.dryRun, f.full
 	setMemoryLimit(cfg.Pipeline.MemoryBudgetMB)
 	split, err := splitter.New(cfg.Splitter)
 	if err != nil {
@@ -56,6 +60,7 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 		MemoryBudget:          int64(cfg.Pipeline.MemoryBudgetMB) << 20,
 		DryRun:                dryRun,
 		Full:                  full,
+		Verify:                f.verify,
 		EmbedderInfo:          embedderInfo(cfg),
 		PricePerMillionTokens: cfg.Embedder.PricePerMillionTokens,
 		Stats:                 new(pipeline.Stats),
@@ -71,6 +76,15 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 		if st != nil {
 			in.closers = append(in.closers, st.Close)
 			in.opts.State = st
+		} else {
+			in.opts.Verify = false // no manifest: no node recorded to look for
+		}
+		if in.opts.Verify {
+			if err := a.openStoreToVerify(ctx, cfg, in); err != nil {
+				in.Close()
+				return nil, err
+			}
+			return in, nil
 		}
 		if full && cfg.Sink.Type != "cloudsearch" && checkLocalStoreExists(cfg) == nil {
 			// Only listed (pipeline.DocLister): the plan of --full names
@@ -110,6 +124,44 @@ func (a *app) newIngester(ctx context.Context, cfg Config, dryRun, full bool) (*
 		return nil, err
 	}
 	return in, nil
+}
+
+// openStoreToVerify opens the store of a dry run with --verify, to read
+// it: a Cloud AI Search index with ValidateIndex (a dry run creates
+// nothing), a local store as openLocalToRead does, and a local store that
+// does not exist as one that holds no node.
+func (a *app) openStoreToVerify(ctx context.Context, cfg Config, in *ingester) error {
+	if cfg.Sink.Type == "cloudsearch" {
+		cfg.Sink.CloudSearch.IndexManagement = cloudsearch.ValidateIndex
+		s, err := a.openStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		in.closers = append(in.closers, s.Close)
+		in.opts.Store = s
+		return nil
+	}
+	if checkLocalStoreExists(cfg) != nil {
+		in.opts.Store = noStore{}
+		return nil
+	}
+	s, err := openLocalToRead(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	in.closers = append(in.closers, s.Close)
+	in.opts.Store = s
+	return nil
+}
+
+// noStore stands for a local store that does not exist yet, in a dry run
+// with --verify: it holds no node. A dry run never writes, so its Writer
+// methods are never called.
+type noStore struct{ pipeline.Writer }
+
+// ExistingIDs makes noStore a pipeline.NodeChecker that holds nothing.
+func (noStore) ExistingIDs(context.Context, []string) (map[string]bool, error) {
+	return map[string]bool{}, nil
 }
 
 // sinkScope names the sink and index a manifest scope belongs to.

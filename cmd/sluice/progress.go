@@ -149,6 +149,7 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 		fmt.Fprintf(w, "Ingested %d of %d files (%s): %d chunks written, %d reused, %d deleted; %d tokens embedded; %s read in %.1fs (%.1f MB/s).\n",
 			r.FilesIngested, r.FilesSeen, files, r.ChunksWritten, r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
 	}
+	printVerify(w, r)
 	if r.FilesFailed == 0 {
 		return
 	}
@@ -160,4 +161,22 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 		}
 		fmt.Fprintf(w, "  %s\n", msg)
 	}
+}
+
+// printVerify prints what --verify found, if the run verified the store.
+func printVerify(w io.Writer, r *pipeline.Report) {
+	v := r.Verify
+	if v == nil {
+		return
+	}
+	if v.NodesMissing == 0 {
+		fmt.Fprintf(w, "Verified the store: it holds all %s the manifest records.\n", plural(v.NodesChecked, "chunk", "chunks"))
+		return
+	}
+	again := "were written again"
+	if r.DryRun {
+		again = "would be written again"
+	}
+	fmt.Fprintf(w, "Verified the store: %d of the %s the manifest records were missing, in %s; those the files still have %s.\n",
+		v.NodesMissing, plural(v.NodesChecked, "chunk", "chunks"), plural(v.Documents, "file", "files"), again)
 }

@@ -19,6 +19,7 @@ type runFlags struct {
 	report           string
 	dryRun           bool
 	full             bool
+	verify           bool
 	json             bool
 }
 
@@ -44,6 +45,7 @@ func (a *app) runCommand() *cobra.Command {
 	cmd.Flags().StringVar(&f.report, "report", "", "write the run report as JSON to `FILE`")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "read and split only: report the chunks and tokens a run would embed, without embedding or writing")
 	cmd.Flags().BoolVar(&f.full, "full", false, "re-embed and rewrite every document, even unchanged ones (needed after a change of embedding model)")
+	cmd.Flags().BoolVar(&f.verify, "verify", false, "check that the store still holds every chunk the manifest records, and write again those it lost (deleted from the index behind Sluice's back)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the run report as one JSON object on stdout instead of the summary")
 	return cmd
 }
@@ -57,7 +59,7 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	if err := checkReportPath(f.report); err != nil {
 		return err // before anything is opened or created
 	}
-	in, err := a.newIngester(ctx, cfg, f.dryRun, f.full)
+	in, err := a.newIngester(ctx, cfg, f)
 	if err != nil {
 		return a.notStarted(ctx, f, err)
 	}

@@ -125,7 +125,7 @@ func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 	if err != nil {
 		return err
 	}
-	in, err := a.newIngester(ctx, cfg, false, false)
+	in, err := a.newIngester(ctx, cfg, runFlags{})
 	if err != nil {
 		return err
 	}

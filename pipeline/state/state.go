@@ -499,6 +499,33 @@ func (s *Store) DocIDs(ctx context.Context) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ? UNION SELECT id FROM pending WHERE scope = ? ORDER BY 1`, s.scope, s.scope)
 }
 
+// NodeRef names one node the manifest records as stored: the document it
+// belongs to and its id in the sink.
+type NodeRef struct {
+	Doc, ID string
+}
+
+// Nodes returns up to limit of the nodes committed documents hold, ordered
+// by document id then node id, starting after after (the zero NodeRef for
+// the first page). Pending ids of unfinished runs are not among them: the
+// next run finishes their documents whatever the store holds.
+func (s *Store) Nodes(ctx context.Context, after NodeRef, limit int) ([]NodeRef, error) {
+	var out []NodeRef
+	err := s.each(ctx, func(rows *sql.Rows) error {
+		var n NodeRef
+		if err := rows.Scan(&n.Doc, &n.ID); err != nil {
+			return err
+		}
+		out = append(out, n)
+		return nil
+	}, `SELECT doc, node_id FROM doc_nodes WHERE scope = ?1 AND (doc, node_id) > (?2, ?3) ORDER BY doc, node_id LIMIT ?4`,
+		s.scope, after.Doc, after.ID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Uncommitted returns, sorted, the ids of documents that have pending node
 // ids but no record: a run wrote some of their chunks and stopped before
 // committing them.

@@ -61,7 +61,7 @@ func FuzzODataFilterValues(f *testing.F) {
 	f.Add(uint8(0), uint8(0), "O'Brien", 0.5, int64(7), int64(0))
 	f.Add(uint8(1), uint8(1), "2024", 2024.0, int64(2024), int64(1714557600))
 	f.Add(uint8(2), uint8(2), "x", 1e300, int64(math.MaxInt64), int64(-1))
-	f.Add(uint8(5), uint8(3), "2024-05-01T10:00:00Z", -0.0, int64(0), int64(253402300799))
+	f.Add(uint8(5), uint8(3), "2024-05-01T10:00:00Z", math.Copysign(0, -1), int64(0), int64(253402300799))
 	f.Add(uint8(4), uint8(4), "true", 1.0, int64(1), int64(0))
 	f.Fuzz(func(t *testing.T, keyIdx, kind uint8, s string, x float64, n, unix int64) {
 		ff := testFields[int(keyIdx)%len(testFields)]

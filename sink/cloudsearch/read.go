@@ -332,11 +332,14 @@ func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.Metada
 		if g != nil {
 			filter = andFilters(searchIn(s.cfg.IDFieldKey, g), mf)
 		}
-		remaining := 0
+		remaining := len(g) // at most one node per id; 0 (no limit) for all nodes
 		if limit > 0 {
 			remaining = limit - len(nodes)
 			if remaining <= 0 {
 				break
+			}
+			if g != nil {
+				remaining = min(remaining, len(g))
 			}
 		}
 		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(_ string, d map[string]any) error {
@@ -352,6 +355,30 @@ func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.Metada
 		}
 	}
 	return nodes, nil
+}
+
+// ExistingIDs returns the subset of ids the index holds, as a set, asking
+// for the keys alone, 1000 ids per request. It makes Store a
+// pipeline.NodeChecker (`sluice run --verify`). A document uploaded in the
+// last second may not be found yet: the service indexes it shortly after
+// acknowledging it (see Settle).
+func (s *Store) ExistingIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	found := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return found, nil
+	}
+	for _, g := range chunkStrings(dedupe(ids), idsPerQuery) {
+		// At most len(g) documents match: one request, without asking
+		// for a page after a full one.
+		err := s.scan(ctx, "look up node ids", searchIn(s.cfg.IDFieldKey, g), s.cfg.IDFieldKey, len(g), func(key string, _ map[string]any) error {
+			found[key] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
 }
 
 func dedupe(ss []string) []string {

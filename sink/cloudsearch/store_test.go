@@ -495,3 +495,59 @@ func TestEmpty(t *testing.T) {
 	}
 	check(true)
 }
+
+// TestExistingIDs finds exactly the stored ids among 2100 stored and 50
+// unknown ones, and asks for the keys alone, at most 1000 ids a request.
+func TestExistingIDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 2100 nodes")
+	}
+	s, srv := startStore(t, searchtest.Options{SpecDir: noSpec}, nil)
+	ctx := context.Background()
+	nodes := makeNodes("big.md", 2100)
+	if _, err := s.Add(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	ids := nodeIDs(nodes)
+	for i := range 50 {
+		ids = append(ids, fmt.Sprintf("unknown-%d", i))
+	}
+	ids = append(ids, ids[0]) // asked twice: looked up once
+	before := len(srv.Requests())
+	got, err := s.ExistingIDs(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(nodes) {
+		t.Errorf("ExistingIDs found %d ids, want %d", len(got), len(nodes))
+	}
+	for _, n := range nodes {
+		if !got[n.ID] {
+			t.Fatalf("stored node %s not found", n.ID)
+		}
+	}
+	searches := 0
+	for _, r := range srv.Requests()[before:] {
+		var body struct {
+			Select string `json:"select"`
+			Filter string `json:"filter"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+		}
+		searches++
+		if body.Select != "id" {
+			t.Errorf("select %q, want the key alone", body.Select)
+		}
+		list, _, _ := strings.Cut(strings.TrimPrefix(body.Filter, "search.in(id, '"), "'")
+		if n := strings.Count(list, ",") + 1; n > 1000 || strings.Contains(body.Filter, " gt ") {
+			t.Errorf("a filter of %d ids, or a second page: %.100s", n, body.Filter)
+		}
+	}
+	if searches != 3 { // 2150 distinct ids: 1000 + 1000 + 150
+		t.Errorf("%d search requests, want 3", searches)
+	}
+	if got, err := s.ExistingIDs(ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("ExistingIDs(nil) = %v, %v; want an empty set", got, err)
+	}
+}

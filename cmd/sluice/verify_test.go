@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
+	"github.com/sluice-dev/sluice/sink/local"
+)
+
+// TestRunVerify deletes chunks from the local store behind the manifest's
+// back: `run` trusts the manifest, `run --verify --dry-run` reports the
+// missing chunks without writing, and `run --verify` writes them again
+// and says so in the summary and the report.
+func TestRunVerify(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corpus/a.md": strings.Repeat("Alpha sentence with a few words. ", 300),
+		"corpus/b.md": strings.Repeat("Beta sentence with other words. ", 300),
+	})
+	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	store, err := local.Open(t.Context(), local.Config{Path: filepath.Join(dir, ".sluice", "index.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, err := store.Count(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	if err := store.NodeIDs(t.Context(), "a.md", func(ids []string) error {
+		gone = append(gone, ids...)
+		return nil
+	}); err != nil || len(gone) < 3 {
+		t.Fatalf("listing a.md's nodes: %v, %d ids", err, len(gone))
+	}
+	gone = gone[:2]
+	if err := store.DeleteNodes(t.Context(), gone); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	type report struct {
+		FilesUpdated  int `json:"files_updated"`
+		ChunksWritten int `json:"chunks_written"`
+		ChunksPlanned int `json:"chunks_planned"`
+		Verify        *struct {
+			NodesChecked int `json:"nodes_checked"`
+			NodesMissing int `json:"nodes_missing"`
+			Documents    int `json:"documents"`
+		} `json:"verify"`
+	}
+	runJSON := func(args ...string) report {
+		t.Helper()
+		stdout, stderr, code := sluice(t, dir, append([]string{"run", "corpus", "--json"}, args...)...)
+		var rep report
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
+			t.Fatalf("run %v: exit %d, %v; stdout %q, stderr %q", args, code, err, stdout, stderr)
+		}
+		return rep
+	}
+	if rep := runJSON(); rep.FilesUpdated != 0 || rep.Verify != nil {
+		t.Fatalf("run without --verify: %+v, want nothing updated and no verify report", rep)
+	}
+	rep := runJSON("--verify", "--dry-run")
+	if rep.Verify == nil || rep.Verify.NodesChecked != total || rep.Verify.NodesMissing != 2 || rep.Verify.Documents != 1 || rep.ChunksPlanned != 2 {
+		t.Fatalf("run --verify --dry-run: %+v, verify %+v; want %d checked, 2 missing in 1 file, 2 planned", rep, rep.Verify, total)
+	}
+	stdout, stderr, code := sluice(t, dir, "run", "corpus", "--verify")
+	if code != 0 || !strings.Contains(stdout, "Verified the store: 2 of the "+plural(total, "chunk", "chunks")+" the manifest records were missing, in 1 file") {
+		t.Fatalf("run --verify: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "missing from the store") || !strings.Contains(stderr, "a.md") {
+		t.Errorf("run --verify logged no warning naming a.md: %q", stderr)
+	}
+	if rep := runJSON("--verify"); rep.Verify == nil || rep.Verify.NodesMissing != 0 || rep.Verify.NodesChecked != total || rep.ChunksWritten != 0 {
+		t.Errorf("run --verify after the repair: %+v, verify %+v; want all %d chunks held, nothing written", rep, rep.Verify, total)
+	}
+	if stdout, _, _ := sluice(t, dir, "run", "corpus", "--verify"); !strings.Contains(stdout, "Verified the store: it holds all "+plural(total, "chunk", "chunks")) {
+		t.Errorf("summary of a verify that found nothing missing: %q", stdout)
+	}
+	// A store file that is gone: the dry run plans every chunk again and
+	// creates nothing.
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(dir, ".sluice", "index.db"+suffix))
+	}
+	rep = runJSON("--verify", "--dry-run")
+	if rep.Verify == nil || rep.Verify.NodesMissing != total || rep.Verify.Documents != 2 || rep.ChunksPlanned != total {
+		t.Errorf("run --verify --dry-run without a store file: %+v, verify %+v; want all %d chunks missing and planned", rep, rep.Verify, total)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sluice", "index.db")); !os.IsNotExist(err) {
+		t.Errorf("the dry run created the store (%v)", err)
+	}
+}
+
+// TestRunVerifyCloudSearch deletes one document's nodes from a Cloud AI
+// Search index behind the manifest's back (as a delete in the portal
+// does): `run --verify --dry-run` plans them, creating nothing, and `run
+// --verify` writes them again; the store then holds every node again.
+func TestRunVerifyCloudSearch(t *testing.T) {
+	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key", SpecDir: specDir})
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+	dir := t.TempDir()
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{
+		"a.md": "Alpha is the first document of the folder.",
+		"b.md": "Beta is the second one.",
+		"c.md": "Gamma is the third and last.",
+	})
+	writeFiles(t, dir, map[string]string{"sluice.yaml": fmt.Sprintf(`
+embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch: {endpoint: %s, indexName: verify, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
+`, endpoint)})
+	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	store, err := cloudsearch.New(t.Context(), cloudsearch.Config{Endpoint: endpoint, IndexName: "verify", EmbeddingDimensionality: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	if err := store.NodeIDs(t.Context(), "b.md", func(ids []string) error { gone = append(gone, ids...); return nil }); err != nil || len(gone) != 1 {
+		t.Fatalf("b.md's nodes: %v, %v", gone, err)
+	}
+	if err := store.DeleteNodes(t.Context(), gone); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Documents("verify")); n != 2 {
+		t.Fatalf("%d documents in the index, want 2", n)
+	}
+	for _, tt := range []struct {
+		args []string
+		docs int // in the index after the run
+	}{{[]string{"--dry-run"}, 2}, {nil, 3}} {
+		stdout, stderr, code := sluice(t, dir, append([]string{"run", "corpus", "--verify", "--json"}, tt.args...)...)
+		if code != 0 || !strings.Contains(stdout, `"verify":{"nodes_checked":3,"nodes_missing":1,"documents":1}`) {
+			t.Errorf("run --verify %v: exit %d, stdout %s, stderr %s", tt.args, code, stdout, stderr)
+		}
+		if n := len(srv.Documents("verify")); n != tt.docs {
+			t.Errorf("%d documents in the index after run --verify %v, want %d", n, tt.args, tt.docs)
+		}
+	}
+}

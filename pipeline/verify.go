@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
+)
+
+// NodeChecker is implemented by stores that can tell which of a list of
+// node ids they hold (sink/local.Store and sink/cloudsearch.Store do). A
+// run with Options.Verify needs it: before the walk, it asks the store
+// about every node the manifest records, and a document with nodes missing
+// (deleted from the index behind the manifest's back: in the portal, by
+// another tool, by a restore of an older copy) is not taken as unchanged;
+// its missing chunks are embedded and written again, those still stored
+// are kept.
+type NodeChecker interface {
+	// ExistingIDs returns the subset of ids the store holds, as a set.
+	ExistingIDs(ctx context.Context, ids []string) (map[string]bool, error)
+}
+
+// isChecker reports whether store is a NodeChecker.
+func isChecker(store Writer) bool {
+	_, ok := store.(NodeChecker)
+	return ok
+}
+
+// VerifyReport is what a run with Options.Verify found.
+type VerifyReport struct {
+	// NodesChecked is the number of nodes the manifest records for the
+	// documents the include/exclude settings select, each looked up in
+	// the store.
+	NodesChecked int `json:"nodes_checked"`
+	// NodesMissing is how many of them the store did not hold. The run
+	// writes each again whose chunk the document still has.
+	NodesMissing int `json:"nodes_missing"`
+	// Documents is the number of documents with nodes missing.
+	Documents int `json:"documents"`
+}
+
+const (
+	// verifyPage is how many recorded node ids verify asks the store
+	// about at once.
+	verifyPage = 1000
+	// maxRecheck bounds the missing ids a SettlingCounter store is asked
+	// about again after Settle: nodes a run wrote just before are at
+	// most a few batches; more missing nodes than that were lost.
+	maxRecheck = 10 * verifyPage
+)
+
+// missingNodes holds what verify found: the missing node ids, by a 64-bit
+// hash to keep the set small however many there are (two ids with one hash
+// would only make a stored chunk be written again), and the documents they
+// belong to.
+type missingNodes struct {
+	seed maphash.Seed
+	ids  map[uint64]struct{}
+	docs map[string]int // document id → its missing nodes
+	n    int            // missing nodes
+}
+
+func (m *missingNodes) add(n state.NodeRef) {
+	m.ids[maphash.String(m.seed, n.ID)] = struct{}{}
+	m.docs[n.Doc]++
+	m.n++
+}
+
+// has reports whether node id was found missing; false for a nil m.
+func (m *missingNodes) has(id string) bool {
+	if m == nil {
+		return false
+	}
+	_, ok := m.ids[maphash.String(m.seed, id)]
+	return ok
+}
+
+// damaged reports whether document id has nodes missing; false for a nil m.
+func (m *missingNodes) damaged(id string) bool {
+	return m != nil && m.docs[id] > 0
+}
+
+// verify looks up in the store every node the manifest records for a
+// document the run selects, for a run with Options.Verify, and keeps those
+// the store does not hold in r.missing for plan. A store whose reads lag
+// its writes (SettlingCounter) is asked about the missing ones again after
+// Settle: a run right after another must not write again what the other
+// has just written. A Full run or one that found the store lost writes
+// every document anyway: it checks nothing.
+func (r *run) verify(ctx context.Context) error {
+	if !r.opts.Verify || r.rewrite {
+		return nil
+	}
+	checker := r.opts.Store.(NodeChecker) // validate checked it
+	m := &missingNodes{seed: maphash.MakeSeed(), ids: make(map[uint64]struct{}), docs: make(map[string]int)}
+	rep := &VerifyReport{}
+	settling, _ := r.opts.Store.(SettlingCounter)
+	var suspects []state.NodeRef
+	var after state.NodeRef
+	for {
+		page, err := r.opts.State.Nodes(ctx, after, verifyPage)
+		if err != nil || len(page) == 0 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		after = page[len(page)-1]
+		// Documents the run does not select are not looked at: it would
+		// not write their missing nodes again.
+		page = slices.DeleteFunc(page, func(n state.NodeRef) bool { return !r.opts.Reader.Match(n.Doc) })
+		rep.NodesChecked += len(page)
+		missing, err := absent(ctx, checker, page)
+		if err != nil {
+			return err
+		}
+		for _, n := range missing {
+			if settling != nil && len(suspects) < maxRecheck {
+				suspects = append(suspects, n)
+			} else {
+				m.add(n)
+			}
+		}
+	}
+	if len(suspects) > 0 {
+		t := time.NewTimer(settling.Settle())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		for page := range slices.Chunk(suspects, verifyPage) {
+			missing, err := absent(ctx, checker, page)
+			if err != nil {
+				return err
+			}
+			for _, n := range missing {
+				m.add(n)
+			}
+		}
+	}
+	rep.NodesMissing, rep.Documents = m.n, len(m.docs)
+	r.report.Verify, r.missing = rep, m
+	if rep.NodesMissing == 0 {
+		r.opts.Logger.Info("verified: the store holds every node the manifest records", "nodes", rep.NodesChecked)
+		return nil
+	}
+	docs := slices.Sorted(maps.Keys(m.docs))
+	if len(docs) > 5 {
+		docs = docs[:5]
+	}
+	r.opts.Logger.Warn(fmt.Sprintf("%d of the %d nodes the manifest records are missing from the store (deleted from the index behind the manifest's back?): the chunks their documents still have are written again", rep.NodesMissing, rep.NodesChecked),
+		"documents", rep.Documents, "first", docs)
+	return nil
+}
+
+// absent returns the nodes of page the store does not hold.
+func absent(ctx context.Context, c NodeChecker, page []state.NodeRef) ([]state.NodeRef, error) {
+	if len(page) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(page))
+	for i, n := range page {
+		ids[i] = n.ID
+	}
+	held, err := c.ExistingIDs(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: verifying the store holds the nodes the manifest records: %w", err)
+	}
+	var out []state.NodeRef
+	for _, n := range page {
+		if !held[n.ID] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

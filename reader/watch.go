@@ -145,8 +145,9 @@ const (
 	DefaultLimitRetry = time.Minute
 )
 
-// NoDebounce, as WatchOptions.Debounce, turns debouncing off: each change
-// is sent as soon as it is seen. (A zero Debounce takes DefaultDebounce.)
+// NoDebounce turns debouncing off when set as WatchOptions.Debounce: each
+// change is sent as soon as it is seen. (A zero Debounce takes
+// DefaultDebounce.)
 const NoDebounce time.Duration = -1
 
 // quiet returns how long a path must stay quiet: Debounce, or 0 if

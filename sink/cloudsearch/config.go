@@ -277,8 +277,10 @@ type Config struct {
 	// DocIDFieldKey is the field holding the reference document id.
 	// Default: doc_id.
 	DocIDFieldKey string `yaml:"docIdFieldKey"`
-	// HiddenFieldKeys are fields created not retrievable and never returned.
-	// Default: none.
+	// HiddenFieldKeys are fields created not retrievable and never returned:
+	// a hidden filterable field's metadata key is also left out of the
+	// metadata read back (the metadata string holds every key, as
+	// LlamaIndex writes it), while filters on it still work. Default: none.
 	HiddenFieldKeys []string `yaml:"hiddenFieldKeys"`
 	// FilterableMetadataFieldKeys are the metadata keys that get an index
 	// field and can be filtered on. Default: none.

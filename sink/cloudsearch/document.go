@@ -1,6 +1,7 @@
 package cloudsearch
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -216,6 +217,16 @@ func (c *Config) fromDocument(d map[string]any) sink.Node {
 	for k, v := range md {
 		if !sink.ReservedMetadataKey(k) {
 			n.Metadata[k] = normalizeValue(v)
+		}
+	}
+	// A hidden filterable field is not returned in the metadata string
+	// either, where its value is kept too (as LlamaIndex writes it).
+	if len(c.HiddenFieldKeys) > 0 {
+		hidden := c.hidden()
+		for _, f := range c.FilterableMetadataFieldKeys {
+			if hidden[cmp.Or(f.Field, f.Key)] {
+				delete(n.Metadata, f.Key)
+			}
 		}
 	}
 	nc := parseNodeContent(md[keyNodeContent])

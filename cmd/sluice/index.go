@@ -54,12 +54,14 @@ func (a *app) indexCommand() *cobra.Command {
 	return cmd
 }
 
-// cloudStore opens the Cloud AI Search store without index management, so
-// that index commands decide what happens to the index.
+// cloudStore opens the Cloud AI Search store without applying its index
+// management, so that index commands and doctor decide what happens to the
+// index (they create none, except `index create`). The store still knows
+// the configured indexManagement: with CreateIfNotExists, doctor reports a
+// missing index as one the first run creates, and the error of `index
+// validate` or `index stats` on it says so instead of advising the setting.
 func (a *app) cloudStore(ctx context.Context, cfg Config) (*cloudsearch.Store, error) {
-	cs := cfg.Sink.CloudSearch
-	cs.IndexManagement = cloudsearch.NoValidation
-	return cloudsearch.New(ctx, cs, cloudsearch.WithLogger(a.log))
+	return cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log), cloudsearch.WithoutIndexManagement())
 }
 
 func (a *app) indexCreate(ctx context.Context, cfg Config) error {

@@ -43,6 +43,7 @@ type options struct {
 	getenv     func(string) string
 	retryDelay time.Duration
 	log        *slog.Logger
+	unmanaged  bool // WithoutIndexManagement
 
 	// The constructors of the Microsoft Entra credentials that
 	// Config.Credential names: azidentity's, replaced by tests.
@@ -112,6 +113,18 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithoutIndexManagement makes New leave the index alone: it does not
+// apply Config.IndexManagement (no request is sent), so that the caller
+// decides what happens to the index, as `sluice index` and `sluice doctor`
+// do. The store still knows the setting: with CreateIfNotExists, Doctor
+// reports an index that does not exist yet as one the first run creates,
+// not as a failure, and the error of a request to it (still a
+// *ServiceError wrapping ErrIndexNotFound) says what creates it instead of
+// advising the setting it already has.
+func WithoutIndexManagement() Option {
+	return func(o *options) { o.unmanaged = true }
+}
+
 // Store is a sink.VectorStore on a Cloud AI Search index. It is safe for
 // concurrent use.
 //
@@ -129,6 +142,10 @@ type Store struct {
 	tokenHint   string    // how to fix a credential that cannot get a token
 	keys        *keyOrder // whether the key field is sortable, which decides how documents are read (see scan)
 	maxSkip     int       // the largest skip sent: the service's maximum, lowered by tests
+	// managed is set when New applied cfg.IndexManagement (not with
+	// WithoutIndexManagement): with CreateIfNotExists the index was there,
+	// or was created, when the store was opened.
+	managed bool
 
 	retry          policy.RetryOptions // azcore's retries of answers (429, 503...), see retryLeft
 	log            *slog.Logger        // warnings (retries of requests that got no answer) and, at debug level, attempts
@@ -138,13 +155,13 @@ type Store struct {
 
 // New resolves the endpoint, key and API version from the environment where
 // cfg leaves them empty, builds the credential, and applies
-// cfg.IndexManagement: with ValidateIndex it checks the index, with
-// CreateIfNotExists it creates it when absent. Errors name the setting or
-// variable to fix. A key (sink.cloudsearch.key or the KeyEnv variable) is
-// used without the white space around it; one that still holds a control
-// character (a line break, a carriage return, a tab, DEL), which no key
-// holds, is refused with a *ConfigError that names where it came from and
-// never shows it.
+// cfg.IndexManagement (unless WithoutIndexManagement is given): with
+// ValidateIndex it checks the index, with CreateIfNotExists it creates it
+// when absent. Errors name the setting or variable to fix. A key
+// (sink.cloudsearch.key or the KeyEnv variable) is used without the white
+// space around it; one that still holds a control character (a line
+// break, a carriage return, a tab, DEL), which no key holds, is refused
+// with a *ConfigError that names where it came from and never shows it.
 func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	o := options{getenv: os.Getenv, retryDelay: 800 * time.Millisecond, log: slog.New(slog.DiscardHandler),
 		newDefaultCredential: newDefaultAzureCredential, newManagedCredential: newManagedIdentityCredential}
@@ -203,9 +220,13 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		Retry:     s.retry,
 		Telemetry: policy.TelemetryOptions{ApplicationID: "sluice"},
 	})
+	if o.unmanaged {
+		return s, nil
+	}
 	if err := s.manageIndex(ctx); err != nil {
 		return nil, err
 	}
+	s.managed = true
 	return s, nil
 }
 
@@ -700,6 +721,8 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 	se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials}
 	if c.index {
 		se.Index = s.cfg.IndexName
+		se.createsIndex = s.cfg.IndexManagement == CreateIfNotExists
+		se.indexOpened = s.managed
 	}
 	var eb struct {
 		Error struct {

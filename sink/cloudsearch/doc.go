@@ -43,11 +43,14 @@
 // skip, which the service caps: a read of more than 101,000 documents
 // fails with a *ScanLimitError (ErrScanLimit). The store learns which way
 // to read from the definition that ValidateIndex or CreateIndex saw, or,
-// with indexManagement NoValidation, from one read of the definition
-// before the first read of documents.
+// with indexManagement NoValidation (or WithoutIndexManagement), from one
+// read of the definition before the first read of documents.
 //
 // Settings come from a Config (YAML key sink.cloudsearch); New resolves the
 // endpoint, key and API version from the environment
 // (CLOUD_AI_SEARCH_ENDPOINT, CLOUD_AI_SEARCH_KEY, CLOUD_SEARCH_API_VERSION),
-// builds the credential and applies the index management strategy.
+// builds the credential and applies the index management strategy, unless
+// WithoutIndexManagement leaves the index to the caller (`sluice index`
+// and `sluice doctor`; the store still knows the strategy, for Doctor and
+// for the remedy of a missing index).
 package cloudsearch

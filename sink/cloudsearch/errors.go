@@ -103,6 +103,11 @@ type ServiceError struct {
 	RetryAfter time.Duration
 
 	credentials string // where the refused credentials came from, for the 401/403 hint
+	// For the remedy of a missing index (404): createsIndex when the
+	// store's indexManagement is CreateIfNotExists, and indexOpened when New
+	// applied it, so that the index was there, or was created, when the
+	// store was opened (see WithoutIndexManagement).
+	createsIndex, indexOpened bool
 }
 
 // Error gives the operation, the status, the service's message and, for the
@@ -113,6 +118,10 @@ func (e *ServiceError) Error() string {
 		s += ": " + e.Message
 	}
 	switch {
+	case e.StatusCode == http.StatusNotFound && e.Index != "" && e.createsIndex && e.indexOpened:
+		s += fmt.Sprintf("; index %q no longer exists at %s: it was deleted after the store opened it; the next `sluice run` creates it again (sink.cloudsearch.indexManagement is CreateIfNotExists), as `sluice index create` does", e.Index, e.Endpoint)
+	case e.StatusCode == http.StatusNotFound && e.Index != "" && e.createsIndex:
+		s += fmt.Sprintf("; index %q does not exist yet at %s: `sluice index create` or the first `sluice run` creates it (sink.cloudsearch.indexManagement is CreateIfNotExists)", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusNotFound && e.Index != "":
 		s += fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create`, or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:

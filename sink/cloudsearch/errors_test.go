@@ -327,9 +327,20 @@ func TestDoctor(t *testing.T) {
 	if err := s.DeleteIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Without the index, the store's CreateIfNotExists passes the check
+	// (the next run creates it; see TestDoctorIndexToBeCreated), and
+	// ValidateIndex fails it.
 	checks = s.Doctor(ctx, testDims)
+	if len(checks) != 3 || !checks[1].OK || !strings.Contains(checks[1].Detail, "does not exist yet") {
+		t.Errorf("doctor without index, CreateIfNotExists: %+v", checks)
+	}
+	v, err := openStore(t, s.Config().Endpoint, func(c *Config) { c.IndexManagement = ValidateIndex }, WithoutIndexManagement())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks = v.Doctor(ctx, testDims)
 	if last := checks[len(checks)-1]; last.OK || !errors.Is(last.Err, ErrIndexNotFound) {
-		t.Errorf("doctor without index: %+v", last)
+		t.Errorf("doctor without index, ValidateIndex: %+v", last)
 	}
 }
 

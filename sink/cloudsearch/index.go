@@ -709,6 +709,13 @@ type Check struct {
 // the index exists, then that its dimensions equal embedderDims (skipped
 // when embedderDims is 0) and the configuration's. It stops at the first
 // failed check.
+//
+// An index that does not exist is a failed check (wrapping
+// ErrIndexNotFound), unless indexManagement is CreateIfNotExists: the
+// first run creates it then, as a local store is created by the first
+// run, so the check passes with a note saying so, and embedderDims (when
+// not 0) is compared with embeddingDimensionality, the dimensions the
+// index will be created with.
 func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 	var checks []Check
 	names, err := s.ListIndexes(ctx)
@@ -717,6 +724,9 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 	}
 	checks = append(checks, Check{Name: "endpoint and credentials", OK: true, Detail: fmt.Sprintf("%s answers; %d indexes listed", s.cfg.Endpoint, len(names))})
 	dims, err := s.Dimensions(ctx)
+	if errors.Is(err, ErrIndexNotFound) && s.cfg.IndexManagement == CreateIfNotExists {
+		return append(checks, s.indexToBeCreated(embedderDims)...)
+	}
 	if err != nil {
 		return append(checks, Check{Name: "index " + s.cfg.IndexName, Detail: err.Error(), Err: err})
 	}
@@ -733,6 +743,27 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 	}
 	if embedderDims > 0 {
 		checks = append(checks, Check{Name: "embedder dimensions", OK: true, Detail: fmt.Sprintf("embedder and index agree on %d dimensions", dims)})
+	}
+	return checks
+}
+
+// indexToBeCreated are the checks of Doctor for an index that does not
+// exist yet and that the first run creates (CreateIfNotExists): a note
+// that it will be created, and the embedder's dimensions compared with
+// those it will be created with.
+func (s *Store) indexToBeCreated(embedderDims int) []Check {
+	checks := []Check{{Name: "index " + s.cfg.IndexName, OK: true,
+		Detail: "does not exist yet: the first `sluice run` creates it (" + settingPrefix + "indexManagement is CreateIfNotExists)"}}
+	want := s.cfg.EmbeddingDimensionality
+	switch {
+	case embedderDims == 0:
+	case embedderDims != want:
+		err := configErr("embeddingDimensionality", fmt.Sprintf("is %d, the dimensions the first run creates the index with, but the embedder returns %d-dimensional vectors, which the index would refuse", want, embedderDims),
+			fmt.Sprintf("set embeddingDimensionality to the embedding model's output size (%d)", embedderDims))
+		checks = append(checks, Check{Name: "embedder dimensions", Detail: err.Error(), Err: err})
+	default:
+		checks = append(checks, Check{Name: "embedder dimensions", OK: true,
+			Detail: fmt.Sprintf("the first run creates the index with embeddingDimensionality %d, the embedder's dimensions", want)})
 	}
 	return checks
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline"
@@ -33,6 +34,11 @@ type Config struct {
 	State    StateConfig     `yaml:"state"`
 	Pipeline PipelineConfig  `yaml:"pipeline"`
 	Watch    watch.Config    `yaml:"watch"`
+
+	// overridden lists the settings of the file that the environment
+	// replaced with other values (applyEnv), for warnEnvOverrides; nil
+	// when there are none.
+	overridden *envOverrides
 }
 
 // SinkConfig selects and configures the vector store.
@@ -94,7 +100,9 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // $SLUICE_CONFIG, else ./sluice.yaml if present, else the embedded default.
 // Keys absent from the file keep their defaults (an empty file keeps them
 // all); unknown keys are errors. The environment then wins over the file
-// (applyEnv), as the precedence flag > environment > file > default asks.
+// (applyEnv), as the precedence flag > environment > file > default asks;
+// the settings it overrides with other values are kept in the Config for
+// warnEnvOverrides.
 func loadConfig(flag string) (Config, string, error) {
 	cfg, path, err := readConfig(flag)
 	if err == nil {
@@ -110,7 +118,9 @@ func loadConfig(flag string) (Config, string, error) {
 		if cfg.Embedder.Provider == "" {
 			cfg.Embedder.Provider = embedder.ProviderHash
 		}
-		applyEnv(&cfg, os.Getenv)
+		if list := applyEnv(&cfg, os.Getenv); len(list) > 0 {
+			cfg.overridden = &envOverrides{file: path, list: list}
+		}
 	}
 	return cfg, path, err
 }
@@ -120,21 +130,107 @@ func loadConfig(flag string) (Config, string, error) {
 // keyEnv, CLOUD_SEARCH_API_VERSION) replaces the one in the file. The
 // setting is cleared so that the store reads the variable itself and its
 // errors name the variable.
-func applyEnv(cfg *Config, getenv func(string) string) {
+//
+// It returns the overrides worth a warning (warnEnvOverrides): those of a
+// setting the file gives another value than the variable, when the store
+// is Cloud AI Search and uses the setting (the key with credential key
+// only). A setting the file leaves empty, or gives the same value (for
+// the endpoint, up to trailing slashes and letter case; for the key and
+// the API version, up to the white space around them, as the store reads
+// them), is no surprise. These are all the variables that override a
+// setting of the file: the embedder reads only its API key from the
+// environment (embedder.apiKeyEnv names the variable; the file holds no
+// key), and embedder.managedIdentityClientId, when set, wins over
+// AZURE_CLIENT_ID.
+func applyEnv(cfg *Config, getenv func(string) string) []envOverride {
 	cs := &cfg.Sink.CloudSearch
 	names := cs.WithDefaults() // the variables the store reads
+	credential, _ := cloudsearch.ParseCredentialKind(string(cs.Credential))
+	var list []envOverride
 	for _, o := range []struct {
-		env     string
-		setting *string
+		env, setting string
+		value        *string
+		secret       bool
+		used         bool
+		same         func(env, file string) bool
 	}{
-		{names.EndpointEnv, &cs.Endpoint},
-		{names.KeyEnv, &cs.Key},
-		{cloudsearch.EnvAPIVersion, &cs.APIVersion},
+		{names.EndpointEnv, "endpoint", &cs.Endpoint, false, true, sameEndpoint},
+		{names.KeyEnv, "key", &cs.Key, true, credential == cloudsearch.KeyCredential, sameTrimmed},
+		{cloudsearch.EnvAPIVersion, "apiVersion", &cs.APIVersion, false, true, sameTrimmed},
 	} {
-		if getenv(o.env) != "" {
-			*o.setting = ""
+		env := getenv(o.env)
+		if env == "" {
+			continue
 		}
+		if file := *o.value; cfg.Sink.Type == "cloudsearch" && o.used && strings.TrimSpace(file) != "" && !o.same(env, file) {
+			ov := envOverride{env: o.env, setting: "sink.cloudsearch." + o.setting, secret: o.secret}
+			if !o.secret {
+				ov.envValue, ov.fileValue = env, file
+			}
+			list = append(list, ov)
+		}
+		*o.value = ""
 	}
+	return list
+}
+
+// sameEndpoint reports whether two endpoints name one service: equal but
+// for the white space around them, trailing slashes (which the store drops)
+// and letter case (of a scheme and host name, which do not depend on it).
+func sameEndpoint(a, b string) bool {
+	norm := func(s string) string { return strings.TrimRight(strings.TrimSpace(s), "/") }
+	return strings.EqualFold(norm(a), norm(b))
+}
+
+// sameTrimmed reports whether a and b are equal but for the white space
+// around them.
+func sameTrimmed(a, b string) bool { return strings.TrimSpace(a) == strings.TrimSpace(b) }
+
+// envOverride is a setting of the configuration file that an environment
+// variable replaced with another value.
+type envOverride struct {
+	env     string // the variable, e.g. CLOUD_AI_SEARCH_ENDPOINT
+	setting string // the setting, e.g. sink.cloudsearch.endpoint
+	// envValue and fileValue are the two values; both "" for a secret,
+	// which no message shows.
+	envValue, fileValue string
+	secret              bool
+}
+
+// message is the warning about o, for the configuration file file.
+func (o envOverride) message(file string) string {
+	used := o.envValue + " is used, not " + o.fileValue
+	if o.secret {
+		used = "the variable's key is used, not the file's, which differs; neither is shown"
+	}
+	return fmt.Sprintf("%s overrides %s of %s: %s (the environment wins over the config file; to use the file's, "+
+		"unset %s in the shell, or remove it from the dotenv file, ./.env unless --env-file names another)",
+		o.env, o.setting, file, used, o.env)
+}
+
+// envOverrides are the overrides of one loading of the configuration.
+type envOverrides struct {
+	file string // the configuration file
+	list []envOverride
+	once sync.Once
+}
+
+// warnEnvOverrides logs a warning for each setting of cfg's file that an
+// environment variable overrides with another value (applyEnv): a stale
+// exported variable, or one of ./.env, would otherwise point the command
+// at another service than the file names without a word. It logs them
+// once per loading of the configuration, however often it is called; a
+// command loads it once.
+func (a *app) warnEnvOverrides(cfg Config) {
+	o := cfg.overridden
+	if o == nil || a.log == nil {
+		return
+	}
+	o.once.Do(func() {
+		for _, ov := range o.list {
+			a.log.Warn(ov.message(o.file))
+		}
+	})
 }
 
 // readConfig finds and decodes the configuration file.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -47,6 +48,20 @@ func TestParseFilter(t *testing.T) {
 		{arg: "author=inbox", want: eq("author", "inbox")},
 		{arg: "tag=all", want: eq("tag", "all")},
 		{arg: "tag=any-thing", want: eq("tag", "any-thing")},
+		// IN on a JSON array: strings as JSON gives them, commas and all;
+		// numbers and booleans as the text they are written with, as
+		// in:1,2 gives them.
+		{arg: `author=in:["Smith, J","O'Brien"]`, want: in("author", "Smith, J", "O'Brien")},
+		{arg: `author=IN: [ "Smith, J" , " spaced " ] `, want: in("author", "Smith, J", " spaced ")},
+		{arg: `author=in:["a\"b","\u00e9,",""]`, want: in("author", `a"b`, "é,", "")},
+		{arg: `author=in:["[draft]","final"]`, want: in("author", "[draft]", "final")},
+		{arg: `level=in:[1,2.50,-3e2]`, want: in("level", "1", "2.50", "-3e2")},
+		{arg: `flag=in:[true,false]`, want: in("flag", "true", "false")},
+		{arg: `author=in:["in:x"]`, want: in("author", "in:x")},
+		// Unchanged: EQ values and lists that do not start with [ are not JSON.
+		{arg: `author==in:["Smith, J"]`, want: eq("author", `in:["Smith, J"]`)},
+		{arg: `author=["Smith, J"]`, want: eq("author", `["Smith, J"]`)},
+		{arg: `author=in:a,[b]`, want: in("author", "a", "[b]")},
 
 		{arg: "author!=alice", wantErr: `--filter "author!=alice": operator != (NE) is not supported; the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B)`},
 		{arg: "level>=3", wantErr: "operator >= (GTE) is not supported"},
@@ -80,6 +95,41 @@ func TestParseFilter(t *testing.T) {
 			}
 			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("parseFilter(%q) = %#v, %v; want %#v", tt.arg, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseFilterJSONErrors: an IN list that starts with [ but is no JSON
+// array of strings and numbers is a usage error naming the flag, the text
+// and the form to write, never IN on the pieces between its commas.
+func TestParseFilterJSONErrors(t *testing.T) {
+	form := `write the values as a JSON array of strings and numbers, such as --filter 'author=in:["Smith, J",42]' (in single quotes for the shell)`
+	tests := []struct {
+		arg  string
+		want []string
+	}{
+		{`author=in:[Smith, J]`, []string{`--filter "author=in:[Smith, J]": the IN list [Smith, J] is not a JSON array (`, form,
+			`or as comma-separated values (author=in:a,b)`}},
+		{`author=in:["Smith, J"`, []string{`--filter "author=in:[\"Smith, J\"": the IN list ["Smith, J" is not a JSON array (`, form}},
+		{`author=in:["a"] x`, []string{`the IN list ["a"] x is not a JSON array (`, form}},
+		{`author=in:[draft]`, []string{`the IN list [draft] is not a JSON array`,
+			`a value that starts with [ is taken for the start of an array: write it as a JSON string (author=in:["[draft]","final"])`}},
+		{`author=in:[]`, []string{`--filter "author=in:[]": the IN list is empty, and would match nothing; give at least one value, such as author=in:["Smith, J",42]`}},
+		{`author=in:["a",null]`, []string{`--filter "author=in:[\"a\",null]": value 2 of the IN list is null; an IN list holds strings and numbers only, such as author=in:["Smith, J",42]`}},
+		{`tags=in:[{"k":"v"}]`, []string{`value 1 of the IN list is an object, {"k":"v"}; an IN list holds strings and numbers only, such as tags=in:["Smith, J",42]`}},
+		{`tags=in:["a",["b","c"]]`, []string{`value 2 of the IN list is an array, ["b","c"]; an IN list holds strings and numbers only`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			got, err := parseFilter(tt.arg)
+			if exitCodeOf(err) != exitUsage {
+				t.Fatalf("parseFilter(%q) = %#v, %v; want a usage error", tt.arg, got, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("parseFilter(%q): error %q\nlacks %q", tt.arg, err, w)
+				}
 			}
 		})
 	}
@@ -119,11 +169,13 @@ func TestFilterFlagEndToEnd(t *testing.T) {
 		"corpus/alice/a.md": "Pelicans nest on the quay.",
 		"corpus/bob/b.md":   "Pelicans fish in the harbour.",
 		"corpus/carol/c.md": "Pelicans sleep on the pier.",
+		"corpus/smith/d.md": "Pelicans dive off the pier.",
 		"sluice.yaml": `source:
   metadata:
     - {match: "alice/**", set: {author: alice}}
     - {match: "bob/**", set: {author: bob}}
     - {match: "carol/**", set: {author: "in:carol"}}
+    - {match: "smith/**", set: {author: "Smith, J"}}
 embedder: {dimensions: 64}
 `,
 	})
@@ -141,6 +193,8 @@ embedder: {dimensions: 64}
 		{[]string{"author=in:bob,in:carol"}, []string{"bob/b.md", "carol/c.md"}},
 		{[]string{"author==in:carol"}, []string{"carol/c.md"}},
 		{[]string{"author==alice", "author==bob", "--or"}, []string{"alice/a.md", "bob/b.md"}},
+		{[]string{`author=in:["Smith, J","bob"]`}, []string{"smith/d.md", "bob/b.md"}},
+		{[]string{`author=in:["in:carol"]`, "author==Smith, J", "--or"}, []string{"carol/c.md", "smith/d.md"}},
 	}
 	for _, tt := range tests {
 		var flags []string
@@ -174,6 +228,104 @@ embedder: {dimensions: 64}
 		want := `--filter "author!=alice": operator != (NE) is not supported; the stores support EQ (KEY=V or KEY==V) and IN (KEY=in:A,B)`
 		if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
 			t.Errorf("%s --filter author!=alice: exit %d, stdout %q, stderr %q; want exit 2 with %q", cmd, code, stdout, stderr, want)
+		}
+		args = []string{cmd, "--filter", "author=in:[Smith, J]"}
+		if cmd == "query" {
+			args = append(args, "pelicans")
+		}
+		stdout, stderr, code = sluice(t, dir, args...)
+		want = `--filter "author=in:[Smith, J]": the IN list [Smith, J] is not a JSON array`
+		if code != exitUsage || !strings.Contains(stderr, want) || stdout != "" {
+			t.Errorf("%s --filter 'author=in:[Smith, J]': exit %d, stdout %q, stderr %q; want exit 2 with %q", cmd, code, stdout, stderr, want)
+		}
+	}
+}
+
+// TestFilterFlagJSONCloudSearch filters a Cloud AI Search index (the test
+// double) with IN lists written as JSON arrays: values that hold a comma
+// on a STRING and in a COLLECTION field, and numbers on an INT32 field,
+// which reach the service as the same $filter as the comma form's.
+func TestFilterFlagJSONCloudSearch(t *testing.T) {
+	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key"})
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+	unsetEnv(t, "CLOUD_AI_SEARCH_ENDPOINT")
+	unsetEnv(t, "CLOUD_SEARCH_API_VERSION")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corpus/a.md": "Pelicans nest on the quay.",
+		"corpus/b.md": "Pelicans fish in the harbour.",
+		"corpus/c.md": "Pelicans sleep on the pier.",
+		"sluice.yaml": fmt.Sprintf(`source:
+  metadata:
+    - {match: "a.md", set: {author: "Smith, J", tags: ["x, y", z], level: 2}}
+    - {match: "b.md", set: {author: "O'Brien", tags: [z], level: 3}}
+    - {match: "c.md", set: {author: Smith, tags: [x, y], level: 1}}
+embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch:
+    endpoint: %s
+    indexName: jsonin
+    indexManagement: CreateIfNotExists
+    embeddingDimensionality: 16
+    filterableMetadataFieldKeys:
+      author: [author, STRING]
+      tags: [tags, COLLECTION]
+      level: [level, INT32]
+`, endpoint),
+	})
+	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	// filters returns the $filter of each search request sent since the
+	// request numbered from.
+	filters := func(from int) []string {
+		var fs []string
+		for _, r := range srv.Requests()[from:] {
+			var body struct{ Filter string }
+			if strings.HasSuffix(r.Path, "/docs/search") && json.Unmarshal(r.Body, &body) == nil {
+				fs = append(fs, body.Filter)
+			}
+		}
+		return fs
+	}
+	tests := []struct {
+		filter string
+		want   []string // doc ids
+		same   string   // a filter written in the comma form that must reach the service alike
+	}{
+		{filter: `author=in:["Smith, J","O'Brien"]`, want: []string{"a.md", "b.md"}},
+		{filter: `tags=in:["x, y"]`, want: []string{"a.md"}},
+		{filter: `level=in:[2,3]`, want: []string{"a.md", "b.md"}, same: "level=in:2,3"},
+		{filter: `level=in:[1]`, want: []string{"c.md"}, same: "level=in:1"},
+		{filter: `tags=in:["x","q"]`, want: []string{"c.md"}, same: "tags=in:x,q"},
+	}
+	for _, tt := range tests {
+		for _, cmd := range [][]string{{"query", "pelicans", "--top-k", "10"}, {"get"}} {
+			args := append(append([]string{}, cmd...), "--filter", tt.filter, "--json")
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				before := len(srv.Requests())
+				out, stderr, code := sluice(t, dir, args...)
+				var got []string
+				for _, l := range jsonLines(t, out) {
+					got = append(got, fmt.Sprint(l["doc_id"]))
+				}
+				if code != exitOK || !sameSet(got, tt.want) {
+					t.Errorf("exit %d, stderr %q, documents %v; want %v", code, stderr, got, tt.want)
+				}
+				if tt.same == "" {
+					return
+				}
+				sent := filters(before)
+				before = len(srv.Requests())
+				args[len(args)-2] = tt.same
+				if _, stderr, code := sluice(t, dir, args...); code != exitOK {
+					t.Fatalf("--filter %s: exit %d: %s", tt.same, code, stderr)
+				}
+				if comma := filters(before); len(sent) == 0 || !reflect.DeepEqual(sent, comma) {
+					t.Errorf("$filter sent for %s: %q; for %s: %q; want the same", tt.filter, sent, tt.same, comma)
+				}
+			})
 		}
 	}
 }

@@ -177,6 +177,7 @@ func (a *app) config() (Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, &ConfigError{File: path, Err: err}
 	}
+	a.warnEnvOverrides(cfg)
 	return cfg, nil
 }
 

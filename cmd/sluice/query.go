@@ -27,8 +27,10 @@ type filterFlags struct {
 
 func (f *filterFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.values, "filter", nil,
-		"metadata filter: `KEY=VALUE` (EQ), KEY==VALUE (EQ, VALUE taken literally, e.g. a value that starts with in:) "+
-			"or KEY=in:V1,V2 (IN); the stores support no other operators; repeatable, combined with AND (see --or)")
+		"metadata filter: `KEY=VALUE` (EQ), KEY==VALUE (EQ, VALUE taken literally, e.g. a value that starts with in:), "+
+			"KEY=in:V1,V2 (IN) or, for values that hold commas, KEY=in:[\"V1\",\"V2\"] (IN on a JSON array of strings and numbers, "+
+			"e.g. 'author=in:[\"Smith, J\",\"Lee\"]' in single quotes for the shell); "+
+			"the stores support no other operators; repeatable, combined with AND (see --or)")
 	cmd.Flags().BoolVar(&f.or, "or", false, "combine --filter flags with OR instead of AND")
 }
 
@@ -81,6 +83,13 @@ var unsupportedOperators = []struct{ op, name string }{
 //   - KEY=VALUE is EQ; KEY=in:V1,V2 (in: in any letter case) is IN on the
 //     comma-separated values. Spaces around VALUE and around each IN value
 //     are dropped.
+//   - KEY=in:[...] (the text after in: starts with [) is IN on the values
+//     of a JSON array, for values that hold commas: strings exactly as
+//     JSON gives them (commas, quotes and spaces included), numbers and
+//     true or false as the text they are written with, which is what
+//     KEY=in:1,2 gives, so that the store reads them by the field's type
+//     alike (inJSON). Text that is not such an array is a usage error,
+//     which also shows how to write a value that starts with [.
 //   - KEY==VALUE is EQ on VALUE exactly as written (spaces, and a prefix
 //     such as in:, included).
 //   - KEY!=V, KEY>V, KEY<V, KEY>=V, KEY<=V, and KEY=nin:…, any:, all:,
@@ -117,6 +126,13 @@ func parseFilter(arg string) (sink.MetadataFilter, error) {
 	}
 	val := strings.TrimSpace(rest[1:]) // after "="
 	if list, ok := cutPrefixFold(val, "in:"); ok {
+		if list = strings.TrimSpace(list); strings.HasPrefix(list, "[") {
+			values, err := inJSON(arg, key, list)
+			if err != nil {
+				return sink.MetadataFilter{}, err
+			}
+			return sink.MetadataFilter{Key: key, Operator: sink.IN, Value: values}, nil
+		}
 		values := strings.Split(list, ",")
 		for i := range values {
 			values[i] = strings.TrimSpace(values[i])
@@ -130,6 +146,56 @@ func parseFilter(arg string) (sink.MetadataFilter, error) {
 		}
 	}
 	return sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: val}, nil
+}
+
+// inJSON reads the JSON array list of the --filter flag arg (KEY=in:[...],
+// key being KEY) as the values of an IN filter. A string is taken as JSON
+// gives it; a number, true or false as the text it is written with, as
+// KEY=in:1,2 takes them (a store compares that text with a number by its
+// value, and writes it as a number on a numeric Cloud AI Search field).
+// Text that is not a JSON array, an empty array and a null, object or
+// array inside it are usage errors that name the flag and show the form.
+func inJSON(arg, key, list string) ([]string, error) {
+	example := key + `=in:["Smith, J",42]`
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(list), &raw); err != nil {
+		at := ""
+		if serr, ok := errors.AsType[*json.SyntaxError](err); ok {
+			at = fmt.Sprintf(" at byte %d", serr.Offset)
+		}
+		return nil, usagef("--filter %q: the IN list %s is not a JSON array (%v%s); write the values as a JSON array of strings and numbers, "+
+			"such as --filter '%s' (in single quotes for the shell), or as comma-separated values (%s=in:a,b), "+
+			"where a value that starts with [ is taken for the start of an array: write it as a JSON string (%s=in:[\"[draft]\",\"final\"])",
+			arg, list, err, at, example, key, key)
+	}
+	if len(raw) == 0 {
+		return nil, usagef("--filter %q: the IN list is empty, and would match nothing; give at least one value, such as %s", arg, example)
+	}
+	values := make([]string, len(raw))
+	for i, r := range raw {
+		var kind string
+		switch r[0] {
+		case '"':
+			if err := json.Unmarshal(r, &values[i]); err != nil {
+				return nil, fmt.Errorf("--filter %q: value %d of the IN list: %w", arg, i+1, err) // valid JSON: not reached
+			}
+			continue
+		case 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			values[i] = string(r)
+			continue
+		case 'n':
+			kind = "null"
+		case '{':
+			kind = "an object, " + string(r)
+		case '[':
+			kind = "an array, " + string(r)
+		default: // valid JSON: not reached
+			kind = string(r)
+		}
+		return nil, usagef("--filter %q: value %d of the IN list is %s; an IN list holds strings and numbers only, such as %s "+
+			"(each is compared with the metadata value, or with each element of a list)", arg, i+1, kind, example)
+	}
+	return values, nil
 }
 
 // cutPrefixFold is strings.CutPrefix with prefix matched in any letter case.

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDebugFlag: --debug, before or after the command's name, turns on the
+// debug log lines on stderr (the documents split and the embedding calls
+// of run, the query of query), and leaves stdout alone; without it there
+// are none.
+func TestDebugFlag(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		want  []string // parts of stderr; nil: no debug line at all
+		query bool     // run first, without --debug, so there is a store to query
+	}{
+		{name: "run", args: []string{"run", "docs"}},
+		{name: "run --debug", args: []string{"run", "docs", "--debug"},
+			want: []string{`level=DEBUG msg="document split" doc=a.md`, `level=DEBUG msg="document split" doc=b.md`, `level=DEBUG msg="embedding batch" chunks=2`}},
+		{name: "--debug run", args: []string{"--debug", "run", "docs", "--json"},
+			want: []string{`level=DEBUG msg="document split" doc=a.md`, `level=DEBUG msg="embedding batch"`}},
+		{name: "query", args: []string{"query", "pelicans", "--json", "--filter", `author=in:["Smith, J","Lee"]`}, query: true},
+		{name: "query --debug", args: []string{"query", "pelicans", "--json", "--filter", `author=in:["Smith, J","Lee"]`, "--debug"}, query: true,
+			want: []string{"level=DEBUG msg=query mode=vector top_k=5 filters=1"}},
+		{name: "--debug query --mode sparse", args: []string{"--debug", "query", "pelicans", "--json", "--mode", "sparse"}, query: true,
+			want: []string{"level=DEBUG msg=query mode=sparse top_k=5 filters=0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"docs/a.md": "Alpha document about pelicans.\n",
+				"docs/b.md": "Bravo document about herons.\n",
+				"sluice.yaml": `source:
+  metadata:
+    - {match: "a.md", set: {author: "Smith, J"}}
+embedder: {dimensions: 16}
+`,
+			})
+			if tt.query {
+				if _, stderr, code := sluice(t, dir, "run", "docs"); code != exitOK || strings.Contains(stderr, "level=DEBUG") {
+					t.Fatalf("run: exit %d, stderr %q; want exit 0 and no debug line", code, stderr)
+				}
+			}
+			stdout, stderr, code := sluice(t, dir, tt.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if tt.want == nil && strings.Contains(stderr, "level=DEBUG") {
+				t.Errorf("debug lines without --debug:\n%s", stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stdout, "level=") {
+				t.Errorf("log lines on stdout:\n%s", stdout)
+			}
+			if tt.query || strings.Contains(strings.Join(tt.args, " "), "--json") {
+				if lines := jsonLines(t, stdout); len(lines) == 0 {
+					t.Errorf("no JSON on stdout: %q", stdout)
+				}
+			}
+		})
+	}
+}

@@ -177,12 +177,8 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 		return err
 	}
 	if s, ok := r.opts.Store.(SettlingCounter); ok {
-		t := time.NewTimer(s.Settle())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := settle(ctx, s); err != nil {
+			return err
 		}
 		if r.storeEmpty, err = s.Empty(ctx); err != nil || !r.storeEmpty {
 			return err // the nodes had just not been counted yet

@@ -24,16 +24,31 @@ type EmptyReporter interface {
 }
 
 // SettlingCounter is implemented by EmptyReporter stores whose count of
-// nodes can lag behind their writes (sink/cloudsearch.Store: the service
-// counts the documents it has indexed, which it does about a second after
-// acknowledging them). A run that finds such a store empty although its
-// manifest records nodes in it waits Settle and asks again before it takes
-// the store for lost and writes every document again: a run started right
-// after another must not take the nodes just written for gone.
+// nodes, and whose lookups, can lag behind their writes
+// (sink/cloudsearch.Store: the service counts and finds the documents it
+// has indexed, which it does about a second after acknowledging them). A
+// run that finds such a store empty although its manifest records nodes in
+// it waits Settle and asks again before it takes the store for lost and
+// writes every document again, and a run with Options.Verify asks again
+// about the nodes it found missing: a run started right after another must
+// not take the nodes just written for gone.
 type SettlingCounter interface {
 	EmptyReporter
 	// Settle is the longest a written node takes to be counted.
 	Settle() time.Duration
+}
+
+// settle waits until s has counted and can find what was written before
+// the call (its Settle), or until ctx is done.
+func settle(ctx context.Context, s SettlingCounter) error {
+	t := time.NewTimer(s.Settle())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // DocLister is implemented by stores that can list the reference document

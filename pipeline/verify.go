@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 )
@@ -127,12 +126,8 @@ func (r *run) verify(ctx context.Context) error {
 		}
 	}
 	if len(suspects) > 0 {
-		t := time.NewTimer(settling.Settle())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := settle(ctx, settling); err != nil {
+			return err
 		}
 		for page := range slices.Chunk(suspects, verifyPage) {
 			missing, err := absent(ctx, checker, page)

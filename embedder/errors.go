@@ -121,7 +121,10 @@ type APIError struct {
 	// Type and Code are the provider's error.type and error.code, if it
 	// sent them, e.g. "insufficient_quota".
 	Type, Code string
-	// Hint says what to change, when Sluice knows.
+	// Hint says what to change, when Sluice knows. For a failure worth
+	// retrying (a rate-limit 429, 408, 5xx) whose retries are used up it
+	// also says how many attempts were made, over how long, and names
+	// embedder.maxRetries.
 	Hint string
 	// RetryAfter is the delay the server asked for (retry-after-ms or
 	// Retry-After); 0 when it did not say.
@@ -212,11 +215,14 @@ type TransportError struct {
 	Provider string
 	URL      string // the endpoint, without credentials
 	Err      error
+
+	hint string // once the retries are used up: how many attempts failed, what to change
 }
 
-// Error names the provider and the URL that could not be reached.
+// Error names the provider and the URL that could not be reached and, once
+// the retries are used up, how many attempts were made and what to change.
 func (e *TransportError) Error() string {
-	return "embedder: " + e.Provider + " request to " + e.URL + " failed: " + e.Err.Error()
+	return withHint("embedder: "+e.Provider+" request to "+e.URL+" failed: "+e.Err.Error(), e.hint)
 }
 
 // Unwrap returns the cause, ErrTransport and ErrEmbed.
@@ -227,11 +233,22 @@ func (e *TransportError) Unwrap() []error { return []error{e.Err, ErrTransport, 
 type ResponseError struct {
 	Provider string
 	Reason   string
+
+	hint string // once the retries are used up: how many attempts failed, what to change
 }
 
-// Error names the provider and what was wrong with its response.
+// Error names the provider and what was wrong with its response and, once
+// the retries are used up, how many attempts were made and what to change.
 func (e *ResponseError) Error() string {
-	return "embedder: malformed " + e.Provider + " response: " + e.Reason
+	return withHint("embedder: malformed "+e.Provider+" response: "+e.Reason, e.hint)
+}
+
+// withHint appends hint, if any, to msg.
+func withHint(msg, hint string) string {
+	if hint == "" {
+		return msg
+	}
+	return msg + "; " + hint
 }
 
 // Unwrap returns ErrBadResponse and ErrEmbed.

@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,7 +84,9 @@ func (h *hintBackOff) NextBackOff() time.Duration {
 // retryLoop runs attempt until it succeeds, fails permanently, the retries
 // are used up or ctx is done. Waiting ends at once when ctx is done; a server
 // hint that would outlast ctx's deadline ends the loop at once with an error
-// wrapping both context.DeadlineExceeded and the last failure.
+// wrapping both context.DeadlineExceeded and the last failure. When the
+// retries are used up, the last failure also says how many attempts were
+// made and what to change (see retriesUsedUp).
 func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, error)) ([][]float32, error) {
 	exp := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(c.cfg.RetryInitialDelay),
@@ -92,12 +97,18 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 	)
 	hint := &hintBackOff{BackOff: exp}
 	b := backoff.WithMaxRetries(hint, uint64(max(c.cfg.MaxRetries, 0)))
+	start := time.Now()
 	tries := 0
+	// transient: the last attempt failed in a way worth retrying. When the
+	// loop then ends with that failure and ctx is not done, the retries are
+	// used up.
+	transient := false
 	op := func() ([][]float32, error) {
 		if tries > 0 {
 			c.stats.retries.Add(1)
 		}
 		tries++
+		transient = false
 		vecs, err := attempt()
 		if err == nil {
 			return vecs, nil
@@ -115,6 +126,7 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 				after, context.DeadlineExceeded, err))
 		}
 		hint.hint = after
+		transient = true
 		return nil, err
 	}
 	notify := func(err error, delay time.Duration) {
@@ -124,6 +136,117 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 	vecs, err := backoff.RetryNotifyWithData(op, backoff.WithContext(b, ctx), notify)
 	if err != nil {
 		c.stats.failures.Add(1)
+		if transient && ctx.Err() == nil {
+			c.retriesUsedUp(err, tries, time.Since(start))
+		}
 	}
 	return vecs, err
+}
+
+// retriesUsedUp gives err, the failure of the last of attempts attempts
+// made over elapsed, all of which failed in a way worth retrying, a hint
+// that says so and what to change: for a rate limit the request budgets,
+// for a server error the provider's health, for a timeout
+// embedder.timeout; and embedder.maxRetries for each. It changes err in
+// place, so that its type and what errors.Is and errors.As find in it stay
+// the same. The hint holds settings, counts and the endpoint's scheme and
+// host only: no credentials.
+func (c *Client) retriesUsedUp(err error, attempts int, elapsed time.Duration) {
+	var (
+		apiErr  *APIError
+		netErr  *TransportError
+		respErr *ResponseError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		if apiErr.rateLimited() {
+			apiErr.Hint = "rate limited on " + c.tried(attempts, elapsed) + ": set embedder.requestsPerMinute (now " +
+				budget(c.cfg.RequestsPerMinute) + ") and embedder.tokensPerMinute (now " + budget(c.cfg.TokensPerMinute) +
+				") to your quota (less if other clients share it; see the embedder README), or " + c.moreRetries()
+		} else {
+			apiErr.Hint = "the provider failed on " + c.tried(attempts, elapsed) + ", a fault on its side: check " +
+				c.statusAdvice() + ", try again later, or " + c.moreRetries()
+		}
+	case errors.As(err, &netErr):
+		var timeout net.Error
+		if errors.Is(netErr.Err, context.DeadlineExceeded) || errors.As(netErr.Err, &timeout) && timeout.Timeout() {
+			netErr.hint = "timed out on " + c.tried(attempts, elapsed) + ": raise embedder.timeout (now " + c.cfg.Timeout.String() +
+				") if the provider needs longer to answer requests this large (or lower embedder.batchSize), or " + c.moreRetries()
+		} else {
+			netErr.hint = "failed on " + c.tried(attempts, elapsed) + ": check the network path to the provider and " +
+				c.statusAdvice() + ", or " + c.moreRetries()
+		}
+	case errors.As(err, &respErr):
+		respErr.hint = c.tried(attempts, elapsed) + " got a malformed answer: check that " + c.origin() +
+			" serves an OpenAI-compatible embeddings API, or " + c.moreRetries()
+	}
+}
+
+// tried says how many attempts were made and over how long, e.g. "every
+// one of 4 attempts (retried 3 times with exponential backoff over 2.5s)".
+func (c *Client) tried(attempts int, elapsed time.Duration) string {
+	if attempts <= 1 {
+		return fmt.Sprintf("the only attempt (embedder.maxRetries is %d: no retries)", c.cfg.MaxRetries)
+	}
+	times := fmt.Sprintf("%d times", attempts-1)
+	if attempts == 2 {
+		times = "once"
+	}
+	return fmt.Sprintf("every one of %d attempts (retried %s with exponential backoff over %s)", attempts, times, roundElapsed(elapsed))
+}
+
+// moreRetries says to raise embedder.maxRetries, and what it is now.
+func (c *Client) moreRetries() string {
+	if c.cfg.MaxRetries < 0 {
+		return fmt.Sprintf("set embedder.maxRetries to retry with exponential backoff (now %d, no retries; 0 means the default, %d)",
+			c.cfg.MaxRetries, DefaultMaxRetries)
+	}
+	return fmt.Sprintf("raise embedder.maxRetries (now %d) to keep retrying for longer", c.cfg.MaxRetries)
+}
+
+// statusAdvice names where to check the provider's health, for "check ...".
+func (c *Client) statusAdvice() string {
+	switch {
+	case c.provider == ProviderAzureOpenAI:
+		return "the resource's Resource health in the Azure portal (and https://azure.status.microsoft)"
+	case strings.EqualFold(c.host(), "api.openai.com"):
+		return "OpenAI's status page (https://status.openai.com)"
+	}
+	return "the health and logs of the server at " + c.origin()
+}
+
+// host returns the host of the endpoint, "" if it cannot be parsed.
+func (c *Client) host() string {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// origin returns the endpoint's scheme and host, e.g.
+// http://localhost:11434: no path, query or credentials.
+func (c *Client) origin() string {
+	u, err := url.Parse(c.url)
+	if err != nil || u.Host == "" {
+		return "the configured endpoint"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// budget gives the value of a per-minute budget setting.
+func budget(n int) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	return strconv.Itoa(n)
+}
+
+// roundElapsed rounds d for a message: to the millisecond below a second,
+// to a tenth of a second above.
+func roundElapsed(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }

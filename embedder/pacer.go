@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/retryafter"
+	"github.com/sluice-dev/sluice/internal/wait"
 )
 
 // pacer holds back requests the server is about to refuse. It mirrors the
@@ -219,12 +220,5 @@ func waitFor(ctx context.Context, d time.Duration, why string) error {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 		return fmt.Errorf("embedder: %s to wait %s, past the context deadline: %w", why, d.Round(time.Millisecond), context.DeadlineExceeded)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return wait.Sleep(ctx, d)
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/wait"
 )
 
 // The interfaces below are optional capabilities of a Writer. Run looks for
@@ -41,14 +43,7 @@ type SettlingCounter interface {
 // settle waits until s has counted and can find what was written before
 // the call (its Settle), or until ctx is done.
 func settle(ctx context.Context, s SettlingCounter) error {
-	t := time.NewTimer(s.Settle())
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return wait.Sleep(ctx, s.Settle())
 }
 
 // DocLister is implemented by stores that can list the reference document

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/internal/wait"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/bench/rss"
 	"github.com/sluice-dev/sluice/reader"
@@ -83,7 +84,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	cfg := h.Embedder
 	cfg.BatchSize, cfg.Concurrency = t.BatchSize, t.Concurrency
 	if hasQuota(cfg, h.TokensPerMinute) {
-		if err := wait(ctx, opts.cooldown()); err != nil {
+		if err := wait.Sleep(ctx, opts.cooldown()); err != nil {
 			return Result{}, err
 		}
 	}
@@ -193,18 +194,6 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 				}
 			}
 		}
-	}
-}
-
-// wait waits d or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -91,7 +91,11 @@ func (m *missingNodes) damaged(id string) bool {
 // has just written. A Full run or one that found the store lost writes
 // every document anyway: it checks nothing.
 func (r *run) verify(ctx context.Context) error {
-	if !r.opts.Verify || r.rewrite {
+	if !r.opts.Verify {
+		return nil
+	}
+	if r.rewrite {
+		r.opts.Logger.Info("verify: nothing to check, every document is written again")
 		return nil
 	}
 	checker := r.opts.Store.(NodeChecker) // validate checked it

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -147,5 +148,39 @@ sink:
 		if n := len(srv.Documents("verify")); n != tt.docs {
 			t.Errorf("%d documents in the index after run --verify %v, want %d", n, tt.args, tt.docs)
 		}
+	}
+}
+
+// TestWatchVerify: `sluice watch --verify` writes again, in its first
+// round, the chunks deleted from the local store behind the manifest's
+// back, and says so in the round's log line.
+func TestWatchVerify(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"corpus/a.md": strings.Repeat("Alpha sentence with a few words. ", 300)})
+	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	store, err := local.Open(t.Context(), local.Config{Path: filepath.Join(dir, ".sluice", "index.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	if err := store.NodeIDs(t.Context(), "a.md", func(ids []string) error { gone = append(gone, ids...); return nil }); err != nil || len(gone) < 2 {
+		t.Fatalf("a.md's nodes: %v, %v", gone, err)
+	}
+	if err := store.DeleteNodes(t.Context(), gone[:1]); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	t.Chdir(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr watchBuffer
+	code := make(chan int, 1)
+	go func() { code <- execute(ctx, []string{"watch", "corpus", "--verify"}, &stdout, &stderr) }()
+	t.Cleanup(func() { cancel(); <-code })
+	watchPoll(t, "the first round's log line", func() bool { return strings.Contains(stderr.String(), "round=initial") })
+	if line := stderr.String(); !strings.Contains(line, "verified="+fmt.Sprint(len(gone))+" missing=1") || !strings.Contains(line, "chunks=1") {
+		t.Errorf("the first round did not report the missing chunk written again:\n%s", line)
 	}
 }

@@ -22,7 +22,10 @@ type Options struct {
 	// Pipeline holds the settings of every round. Its State and Store are
 	// required; Source is replaced on each round; Stats, if nil, is
 	// allocated, and accumulates over the rounds. Pipeline.Reader selects
-	// the watched files.
+	// the watched files. Pipeline.Verify applies to the rounds over the
+	// whole folder (Initial and Rescan): each checks that the store holds
+	// every node the manifest records, and writes again those it lost; the
+	// Store must then be a pipeline.NodeChecker.
 	Pipeline pipeline.Options
 	// Config holds the watch settings; zero values take their defaults.
 	Config Config
@@ -85,6 +88,8 @@ func New(opts Options) (*Loop, error) {
 		return nil, errors.New("watch: Options.Pipeline.Store is required")
 	case opts.Pipeline.DryRun:
 		return nil, errors.New("watch: a dry run cannot watch; drop --dry-run")
+	case opts.Pipeline.Verify && !isChecker(opts.Pipeline.Store):
+		return nil, fmt.Errorf("watch: Options.Pipeline.Verify needs a store that can tell which nodes it holds (pipeline.NodeChecker); %T cannot", opts.Pipeline.Store)
 	}
 	if opts.Pipeline.Stats == nil {
 		opts.Pipeline.Stats = new(pipeline.Stats)
@@ -616,6 +621,9 @@ func roundAttrs(r Round) []any {
 	if rep := r.Report; rep != nil {
 		attrs = append(attrs, "added", rep.FilesAdded, "updated", rep.FilesUpdated, "unchanged", rep.FilesUnchanged,
 			"deleted", rep.FilesDeleted+len(r.Removed), "failed", rep.FilesFailed, "chunks", rep.ChunksWritten)
+		if v := rep.Verify; v != nil {
+			attrs = append(attrs, "verified", v.NodesChecked, "missing", v.NodesMissing)
+		}
 	} else if len(r.Removed) > 0 {
 		attrs = append(attrs, "deleted", len(r.Removed))
 	}
@@ -632,6 +640,7 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 		r.End = time.Now()
 		return r
 	}
+	opts.Verify = false // a run over named files: the whole-folder rounds verify
 	removed, back := stillGone(opts.Reader, p.removed)
 	changed := append(p.changed, back...)
 	if len(changed)+len(p.failed) > 0 {
@@ -649,4 +658,10 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 	}
 	r.End = time.Now()
 	return r
+}
+
+// isChecker reports whether store can tell which nodes it holds.
+func isChecker(store pipeline.Writer) bool {
+	_, ok := store.(pipeline.NodeChecker)
+	return ok
 }

@@ -102,14 +102,15 @@ func (r *run) verify(ctx context.Context) error {
 	m := &missingNodes{seed: maphash.MakeSeed(), ids: make(map[uint64]struct{}), docs: make(map[string]int)}
 	rep := &VerifyReport{}
 	settling, _ := r.opts.Store.(SettlingCounter)
+	r.opts.Logger.Info("verify: looking up in the store the nodes the manifest records", "per_request", verifyPage)
 	var suspects []state.NodeRef
 	var after state.NodeRef
 	for {
 		page, err := r.opts.State.Nodes(ctx, after, verifyPage)
-		if err != nil || len(page) == 0 {
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
 			break
 		}
 		after = page[len(page)-1]

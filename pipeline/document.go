@@ -19,7 +19,7 @@ type document struct {
 	metaHash string // hash of file.Metadata
 
 	// Set before the first chunk is emitted, read-only afterwards.
-	prev     *state.Stamp    // the manifest record's stamp, nil for a new document; its node ids are in known
+	prev     *state.Stamp    // the manifest record's stamp, nil for a new document; its node ids are in known (less those a dry run with Verify found missing)
 	known    map[string]bool // node ids in the store: true for prev's, false for acknowledged pending ones
 	intended map[string]bool // node ids a dead run was writing, not acknowledged: maybe in the store
 

@@ -44,9 +44,11 @@ import (
 //     (Writer.Delete by the document id) before the first new one is
 //     written, the record dropped first.
 //   - With Verify, the store is asked about every node the manifest
-//     records before the walk (NodeChecker): a document with nodes
-//     missing counts as changed, and its chunks whose nodes are missing
-//     are embedded and written again, as new ones are.
+//     records before the walk (NodeChecker), and the nodes it lacks leave
+//     their documents' records, which are marked to be read again
+//     (state.Store.Lost): such a document counts as changed, and its
+//     chunks whose nodes are missing are embedded and written again, as
+//     new ones are, by this run or, should it fail or die, the next.
 //   - A document that fails keeps the nodes its record lists (none if it
 //     had no record): the nodes this run or a dead one wrote for it beyond
 //     those are deleted, and so are its pending ids in the manifest. Nodes
@@ -247,7 +249,7 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		stamp := prev.Stamp
 		d.prev = &stamp
 		for _, id := range prev.NodeIDs {
-			if !r.missing.has(id) { // else written again (Verify)
+			if !r.missing.has(id) { // else planned as written again (a dry run with Verify; a real one recorded it lost)
 				d.known[id] = true
 			}
 		}

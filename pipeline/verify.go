@@ -52,21 +52,15 @@ const (
 	maxRecheck = 10 * verifyPage
 )
 
-// missingNodes holds what verify found: the missing node ids, by a 64-bit
-// hash to keep the set small however many there are (two ids with one hash
-// would only make a stored chunk be written again), and the documents they
-// belong to.
+// missingNodes holds the nodes a dry run with Verify found missing, which
+// it cannot record in the manifest (a real run records them with
+// state.Store.Lost): their ids, by a 64-bit hash to keep the set small
+// however many there are (two ids with one hash would only plan a stored
+// chunk as written again), and their documents.
 type missingNodes struct {
 	seed maphash.Seed
 	ids  map[uint64]struct{}
-	docs map[string]int // document id → its missing nodes
-	n    int            // missing nodes
-}
-
-func (m *missingNodes) add(n state.NodeRef) {
-	m.ids[maphash.String(m.seed, n.ID)] = struct{}{}
-	m.docs[n.Doc]++
-	m.n++
+	docs map[string]bool
 }
 
 // has reports whether node id was found missing; false for a nil m.
@@ -80,16 +74,21 @@ func (m *missingNodes) has(id string) bool {
 
 // damaged reports whether document id has nodes missing; false for a nil m.
 func (m *missingNodes) damaged(id string) bool {
-	return m != nil && m.docs[id] > 0
+	return m != nil && m.docs[id]
 }
 
 // verify looks up in the store every node the manifest records for a
-// document the run selects, for a run with Options.Verify, and keeps those
-// the store does not hold in r.missing for plan. A store whose reads lag
-// its writes (SettlingCounter) is asked about the missing ones again after
-// Settle: a run right after another must not write again what the other
-// has just written. A Full run or one that found the store lost writes
-// every document anyway: it checks nothing.
+// document the run selects, for a run with Options.Verify. A real run
+// records those the store does not hold as lost in the manifest
+// (state.Store.Lost): their documents' records no longer list them and
+// are marked to be read again, so that plan takes them for changed and
+// embeds only the missing chunks, and so that a run that fails or dies
+// meanwhile leaves them to the next run of any kind. A dry run keeps them
+// in r.missing for plan instead. A store whose reads lag its writes
+// (SettlingCounter) is asked about the missing ones again after Settle: a
+// run right after another must not write again what the other has just
+// written. A Full run or one that found the store lost writes every
+// document anyway: it checks nothing.
 func (r *run) verify(ctx context.Context) error {
 	if !r.opts.Verify {
 		return nil
@@ -99,10 +98,26 @@ func (r *run) verify(ctx context.Context) error {
 		return nil
 	}
 	checker := r.opts.Store.(NodeChecker) // validate checked it
-	m := &missingNodes{seed: maphash.MakeSeed(), ids: make(map[uint64]struct{}), docs: make(map[string]int)}
-	rep := &VerifyReport{}
 	settling, _ := r.opts.Store.(SettlingCounter)
 	r.opts.Logger.Info("verify: looking up in the store the nodes the manifest records", "per_request", verifyPage)
+	rep := &VerifyReport{}
+	docs := make(map[string]bool)
+	if r.opts.DryRun {
+		r.missing = &missingNodes{seed: maphash.MakeSeed(), ids: make(map[uint64]struct{}), docs: docs}
+	}
+	lose := func(lost []state.NodeRef) error {
+		for _, n := range lost {
+			docs[n.Doc] = true
+			if r.missing != nil {
+				r.missing.ids[maphash.String(r.missing.seed, n.ID)] = struct{}{}
+			}
+		}
+		rep.NodesMissing += len(lost)
+		if r.opts.DryRun {
+			return nil
+		}
+		return r.opts.State.Lost(ctx, lost)
+	}
 	var suspects []state.NodeRef
 	var after state.NodeRef
 	for {
@@ -122,12 +137,14 @@ func (r *run) verify(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, n := range missing {
-			if settling != nil && len(suspects) < maxRecheck {
-				suspects = append(suspects, n)
-			} else {
-				m.add(n)
-			}
+		if settling != nil && len(suspects) < maxRecheck {
+			k := min(len(missing), maxRecheck-len(suspects))
+			suspects, missing = append(suspects, missing[:k]...), missing[k:]
+		}
+		// Recorded before the next page is read: Lost removes rows
+		// behind the paging position only.
+		if err := lose(missing); err != nil {
+			return err
 		}
 	}
 	if len(suspects) > 0 {
@@ -139,23 +156,23 @@ func (r *run) verify(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			for _, n := range missing {
-				m.add(n)
+			if err := lose(missing); err != nil {
+				return err
 			}
 		}
 	}
-	rep.NodesMissing, rep.Documents = m.n, len(m.docs)
-	r.report.Verify, r.missing = rep, m
+	rep.Documents = len(docs)
+	r.report.Verify = rep
 	if rep.NodesMissing == 0 {
 		r.opts.Logger.Info("verified: the store holds every node the manifest records", "nodes", rep.NodesChecked)
 		return nil
 	}
-	docs := slices.Sorted(maps.Keys(m.docs))
-	if len(docs) > 5 {
-		docs = docs[:5]
+	first := slices.Sorted(maps.Keys(docs))
+	if len(first) > 5 {
+		first = first[:5]
 	}
 	r.opts.Logger.Warn(fmt.Sprintf("%d of the %d nodes the manifest records are missing from the store (deleted from the index behind the manifest's back?): the chunks their documents still have are written again", rep.NodesMissing, rep.NodesChecked),
-		"documents", rep.Documents, "first", docs)
+		"documents", rep.Documents, "first", first)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,110 @@ func TestVerifyOptionErrors(t *testing.T) {
 	}
 	if len(in.store.nodes) != 0 {
 		t.Errorf("a refused run wrote %d nodes", len(in.store.nodes))
+	}
+}
+
+// serial makes a run embed and write one chunk at a time, in order.
+func serial(o *Options) { o.BatchSize, o.EmbedConcurrency, o.SplitConcurrency = 1, 1, 1 }
+
+// TestVerifyFailedRepairLeavesNoStaleMetadata: a document whose nodes were
+// all lost is repaired from a file that changed meanwhile and fails; the
+// chunks written before the failure must not stay with that file's
+// metadata: once the file is back as recorded, the store is what a clean
+// run writes.
+func TestVerifyFailedRepairLeavesNoStaleMetadata(t *testing.T) {
+	body := paragraphText("known", 30)
+	in := newIncr(t, map[string]string{"known.md": body, "other.md": paragraphText("other", 30)})
+	in.run(func(o *Options) { serial(o); in.verifying(false)(o) })
+	in.dropNodes("known.md", -1)
+	in.write("known.md", body+"The last sentence says REJECTME.")
+	in.store.reject = "REJECTME"
+	if rep := in.run(func(o *Options) { serial(o); in.verifying(true)(o) }); rep.FilesFailed != 1 {
+		t.Fatalf("report %+v, want known.md failed", rep)
+	}
+	in.store.reject = ""
+	in.write("known.md", body)
+	in.run(func(o *Options) { serial(o); in.verifying(false)(o) })
+	in.assertEqualsCleanRun()
+	for id, n := range in.store.nodes {
+		if want := fmt.Sprint(len(body)); fmt.Sprint(n.Metadata["file_size"]) != want && n.RefDocID == "known.md" {
+			t.Errorf("node %s has file_size %v, want %s", id, n.Metadata["file_size"], want)
+		}
+	}
+}
+
+// TestVerifyFailedRepairIsRetried: a repair that fails is dead-lettered,
+// and a run over the named file that does not verify (`sluice failed
+// retry`, a watch round) writes the missing chunk when the store takes it:
+// the manifest no longer lists it.
+func TestVerifyFailedRepairIsRetried(t *testing.T) {
+	in := newIncr(t, corpus(3))
+	in.run(in.verifying(false))
+	texts := in.dropNodes("d01/f01.md", 1)
+	in.store.reject = texts[0][:40]
+	if rep := in.run(in.verifying(true)); rep.FilesFailed != 1 {
+		t.Fatalf("want the repair to fail: %+v", rep)
+	}
+	in.store.reject = ""
+	rep := in.run(func(o *Options) {
+		in.verifying(false)(o)
+		o.Source = func(ctx context.Context, fn func(reader.File, error) error) error {
+			f, err := reader.Stat(o.Reader, "d01/f01.md")
+			return fn(f, err)
+		}
+	})
+	if rep.FilesUpdated != 1 || rep.ChunksWritten != 1 {
+		t.Errorf("retry: %+v; want d01/f01.md updated with its 1 missing chunk", rep)
+	}
+	if fails, err := in.state.Failures(context.Background()); err != nil || len(fails) != 0 {
+		t.Errorf("dead letters after the retry: %v, %v", fails, err)
+	}
+	in.assertEqualsCleanRun()
+}
+
+// TestVerifyDryRunMatchesRun: the plan of a dry run with Verify is what the
+// run with Verify then does, for a damaged document edited meanwhile too.
+func TestVerifyDryRunMatchesRun(t *testing.T) {
+	in := newIncr(t, corpus(4))
+	in.run(in.verifying(false))
+	in.dropNodes("d02/f02.md", 3)
+	in.write("d02/f02.md", paragraphText("rewritten", 30))
+	dry := in.run(func(o *Options) { in.verifying(true)(o); o.DryRun = true; o.Embedder = nil })
+	real := in.run(in.verifying(true))
+	if dry.ChunksDeleted != real.ChunksDeleted || dry.ChunksPlanned != real.ChunksWritten || dry.FilesUpdated != real.FilesUpdated || *dry.Verify != *real.Verify {
+		t.Errorf("dry run planned %d writes, %d deletes, %d updated files, verify %+v; the run did %d, %d, %d, %+v",
+			dry.ChunksPlanned, dry.ChunksDeleted, dry.FilesUpdated, *dry.Verify, real.ChunksWritten, real.ChunksDeleted, real.FilesUpdated, *real.Verify)
+	}
+	in.assertEqualsCleanRun()
+}
+
+// TestVerifyKilledMidRepairConverges kills runs with Verify after 1 to 3
+// embedding batches, with and without edits of damaged documents: the next
+// run, with or without Verify, leaves the store as a clean run writes it.
+func TestVerifyKilledMidRepairConverges(t *testing.T) {
+	for _, edit := range []bool{false, true} {
+		for batches := int64(1); batches <= 3; batches++ {
+			t.Run(fmt.Sprintf("edit %v, killed after %d", edit, batches), func(t *testing.T) {
+				in := newIncr(t, corpus(6))
+				two := func(o *Options) { o.BatchSize, o.EmbedConcurrency, o.SplitConcurrency = 2, 1, 1 }
+				in.run(func(o *Options) { two(o); in.verifying(false)(o) })
+				for _, d := range []string{"d00/f00.md", "d01/f01.md", "d02/f02.md", "d00/f03.md"} {
+					in.dropNodes(d, 3)
+				}
+				if edit {
+					in.write("d01/f01.md", paragraphText("topic1", 30)+" An extra sentence.")
+					in.write("d02/f02.md", paragraphText("other", 25))
+				}
+				o := in.options()
+				two(&o)
+				in.verifying(true)(&o)
+				in.runInterrupted(o, batches)
+				in.run(func(o *Options) { two(o); in.verifying(false)(o) })
+				in.assertEqualsCleanRun()
+				if again := in.run(in.verifying(true)); again.Verify.NodesMissing != 0 || again.FilesUnchanged != 6 {
+					t.Errorf("not converged: %+v, verify %+v", again, again.Verify)
+				}
+			})
+		}
 	}
 }

@@ -51,3 +51,41 @@ func TestNodesPages(t *testing.T) {
 		}
 	}
 }
+
+// TestLost drops missing nodes from their documents' records and marks
+// those documents with LostSize; other documents and scopes are untouched.
+func TestLost(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, "local:a")
+	other := open(t, path, "local:b")
+	run := begin(t, s)
+	ackCommit(t, run, "a.md", "h", "n1", "n2", "n3")
+	ackCommit(t, run, "b.md", "h", "n4")
+	ackCommit(t, run, "c.md", "h", "n5")
+	ackCommit(t, begin(t, other), "a.md", "h", "n1")
+
+	if err := s.Lost(ctx, []NodeRef{{"a.md", "n2"}, {"a.md", "n3"}, {"b.md", "n4"}, {"c.md", "n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		doc  string
+		ids  []string
+		size int64
+	}{
+		{"a.md", []string{"n1"}, LostSize},
+		{"b.md", nil, LostSize},
+		{"c.md", []string{"n5"}, LostSize}, // n1 is a.md's: not c.md's to lose, but c.md is marked
+	} {
+		d, ok, err := s.Doc(ctx, tt.doc)
+		if err != nil || !ok || !slices.Equal(d.NodeIDs, tt.ids) || d.Size != tt.size {
+			t.Errorf("%s: %+v, %v, %v; want nodes %v and size %d", tt.doc, d, ok, err, tt.ids, tt.size)
+		}
+	}
+	if d, _, _ := other.Doc(ctx, "a.md"); !slices.Equal(d.NodeIDs, []string{"n1"}) || d.Size == LostSize {
+		t.Errorf("the other scope's a.md changed: %+v", d)
+	}
+	if err := s.Lost(ctx, nil); err != nil {
+		t.Errorf("Lost(nil) = %v", err)
+	}
+}

@@ -526,6 +526,47 @@ func (s *Store) Nodes(ctx context.Context, after NodeRef, limit int) ([]NodeRef,
 	return out, nil
 }
 
+// LostSize is the size a record takes when Lost finds nodes of its
+// document missing from the store: no file has it, so the next run of any
+// kind (a watch round, a retry) reads the document again and writes the
+// chunks its record no longer lists.
+const LostSize = -1
+
+// Lost records that the store no longer holds nodes: they leave their
+// documents' records, whose size becomes LostSize. The manifest then says
+// what the store holds, and each such document stays to be read again until
+// a run writes its chunks back and commits it, whether or not that run
+// checks the store, and however it ends (a failure keeps the record as
+// Lost left it, a killed run leaves it to the next).
+func (s *Store) Lost(ctx context.Context, nodes []NodeRef) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	docs := make([]string, 0, len(nodes))
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		docs, ids = append(docs, n.Doc), append(ids, n.ID)
+	}
+	dl, err := json.Marshal(docs)
+	if err != nil {
+		return err
+	}
+	il, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ?1 AND (doc, node_id) IN
+			(SELECT d.value, i.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key)`,
+			s.scope, string(dl), string(il)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+			s.scope, string(dl), LostSize)
+		return err
+	})
+}
+
 // Uncommitted returns, sorted, the ids of documents that have pending node
 // ids but no record: a run wrote some of their chunks and stopped before
 // committing them.

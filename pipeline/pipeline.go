@@ -233,7 +233,7 @@ func (o *Options) validate() error {
 		return errors.New("pipeline: Options.Splitter is required")
 	case o.Verify && o.State == nil:
 		return errors.New("pipeline: Options.Verify needs Options.State: without a manifest every document is written anyway")
-	case o.Verify && !isChecker(o.Store):
+	case o.Verify && !CanVerify(o.Store):
 		return fmt.Errorf("pipeline: Options.Verify needs a store that can tell which nodes it holds (NodeChecker); %T cannot", o.Store)
 	case o.DryRun:
 		return nil

@@ -36,7 +36,7 @@ type EmptyReporter interface {
 // not take the nodes just written for gone.
 type SettlingCounter interface {
 	EmptyReporter
-	// Settle is the longest a written node takes to be counted.
+	// Settle is the longest a written node takes to be counted and found.
 	Settle() time.Duration
 }
 

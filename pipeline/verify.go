@@ -23,8 +23,9 @@ type NodeChecker interface {
 	ExistingIDs(ctx context.Context, ids []string) (map[string]bool, error)
 }
 
-// isChecker reports whether store is a NodeChecker.
-func isChecker(store Writer) bool {
+// CanVerify reports whether store can serve Options.Verify: whether it is
+// a NodeChecker.
+func CanVerify(store Writer) bool {
 	_, ok := store.(NodeChecker)
 	return ok
 }

@@ -82,7 +82,7 @@ func (a *app) failedCommand() *cobra.Command {
 			if manifestMissing(cfg) { // nothing failed, and nothing to create
 				return a.nothingToRetry(rf, 0)
 			}
-			in, err := a.newIngester(ctx, cfg, runFlags{dryRun: rf.dryRun})
+			in, err := a.newIngester(ctx, cfg, ingestMode{dryRun: rf.dryRun})
 			if err != nil {
 				return a.notStarted(ctx, rf, err)
 			}

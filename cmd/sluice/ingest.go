@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -32,19 +33,23 @@ func (in *ingester) Close() error {
 	return first
 }
 
-// newIngester opens everything a run over cfg needs, in the mode of f's
-// --dry-run, --full and --verify. The manifest is opened first, for
-// writing: while another process writes the same index (a `sluice watch`,
-// another run) it fails at once with state.ErrLocked (exit 1), before
-// anything is read or embedded. In a dry run the embedder is not opened,
-// the manifest is only read (it takes no lock and runs beside a writer),
-// and the store is opened only to be read: a local store's documents are
-// listed for --full (read-only when this process may not write it), and
-// with --verify the store is asked which recorded nodes it holds. A store
-// that holds vectors of other dimensions than the embedder's is a
-// configuration error found here, before anything is embedded.
-func (a *app) newIngester(ctx context.Context, cfg Config, f runFlags) (*ingester, error) {
-	dryRun, full := f.dryRun, f.full
+// ingestMode is what an ingesting command asks of the pipeline beyond the
+// configuration: `run`'s --dry-run, --full and --verify, and watch's
+// --verify.
+type ingestMode struct {
+	dryRun, full, verify bool
+}
+
+// newIngester opens everything a run over cfg in mode needs. The manifest
+// is opened first, for writing: while another process writes the same
+// index (a `sluice watch`, another run) it fails at once with
+// state.ErrLocked (exit 1), before anything is read or embedded. In a dry
+// run the embedder is not opened, the manifest is only read (it takes no
+// lock and runs beside a writer), and the store is opened only to be read,
+// when the plan needs it (openStoreToPlan). A store that holds vectors of
+// other dimensions than the embedder's is a configuration error found
+// here, before anything is embedded.
+func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*ingester, error) {
 	setMemoryLimit(cfg.Pipeline.MemoryBudgetMB)
 	split, err := splitter.New(cfg.Splitter)
 	if err != nil {
@@ -58,15 +63,15 @@ func (a *app) newIngester(ctx context.Context, cfg Config, f runFlags) (*ingeste
 		EmbedConcurrency:      cfg.Embedder.Concurrency,
 		SplitConcurrency:      cfg.Pipeline.SplitConcurrency,
 		MemoryBudget:          int64(cfg.Pipeline.MemoryBudgetMB) << 20,
-		DryRun:                dryRun,
-		Full:                  full,
-		Verify:                f.verify,
+		DryRun:                mode.dryRun,
+		Full:                  mode.full,
+		Verify:                mode.verify,
 		EmbedderInfo:          embedderInfo(cfg),
 		PricePerMillionTokens: cfg.Embedder.PricePerMillionTokens,
 		Stats:                 new(pipeline.Stats),
 		Logger:                a.log,
 	}}
-	if dryRun {
+	if mode.dryRun {
 		// A dry run writes nothing: it takes no lock, and creates no
 		// manifest; without one, every document is new.
 		st, err := readManifest(ctx, cfg)
@@ -79,24 +84,9 @@ func (a *app) newIngester(ctx context.Context, cfg Config, f runFlags) (*ingeste
 		} else {
 			in.opts.Verify = false // no manifest: no node recorded to look for
 		}
-		if in.opts.Verify {
-			if err := a.openStoreToVerify(ctx, cfg, in); err != nil {
-				in.Close()
-				return nil, err
-			}
-			return in, nil
-		}
-		if full && cfg.Sink.Type != "cloudsearch" && checkLocalStoreExists(cfg) == nil {
-			// Only listed (pipeline.DocLister): the plan of --full names
-			// the documents it would remove because the manifest forgot
-			// them.
-			s, err := openLocalToRead(ctx, cfg)
-			if err != nil {
-				in.Close()
-				return nil, err
-			}
-			in.closers = append(in.closers, s.Close)
-			in.opts.Store = s
+		if err := a.openStoreToPlan(ctx, cfg, in); err != nil {
+			in.Close()
+			return nil, err
 		}
 		return in, nil
 	}
@@ -126,23 +116,43 @@ func (a *app) newIngester(ctx context.Context, cfg Config, f runFlags) (*ingeste
 	return in, nil
 }
 
-// openStoreToVerify opens the store of a dry run with --verify, to read
-// it: a Cloud AI Search index with ValidateIndex (a dry run creates
-// nothing), a local store as openLocalToRead does, and a local store that
-// does not exist as one that holds no node.
-func (a *app) openStoreToVerify(ctx context.Context, cfg Config, in *ingester) error {
-	if cfg.Sink.Type == "cloudsearch" {
-		cfg.Sink.CloudSearch.IndexManagement = cloudsearch.ValidateIndex
-		s, err := a.openStore(ctx, cfg)
+// openStoreToPlan opens the store of a dry run, to read it, when its plan
+// needs it: with --verify, to ask which recorded nodes the store holds, and
+// with --full and the local store, to list the documents it would remove
+// because the manifest forgot them (pipeline.DocLister; Cloud AI Search
+// cannot list them). A local store is opened as openLocalToRead does; a
+// Cloud AI Search index is checked as a run would (ValidateIndex,
+// CreateIfNotExists), never created. A store the run would create (a local
+// store's missing file, a missing index with CreateIfNotExists) holds no
+// node: noStore.
+func (a *app) openStoreToPlan(ctx context.Context, cfg Config, in *ingester) error {
+	switch {
+	case !in.opts.Verify && !(in.opts.Full && cfg.Sink.Type != "cloudsearch"):
+		return nil
+	case cfg.Sink.Type == "cloudsearch":
+		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log), cloudsearch.WithoutIndexManagement())
 		if err != nil {
 			return err
 		}
 		in.closers = append(in.closers, s.Close)
 		in.opts.Store = s
-		return nil
-	}
-	if checkLocalStoreExists(cfg) != nil {
-		in.opts.Store = noStore{}
+		switch mode := s.Config().IndexManagement; {
+		case mode == cloudsearch.NoValidation:
+			return nil
+		case mode == cloudsearch.CreateIfNotExists:
+			err := s.ValidateIndex(ctx)
+			if errors.Is(err, cloudsearch.ErrIndexNotFound) {
+				in.opts.Store = noStore{} // the run creates it empty
+				return nil
+			}
+			return err
+		default:
+			return s.ValidateIndex(ctx)
+		}
+	case checkLocalStoreExists(cfg) != nil:
+		if in.opts.Verify {
+			in.opts.Store = noStore{} // the run creates it empty
+		}
 		return nil
 	}
 	s, err := openLocalToRead(ctx, cfg)

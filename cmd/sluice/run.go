@@ -59,7 +59,7 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	if err := checkReportPath(f.report); err != nil {
 		return err // before anything is opened or created
 	}
-	in, err := a.newIngester(ctx, cfg, f)
+	in, err := a.newIngester(ctx, cfg, ingestMode{dryRun: f.dryRun, full: f.full, verify: f.verify})
 	if err != nil {
 		return a.notStarted(ctx, f, err)
 	}

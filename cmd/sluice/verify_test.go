@@ -184,3 +184,53 @@ func TestWatchVerify(t *testing.T) {
 		t.Errorf("the first round did not report the missing chunk written again:\n%s", line)
 	}
 }
+
+// TestDryRunVerifyDeletedIndex: with indexManagement CreateIfNotExists, a
+// dry run with --verify over an index deleted behind the manifest's back
+// plans every chunk again, as the run then writes them (the index created
+// again, empty), and creates nothing itself; with ValidateIndex it fails as
+// the run would, naming the remedy.
+func TestDryRunVerifyDeletedIndex(t *testing.T) {
+	for _, tt := range []struct {
+		mode     string
+		wantCode int
+	}{{"CreateIfNotExists", exitOK}, {"ValidateIndex", exitFatal}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key", SpecDir: specDir})
+			t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+			dir := t.TempDir()
+			writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{"a.md": "Alpha is the first.", "b.md": "Beta is the second."})
+			config := func(mode string) string {
+				return fmt.Sprintf("embedder: {dimensions: 16}\nsink:\n  type: cloudsearch\n  cloudsearch: {endpoint: %s, indexName: verify, indexManagement: %s, embeddingDimensionality: 16}\n", endpoint, mode)
+			}
+			writeFiles(t, dir, map[string]string{"sluice.yaml": config("CreateIfNotExists")})
+			if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+				t.Fatalf("run: exit %d, %s", code, stderr)
+			}
+			writeFiles(t, dir, map[string]string{"sluice.yaml": config(tt.mode)})
+			store, err := cloudsearch.New(t.Context(), cloudsearch.Config{Endpoint: endpoint, IndexName: "verify", EmbeddingDimensionality: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.DeleteIndex(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := sluice(t, dir, "run", "corpus", "--dry-run", "--verify", "--json")
+			if code != tt.wantCode {
+				t.Fatalf("dry run --verify: exit %d, want %d; stdout %s, stderr %s", code, tt.wantCode, stdout, stderr)
+			}
+			if _, ok := srv.Index("verify"); ok {
+				t.Error("the dry run created the index")
+			}
+			if tt.wantCode != exitOK {
+				if !strings.Contains(stderr, "sluice index create") {
+					t.Errorf("the error gives no remedy: %s", stderr)
+				}
+				return
+			}
+			if !strings.Contains(stdout, `"chunks_planned":2`) || !strings.Contains(stdout, `"verify":{"nodes_checked":2,"nodes_missing":2,"documents":2}`) {
+				t.Errorf("dry run --verify: %s", stdout)
+			}
+		})
+	}
+}

@@ -127,7 +127,7 @@ func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 	if err != nil {
 		return err
 	}
-	in, err := a.newIngester(ctx, cfg, runFlags{verify: f.verify})
+	in, err := a.newIngester(ctx, cfg, ingestMode{verify: f.verify})
 	if err != nil {
 		return err
 	}

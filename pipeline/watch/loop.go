@@ -88,7 +88,7 @@ func New(opts Options) (*Loop, error) {
 		return nil, errors.New("watch: Options.Pipeline.Store is required")
 	case opts.Pipeline.DryRun:
 		return nil, errors.New("watch: a dry run cannot watch; drop --dry-run")
-	case opts.Pipeline.Verify && !isChecker(opts.Pipeline.Store):
+	case opts.Pipeline.Verify && !pipeline.CanVerify(opts.Pipeline.Store):
 		return nil, fmt.Errorf("watch: Options.Pipeline.Verify needs a store that can tell which nodes it holds (pipeline.NodeChecker); %T cannot", opts.Pipeline.Store)
 	}
 	if opts.Pipeline.Stats == nil {
@@ -658,10 +658,4 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 	}
 	r.End = time.Now()
 	return r
-}
-
-// isChecker reports whether store can tell which nodes it holds.
-func isChecker(store pipeline.Writer) bool {
-	_, ok := store.(pipeline.NodeChecker)
-	return ok
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -174,13 +173,9 @@ func TestWatchVerify(t *testing.T) {
 	store.Close()
 
 	t.Chdir(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr watchBuffer
-	code := make(chan int, 1)
-	go func() { code <- execute(ctx, []string{"watch", "corpus", "--verify"}, &stdout, &stderr) }()
-	t.Cleanup(func() { cancel(); <-code })
-	watchPoll(t, "the first round's log line", func() bool { return strings.Contains(stderr.String(), "round=initial") })
-	if line := stderr.String(); !strings.Contains(line, "verified="+fmt.Sprint(len(gone))+" missing=1") || !strings.Contains(line, "chunks=1") {
+	w := runWatch(t, "corpus", "--verify")
+	watchPoll(t, "the first round's log line", func() bool { return strings.Contains(w.stderr.String(), "round=initial") })
+	if line := w.stderr.String(); !strings.Contains(line, "verified="+fmt.Sprint(len(gone))+" missing=1") || !strings.Contains(line, "chunks=1") {
 		t.Errorf("the first round did not report the missing chunk written again:\n%s", line)
 	}
 }

@@ -36,6 +36,45 @@ func (s *watchBuffer) String() string {
 	return s.b.String()
 }
 
+// watchRun is a `sluice watch` the test runs on its own goroutine, in the
+// working directory: runWatch starts it, and the test's cleanup cancels
+// it and waits for it, unless exited already received its exit code.
+type watchRun struct {
+	stdout, stderr watchBuffer
+	cancel         context.CancelFunc
+	code           chan int
+	received       bool
+}
+
+// runWatch runs `sluice watch args...` in process until the test ends.
+func runWatch(t *testing.T, args ...string) *watchRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchRun{cancel: cancel, code: make(chan int, 1)}
+	go func() { w.code <- execute(ctx, append([]string{"watch"}, args...), &w.stdout, &w.stderr) }()
+	t.Cleanup(func() {
+		cancel() // do not leave the command running after a failure
+		if !w.received {
+			<-w.code
+		}
+	})
+	return w
+}
+
+// exited returns the command's exit code once it exits, failing the test
+// if that takes more than 15 seconds after what.
+func (w *watchRun) exited(t *testing.T, what string) int {
+	t.Helper()
+	select {
+	case c := <-w.code:
+		w.received = true
+		return c
+	case <-time.After(15 * time.Second):
+		t.Fatalf("sluice watch did not exit after %s", what)
+		return 0
+	}
+}
+
 // servingMetrics matches the log line of the metrics server, which gives
 // the address it bound.
 var servingMetrics = regexp.MustCompile(`msg="watch: serving metrics" url=http://(\S+)/metrics`)
@@ -90,20 +129,8 @@ func TestWatchSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n"})
 	t.Chdir(dir)
-	var stdout, stderr watchBuffer
-	code := make(chan int, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		code <- execute(ctx, []string{"watch", "docs", "--metrics-addr", "127.0.0.1:0", "--debounce", "40ms", "--grace-period", "5s"}, &stdout, &stderr)
-	}()
-	exited := false
-	t.Cleanup(func() {
-		cancel() // do not leave the command running after a failure
-		if !exited {
-			<-code
-		}
-	})
-	addr := watchMetricsAddr(t, &stderr)
+	w := runWatch(t, "docs", "--metrics-addr", "127.0.0.1:0", "--debounce", "40ms", "--grace-period", "5s")
+	addr := watchMetricsAddr(t, &w.stderr)
 	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
 	if c, _ := watchGet("http://" + addr + "/healthz"); c != http.StatusOK {
 		t.Errorf("/healthz = %d", c)
@@ -124,19 +151,13 @@ func TestWatchSIGTERM(t *testing.T) {
 		return strings.Contains(m, "\nsluice_documents_processed_total 2\n") && strings.Contains(m, "\nsluice_documents_removed_total 1\n")
 	})
 	sendSIGTERM(t)
-	select {
-	case c := <-code:
-		exited = true
-		if c != exitOK {
-			t.Fatalf("exit code %d after SIGTERM, want 0; stderr:\n%s", c, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("sluice watch did not exit after SIGTERM")
+	if c := w.exited(t, "SIGTERM"); c != exitOK {
+		t.Fatalf("exit code %d after SIGTERM, want 0; stderr:\n%s", c, w.stderr.String())
 	}
 	// The stop message sums up the watch: the first reconciliation (a.md)
 	// and the round that ingested b.md and removed a.md.
-	if !regexp.MustCompile(`state is saved" rounds=\d+ rescans=1 documents_processed=2 documents_failed=0 documents_removed=1 chunks_processed=2 tokens_embedded=\d+`).MatchString(stderr.String()) {
-		t.Errorf("stderr lacks the stop message with the totals:\n%s", stderr.String())
+	if !regexp.MustCompile(`state is saved" rounds=\d+ rescans=1 documents_processed=2 documents_failed=0 documents_removed=1 chunks_processed=2 tokens_embedded=\d+`).MatchString(w.stderr.String()) {
+		t.Errorf("stderr lacks the stop message with the totals:\n%s", w.stderr.String())
 	}
 	out, _, _ := sluice(t, dir, "get", "--json")
 	var docs []string
@@ -184,29 +205,12 @@ func TestWatchStopsOnContext(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"a.md": "Alpha."})
 	t.Chdir(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr watchBuffer
-	code := make(chan int, 1)
-	go func() { code <- execute(ctx, []string{"watch", "--metrics-addr", "127.0.0.1:0"}, &stdout, &stderr) }()
-	exited := false
-	t.Cleanup(func() {
-		cancel() // do not leave the command running after a failure
-		if !exited {
-			<-code
-		}
-	})
-	addr := watchMetricsAddr(t, &stderr)
+	w := runWatch(t, "--metrics-addr", "127.0.0.1:0")
+	addr := watchMetricsAddr(t, &w.stderr)
 	watchPoll(t, "/readyz", func() bool { c, _ := watchGet("http://" + addr + "/readyz"); return c == http.StatusOK })
-	cancel()
-	select {
-	case c := <-code:
-		exited = true
-		if c != exitOK {
-			t.Fatalf("exit code %d, want 0; stderr:\n%s", c, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("sluice watch did not exit after its context was cancelled")
+	w.cancel()
+	if c := w.exited(t, "its context was cancelled"); c != exitOK {
+		t.Fatalf("exit code %d, want 0; stderr:\n%s", c, w.stderr.String())
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 )
 
 // update is the -update flag of every test binary that imports testenv:
@@ -158,118 +160,37 @@ func excerpt(b []byte, start, at int) string {
 	return prefix + fmt.Sprintf("%q", b[from:to]) + suffix
 }
 
-// diffContext is how many unchanged lines lineDiff shows around a change,
-// maxDiffLines how many lines it shows at most, and maxDiffCells the
-// largest table (lines of want times lines of got) it computes a diff
-// with.
+// maxDiffLines is how many changed and context lines lineDiff shows at
+// most, and maxDiffCells the largest files (lines of want times lines of
+// got) it diffs: a diff of files that long is not read.
 const (
-	diffContext  = 3
 	maxDiffLines = 200
 	maxDiffCells = 1 << 20
 )
 
-// lineDiff returns a unified diff, by lines, from want to got, ending in
-// a newline. A line without a newline at the end of the file is followed
-// by a "\ No newline at end of file" line, as diff does.
+// lineDiff returns a unified diff, by lines with 3 lines of context (go-udiff,
+// the Go tools' diff), from want to got, ending in a newline and without
+// its ---/+++ header, cut after maxDiffLines lines.
 func lineDiff(want, got []byte) string {
-	a, b := splitLines(want), splitLines(got)
-	if len(a)*len(b) > maxDiffCells {
-		return fmt.Sprintf("\t(too long to diff: %d lines against %d)\n", len(a), len(b))
+	if n, m := len(splitLines(want)), len(splitLines(got)); n*m > maxDiffCells {
+		return fmt.Sprintf("\t(too long to diff: %d lines against %d)\n", n, m)
 	}
-	// lcs[i][j] is the length of the longest common subsequence of
-	// a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type edit struct {
-		op   byte // ' ', '-' or '+'
-		line string
-		i, j int // the line's index in a and in b, before it
-	}
-	var edits []edit
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			edits = append(edits, edit{' ', a[i], i, j})
-			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
-			edits = append(edits, edit{'+', b[j], i, j})
-			j++
-		default:
-			edits = append(edits, edit{'-', a[i], i, j})
-			i++
-		}
-	}
-
+	d := udiff.Unified("golden", "got", string(want), string(got))
+	_, d, _ = strings.Cut(d, "+++ got\n")
 	var out strings.Builder
 	shown := 0
-	for k := 0; k < len(edits); {
-		if edits[k].op == ' ' {
-			k++
-			continue
-		}
-		// A hunk: from diffContext lines before this change to
-		// diffContext lines after the last change less than
-		// 2*diffContext unchanged lines further on.
-		first := max(k-diffContext, 0)
-		last := k
-		for n := k; n < len(edits); n++ {
-			if edits[n].op != ' ' {
-				last = n
-			} else if n-last > 2*diffContext {
-				break
-			}
-		}
-		end := min(last+diffContext+1, len(edits))
-		var na, nb int
-		for _, e := range edits[first:end] {
-			if e.op != '+' {
-				na++
-			}
-			if e.op != '-' {
-				nb++
-			}
-		}
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(edits[first].i, na), hunkRange(edits[first].j, nb))
-		for _, e := range edits[first:end] {
+	for line := range strings.SplitAfterSeq(d, "\n") {
+		// Hunk headers and "\ No newline at end of file" do not count.
+		if !strings.HasPrefix(line, "@@") && !strings.HasPrefix(line, "\\") {
 			if shown == maxDiffLines {
 				fmt.Fprintf(&out, "... (diff cut at %d lines)\n", maxDiffLines)
-				return out.String()
+				break
 			}
 			shown++
-			out.WriteByte(e.op)
-			out.WriteString(strings.TrimSuffix(e.line, "\n"))
-			out.WriteByte('\n')
-			if !strings.HasSuffix(e.line, "\n") {
-				out.WriteString("\\ No newline at end of file\n")
-			}
 		}
-		k = end
+		out.WriteString(line)
 	}
 	return out.String()
-}
-
-// hunkRange formats the start (from 1) and length of a hunk's lines as
-// diff does: "3,4", "3" for one line, "2,0" for none after line 2.
-func hunkRange(start, n int) string {
-	switch n {
-	case 0:
-		return fmt.Sprintf("%d,0", start)
-	case 1:
-		return fmt.Sprint(start + 1)
-	}
-	return fmt.Sprintf("%d,%d", start+1, n)
 }
 
 // splitLines splits b after each newline; the last line may lack one.

@@ -403,16 +403,25 @@ func TestDeleteNodes(t *testing.T) {
 	assertStored(t, srv, []sink.Node{nodes[1], nodes[2], nodes[4]})
 }
 
-func TestGetNodesPagesPast1000(t *testing.T) {
+// storeOfBigDoc starts a store holding 2100 nodes of one document
+// "big.md", more than one page of the service's answers; the test is
+// skipped with -short.
+func storeOfBigDoc(t *testing.T) (*Store, *searchtest.Server, []sink.Node) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("uploads 2100 nodes")
 	}
 	s, srv := startStore(t, searchtest.Options{SpecDir: noSpec}, nil)
-	ctx := context.Background()
 	nodes := makeNodes("big.md", 2100)
-	if _, err := s.Add(ctx, nodes); err != nil {
+	if _, err := s.Add(context.Background(), nodes); err != nil {
 		t.Fatal(err)
 	}
+	return s, srv, nodes
+}
+
+func TestGetNodesPagesPast1000(t *testing.T) {
+	s, srv, nodes := storeOfBigDoc(t)
+	ctx := context.Background()
 	tests := []struct {
 		name  string
 		ids   []string
@@ -499,15 +508,8 @@ func TestEmpty(t *testing.T) {
 // TestExistingIDs finds exactly the stored ids among 2100 stored and 50
 // unknown ones, and asks for the keys alone, at most 1000 ids a request.
 func TestExistingIDs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("uploads 2100 nodes")
-	}
-	s, srv := startStore(t, searchtest.Options{SpecDir: noSpec}, nil)
+	s, srv, nodes := storeOfBigDoc(t)
 	ctx := context.Background()
-	nodes := makeNodes("big.md", 2100)
-	if _, err := s.Add(ctx, nodes); err != nil {
-		t.Fatal(err)
-	}
 	ids := nodeIDs(nodes)
 	for i := range 50 {
 		ids = append(ids, fmt.Sprintf("unknown-%d", i))

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -343,8 +345,28 @@ func (a *app) configForDir(args, include, exclude []string) (Config, error) {
 	if err := cfg.Source.Validate(); err != nil {
 		return cfg, flags.explain(&ConfigError{Err: err})
 	}
-	if st, err := os.Stat(cfg.Source.Dir); err != nil || !st.IsDir() {
-		return cfg, usagef("source directory %q is not a readable directory; pass DIR or set source.dir", cfg.Source.Dir)
+	if err := checkSourceDir(cfg.Source.Dir); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
+}
+
+// checkSourceDir says, as a usage error, why dir cannot be read as the
+// folder of documents: it does not exist, it is a file (the way to read
+// just that file is named), or it cannot be opened.
+func checkSourceDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
+		return usagef("source directory %q is a file, not a folder; to read just this file pass its folder as DIR with --include %q", dir, filepath.Base(dir))
+	}
+	if err == nil {
+		var f *os.File
+		if f, err = os.Open(dir); err == nil {
+			return f.Close()
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return usagef("source directory %q does not exist; pass the folder to read as DIR or set source.dir", dir)
+	}
+	return usagef("source directory %q cannot be read (%v); check its permissions, or pass another folder as DIR or set source.dir", dir, err)
 }

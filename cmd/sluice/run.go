@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
 )
 
 type runFlags struct {
@@ -113,6 +115,9 @@ func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) err
 	if !f.json {
 		printSummary(a.stdout, report)
 	}
+	if opts.Source == nil && report.Complete && report.FilesSeen == 0 {
+		a.warnNothingMatched(ctx, opts.Reader)
+	}
 	if runErr != nil && ctx.Err() != nil {
 		runErr = fmt.Errorf("interrupted after %d documents; the store is consistent, run again to finish: %w", report.FilesIngested, runErr)
 	}
@@ -170,4 +175,26 @@ func writeReport(path string, r *pipeline.Report) error {
 		return fmt.Errorf("writing --report: %w; the results are on standard output", err)
 	}
 	return nil
+}
+
+// warnNothingMatched warns, after a run that selected no file, when the
+// folder holds files all the same: source.include matched none of them
+// (the default reads only Markdown). The warning counts them, names a few
+// and says how to select them.
+func (a *app) warnNothingMatched(ctx context.Context, cfg reader.Config) {
+	all := cfg
+	all.Include = []string{"*"}
+	var n int
+	var some []string
+	err := reader.Walk(ctx, all, func(f reader.File, _ error) error {
+		if n++; len(some) < 3 {
+			some = append(some, f.ID)
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		return
+	}
+	a.log.Warn(fmt.Sprintf("no file of %s matched source.include %s, so nothing was read; it holds %s that the patterns leave out (%s); select them with --include (such as --include '**/*.txt') or source.include",
+		cfg.Dir, cfg.WithDefaults().Include, plural(n, "file", "files"), strings.Join(some, ", ")))
 }

@@ -105,3 +105,41 @@ sink:
 		t.Errorf("report.json = %s (%v), want the failed run's report, complete false with its error", b, err)
 	}
 }
+
+// TestRunWarnsWhenNothingMatched checks the warning after a run that
+// selected no file of a folder that holds files (the default include
+// reads only Markdown): it counts and names them and says how to select
+// them. An empty folder, or one whose files were all read, gets no warning.
+func TestRunWarnsWhenNothingMatched(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"notes/a.txt": "Plain text.", "notes/sub/b.txt": "More text.", "notes/.hidden/c.txt": "Hidden.",
+		"md/a.md": "Markdown.",
+	})
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want string // "" for no warning
+	}{
+		{[]string{"run", "notes"}, "no file of notes matched source.include [**/*.md], so nothing was read; it holds 2 files that the patterns leave out (a.txt, sub/b.txt); select them with --include"},
+		{[]string{"run", "notes", "--dry-run", "--json"}, "it holds 2 files that the patterns leave out"},
+		{[]string{"run", "notes", "--exclude", "sub"}, "it holds 1 file that the patterns leave out (a.txt)"},
+		{[]string{"run", "notes", "--include", "*.txt"}, ""},
+		{[]string{"run", "empty"}, ""},
+		{[]string{"run", "md"}, ""},
+	}
+	for _, tt := range tests {
+		_, stderr, code := sluice(t, dir, tt.args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, stderr)
+		}
+		if tt.want == "" && strings.Contains(stderr, "matched source.include") {
+			t.Errorf("%v warned: %s", tt.args, stderr)
+		}
+		if tt.want != "" && !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: stderr does not say %q:\n%s", tt.args, tt.want, stderr)
+		}
+	}
+}

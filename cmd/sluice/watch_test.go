@@ -178,7 +178,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"negative debounce", []string{"watch", ".", "--debounce", "-1s"}, "watch.debounce"},
 		{"max delay below debounce", []string{"watch", ".", "--debounce", "2s", "--max-delay", "1s"}, "--max-delay"},
 		{"rescan too often", []string{"watch", ".", "--rescan-interval", "1ms"}, "watch.rescanInterval"},
-		{"missing folder", []string{"watch", "nope"}, `"nope" is not a readable directory`},
+		{"missing folder", []string{"watch", "nope"}, `"nope" does not exist`},
+		{"file for folder", []string{"watch", "a.md"}, `"a.md" is a file, not a folder; to read just this file pass its folder as DIR with --include "a.md"`},
 		{"bad metrics address", []string{"watch", ".", "--metrics-addr", "not-an-address"}, "--metrics-addr"},
 		{"two folders", []string{"watch", "a", "b"}, "accepts at most 1 arg"},
 	}
@@ -186,6 +187,9 @@ func TestWatchUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			t.Chdir(dir)
+			if err := os.WriteFile("a.md", []byte("A file, not a folder.\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			var stdout, stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

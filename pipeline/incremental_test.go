@@ -531,8 +531,8 @@ func TestSplitterChangeSplitsAgain(t *testing.T) {
 // modification times; their change stamps (inode, change time) tell the
 // run to read them, so the store holds their new contents.
 func TestReplacedFileWithSameSizeAndTimeIsRead(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("change stamps are read on Linux only")
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no change stamps on " + runtime.GOOS)
 	}
 	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	in := newIncr(t, map[string]string{"a.md": "Alpha text here.", "b.md": "Bravo text here.", "c.md": "Charl text here."})

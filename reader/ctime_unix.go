@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin || freebsd || netbsd || openbsd
 
 package reader
 
@@ -10,10 +10,11 @@ import (
 )
 
 // creationTime returns the inode change time, which is what LlamaIndex
-// records as creation_date on Linux (st_ctime); it falls back to ModTime.
+// records as creation_date on Unix systems (st_ctime); it falls back to
+// ModTime.
 func creationTime(fi fs.FileInfo) time.Time {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+		return statCtime(st)
 	}
 	return fi.ModTime()
 }
@@ -27,5 +28,5 @@ func changeStamp(fi fs.FileInfo) string {
 		return ""
 	}
 	return strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(uint64(st.Ino), 10) + ":" +
-		strconv.FormatInt(time.Unix(st.Ctim.Sec, st.Ctim.Nsec).UnixNano(), 10)
+		strconv.FormatInt(statCtime(st).UnixNano(), 10)
 }

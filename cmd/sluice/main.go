@@ -60,6 +60,7 @@ type app struct {
 	configPath     string
 	envFile        string // --env-file
 	debug          bool
+	logFormat      string // --log-format
 	log            *slog.Logger
 }
 
@@ -72,7 +73,11 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	code := exitCodeOf(err)
-	if err != nil && !errors.Is(err, errPartial) {
+	switch {
+	case err == nil || errors.Is(err, errPartial):
+	case a.logFormat == "json" && a.log != nil:
+		a.log.Error(err.Error(), "exit_code", code) // one more line for the log collector
+	default:
 		fmt.Fprintln(stderr, "sluice:", err)
 	}
 	return code
@@ -111,13 +116,18 @@ func (a *app) rootCommand() *cobra.Command {
 			if a.debug {
 				level = slog.LevelDebug
 			}
-			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			h, err := newLogHandler(a.logFormat, a.stderr, &slog.HandlerOptions{Level: level})
+			if err != nil {
+				return err
+			}
+			a.log = slog.New(h)
 			return loadEnvFile(a.envFile, cmd.Flags().Changed("env-file"))
 		},
 	}
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: $"+configEnv+" if set, else ./sluice.yaml if present, else the embedded default)")
 	root.PersistentFlags().StringVar(&a.envFile, "env-file", defaultEnvFile, "dotenv `FILE` whose variables (API keys, endpoints) are set unless the environment sets them; read only if present unless given")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "verbose logs of document processing, embedding calls and queries")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the log lines on stderr: text (key=value) or json (one object per line, for log collectors)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	requireSubcommand(root)
 	root.AddCommand(
@@ -189,4 +199,16 @@ func positionalArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// newLogHandler returns the slog handler of --log-format: "text" for
+// key=value lines, "json" for one JSON object per line.
+func newLogHandler(format string, w io.Writer, opts *slog.HandlerOptions) (slog.Handler, error) {
+	switch format {
+	case "text":
+		return slog.NewTextHandler(w, opts), nil
+	case "json":
+		return slog.NewJSONHandler(w, opts), nil
+	}
+	return nil, usagef("--log-format %q is not a log format; use text or json", format)
 }

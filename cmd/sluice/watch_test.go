@@ -285,10 +285,13 @@ func TestServiceExamples(t *testing.T) {
 			args = append(args, f)
 		}
 	}
-	cmd := (&app{}).watchCommand()
+	cmd, _, err := (&app{}).rootCommand().Find([]string{"watch"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, arg := range args[1:] {
 		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-		if cmd.Flags().Lookup(name) == nil && cmd.InheritedFlags().Lookup(name) == nil && name != "config" {
+		if cmd.Flags().Lookup(name) == nil && cmd.InheritedFlags().Lookup(name) == nil {
 			t.Errorf("the service examples use --%s, which `sluice watch` does not have", name)
 		}
 	}

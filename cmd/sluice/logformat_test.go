@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestLogFormatJSON checks --log-format json: every line sluice writes to
+// stderr, warnings and the fatal error included, is one JSON object with
+// time, level and msg, for log collectors; an unknown format exits 2
+// naming the flag.
+func TestLogFormatJSON(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.txt": "Plain text."})
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		level string // of the last line
+		msg   string // in the last line's msg
+	}{
+		{"warning", []string{"--log-format", "json", "run", "docs"}, exitOK, "WARN", "no file of docs matched source.include"},
+		{"fatal error", []string{"--log-format=json", "query", "text", "--mode", "nonsense"}, exitUsage, "ERROR", "nonsense"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := sluice(t, dir, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			var last map[string]any
+			for _, line := range lines {
+				last = nil
+				if err := json.Unmarshal([]byte(line), &last); err != nil {
+					t.Fatalf("stderr line is not JSON (%v): %s", err, line)
+				}
+				if last["time"] == nil || last["level"] == nil || last["msg"] == nil {
+					t.Errorf("line lacks time, level or msg: %s", line)
+				}
+			}
+			if msg, _ := last["msg"].(string); last["level"] != tt.level || !strings.Contains(msg, tt.msg) {
+				t.Errorf("last line %v; want level %s and a msg with %q", last, tt.level, tt.msg)
+			}
+		})
+	}
+	_, stderr, code := sluice(t, dir, "--log-format", "xml", "run", "docs")
+	if code != exitUsage || !strings.Contains(stderr, `--log-format "xml" is not a log format; use text or json`) {
+		t.Errorf("--log-format xml: exit %d, stderr %q; want exit 2 naming the flag", code, stderr)
+	}
+}

@@ -50,11 +50,11 @@ func startProgress(ctx context.Context, w io.Writer, stats *pipeline.Stats, log 
 				}
 				return
 			case <-t.C:
-				line := statusLine(stats.Snapshot(), time.Since(start))
+				v := viewProgress(stats.Snapshot(), time.Since(start))
 				if tty {
-					fmt.Fprint(w, "\r\033[K"+line)
+					fmt.Fprint(w, "\r\033[K"+v.line())
 				} else {
-					log.Info("progress", "status", line)
+					log.Info("progress", v.attrs()...)
 				}
 			}
 		}
@@ -70,43 +70,78 @@ func (p *progress) Stop() {
 	})
 }
 
-// statusLine renders files, chunks, bytes, throughput and ETA. Progress
+// progressView is what the progress display shows of a snapshot. Progress
 // counts work done whichever way it was done: bytes of documents ingested,
 // found unchanged or failed (BytesDone) plus the bytes read so far of the
 // documents being split (BytesPartial, so that one large file shows its
 // progress too), chunks written or needing no write (ChunksDone +
-// ChunksSkipped, the latter shown apart), so an incremental run ends at
-// its totals. The throughput is of bytes actually read; estimate gives the
-// ETA.
-func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
-	files := fmt.Sprintf("%d", s.FilesDone)
-	done := s.BytesDone + s.BytesPartial
+// ChunksSkipped, the latter also shown apart), so an incremental run ends
+// at its totals. The throughput is of bytes actually read; estimate gives
+// the ETA.
+type progressView struct {
+	s          pipeline.Snapshot
+	bytesDone  int64
+	chunksDone int64
+	rate       float64 // MB/s
+	eta        time.Duration
+	etaKnown   bool
+}
+
+func viewProgress(s pipeline.Snapshot, elapsed time.Duration) progressView {
+	v := progressView{s: s, bytesDone: s.BytesDone + s.BytesPartial, chunksDone: s.ChunksDone + s.ChunksSkipped}
 	if s.ScanDone {
 		// A file that grew since the pre-scan can take the count past it.
-		done = min(done, s.BytesTotal)
+		v.bytesDone = min(v.bytesDone, s.BytesTotal)
 	}
-	bytes := mb(done)
+	secs := elapsed.Seconds()
+	if secs > 0 {
+		v.rate = float64(s.BytesRead) / 1e6 / secs
+	}
+	v.eta, v.etaKnown = estimate(s, v.bytesDone, secs)
+	return v
+}
+
+// statusLine renders files, chunks, bytes, throughput and ETA.
+func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
+	return viewProgress(s, elapsed).line()
+}
+
+func (v progressView) line() string {
+	s := v.s
+	files := fmt.Sprintf("%d", s.FilesDone)
+	bytes := mb(v.bytesDone)
 	if s.ScanDone {
 		files += fmt.Sprintf("/%d", s.FilesTotal)
 		bytes += "/" + mb(s.BytesTotal)
 	}
-	secs := elapsed.Seconds()
-	rate := 0.0
-	if secs > 0 {
-		rate = float64(s.BytesRead) / 1e6 / secs
-	}
-	chunks := fmt.Sprintf("%d/%d", s.ChunksDone+s.ChunksSkipped, s.Chunks)
+	chunks := fmt.Sprintf("%d/%d", v.chunksDone, s.Chunks)
 	if s.ChunksSkipped > 0 {
 		chunks += fmt.Sprintf(" (%d skipped)", s.ChunksSkipped)
 	}
-	line := fmt.Sprintf("files %s · chunks %s · %s · %.1f MB/s", files, chunks, bytes, rate)
+	line := fmt.Sprintf("files %s · chunks %s · %s · %.1f MB/s", files, chunks, bytes, v.rate)
 	if s.FilesFailed > 0 {
 		line += fmt.Sprintf(" · %d failed", s.FilesFailed)
 	}
-	if eta, ok := estimate(s, done, secs); ok {
-		line += " · ETA " + eta.String()
+	if v.etaKnown {
+		line += " · ETA " + v.eta.String()
 	}
 	return line
+}
+
+// attrs returns the progress as log attributes, for a log collector to
+// read without parsing the status line: the totals once the pre-scan has
+// found them, the ETA in seconds once it is known.
+func (v progressView) attrs() []any {
+	s := v.s
+	a := []any{"status", v.line(), "files_done", s.FilesDone, "files_failed", s.FilesFailed,
+		"chunks_done", v.chunksDone, "chunks", s.Chunks, "bytes_done", v.bytesDone}
+	if s.ScanDone {
+		a = append(a, "files_total", s.FilesTotal, "bytes_total", s.BytesTotal)
+	}
+	if v.etaKnown {
+		a = append(a, "eta_seconds", int64(v.eta/time.Second))
+	}
+	return a
 }
 
 // estimate returns the time left, once the pre-scan has given the totals:

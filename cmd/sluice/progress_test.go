@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +122,42 @@ func TestSummaryFailures(t *testing.T) {
 		if !strings.Contains(out, tt.want+" (see `sluice failed list`") || !strings.Contains(out, "  a.md: empty\n") {
 			t.Errorf("summary:\n%s\nwant %q and each failure with its path", out, tt.want)
 		}
+	}
+}
+
+// TestProgressLogAttrs checks the fields of the progress log line a log
+// collector reads: the counts, the totals only once the pre-scan has them,
+// and the ETA in seconds only once it is known.
+func TestProgressLogAttrs(t *testing.T) {
+	tests := []struct {
+		name    string
+		s       pipeline.Snapshot
+		elapsed time.Duration
+		want    string
+	}{
+		{
+			name: "one large file in progress",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 1, BytesTotal: 1e9, BytesRead: 250e6, BytesPartial: 250e6,
+				Chunks: 60000, ChunksDone: 58000, ChunksSkipped: 1000, FilesFailed: 0},
+			elapsed: 25 * time.Second,
+			want:    `"files_done":0,"files_failed":0,"chunks_done":59000,"chunks":60000,"bytes_done":250000000,"files_total":1,"bytes_total":1000000000,"eta_seconds":75}`,
+		},
+		{
+			name:    "before the pre-scan ends",
+			s:       pipeline.Snapshot{FilesDone: 3, FilesFailed: 1, BytesDone: 5e6, Chunks: 40, ChunksDone: 30},
+			elapsed: time.Second,
+			want:    `"files_done":3,"files_failed":1,"chunks_done":30,"chunks":40,"bytes_done":5000000}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			v := viewProgress(tt.s, tt.elapsed)
+			slog.New(slog.NewJSONHandler(&buf, nil)).Info("progress", v.attrs()...)
+			line := strings.TrimSpace(buf.String())
+			if !strings.Contains(line, `"status":"`+v.line()+`",`) || !strings.HasSuffix(line, tt.want) {
+				t.Errorf("log line\n  %s\nwant the status line and a suffix\n  %s", line, tt.want)
+			}
+		})
 	}
 }

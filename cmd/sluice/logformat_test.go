@@ -20,7 +20,7 @@ func TestLogFormatJSON(t *testing.T) {
 		level string // of the last line
 		msg   string // in the last line's msg
 	}{
-		{"warning", []string{"--log-format", "json", "run", "docs"}, exitOK, "WARN", "no file of docs matched source.include"},
+		{"warning", []string{"--log-format", "json", "run", "docs"}, exitOK, "WARN", "no file of docs matches source.include"},
 		{"fatal error", []string{"--log-format=json", "query", "text", "--mode", "nonsense"}, exitUsage, "ERROR", "nonsense"},
 	}
 	for _, tt := range tests {

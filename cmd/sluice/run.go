@@ -116,7 +116,7 @@ func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) err
 		printSummary(a.stdout, report)
 	}
 	if opts.Source == nil && report.Complete && report.FilesSeen == 0 {
-		a.warnNothingMatched(ctx, opts.Reader)
+		a.warnIfNothingMatches(ctx, opts.Reader, "--include (such as --include '**/*.txt') or source.include")
 	}
 	if runErr != nil && ctx.Err() != nil {
 		runErr = fmt.Errorf("interrupted after %d documents; the store is consistent, run again to finish: %w", report.FilesIngested, runErr)
@@ -177,16 +177,20 @@ func writeReport(path string, r *pipeline.Report) error {
 	return nil
 }
 
-// warnNothingMatched warns, after a run that selected no file, when the
-// folder holds files all the same: source.include matched none of them
-// (the default reads only Markdown). The warning counts them, names a few
-// and says how to select them.
-func (a *app) warnNothingMatched(ctx context.Context, cfg reader.Config) {
+// warnIfNothingMatches warns when cfg's include patterns match no file of
+// the folder although it holds files (the default reads only Markdown): it
+// counts those files, names a few and says how to select them, with how
+// (the flag or setting the command takes).
+func (a *app) warnIfNothingMatches(ctx context.Context, cfg reader.Config, how string) {
 	all := cfg
 	all.Include = []string{"*"}
+	errMatch := errors.New("a file matches")
 	var n int
 	var some []string
 	err := reader.Walk(ctx, all, func(f reader.File, _ error) error {
+		if cfg.Match(f.ID) {
+			return errMatch
+		}
 		if n++; len(some) < 3 {
 			some = append(some, f.ID)
 		}
@@ -195,6 +199,6 @@ func (a *app) warnNothingMatched(ctx context.Context, cfg reader.Config) {
 	if err != nil || n == 0 {
 		return
 	}
-	a.log.Warn(fmt.Sprintf("no file of %s matched source.include %s, so nothing was read; it holds %s that the patterns leave out (%s); select them with --include (such as --include '**/*.txt') or source.include",
-		cfg.Dir, cfg.WithDefaults().Include, plural(n, "file", "files"), strings.Join(some, ", ")))
+	a.log.Warn(fmt.Sprintf("no file of %s matches source.include %s, so nothing is read; it holds %s that the patterns leave out (%s); select them with %s",
+		cfg.Dir, cfg.WithDefaults().Include, plural(n, "file", "files"), strings.Join(some, ", "), how))
 }

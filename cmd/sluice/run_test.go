@@ -123,7 +123,7 @@ func TestRunWarnsWhenNothingMatched(t *testing.T) {
 		args []string
 		want string // "" for no warning
 	}{
-		{[]string{"run", "notes"}, "no file of notes matched source.include [**/*.md], so nothing was read; it holds 2 files that the patterns leave out (a.txt, sub/b.txt); select them with --include"},
+		{[]string{"run", "notes"}, "no file of notes matches source.include [**/*.md], so nothing is read; it holds 2 files that the patterns leave out (a.txt, sub/b.txt); select them with --include"},
 		{[]string{"run", "notes", "--dry-run", "--json"}, "it holds 2 files that the patterns leave out"},
 		{[]string{"run", "notes", "--exclude", "sub"}, "it holds 1 file that the patterns leave out (a.txt)"},
 		{[]string{"run", "notes", "--include", "*.txt"}, ""},
@@ -135,7 +135,7 @@ func TestRunWarnsWhenNothingMatched(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d: %s", tt.args, code, stderr)
 		}
-		if tt.want == "" && strings.Contains(stderr, "matched source.include") {
+		if tt.want == "" && strings.Contains(stderr, "matches source.include") {
 			t.Errorf("%v warned: %s", tt.args, stderr)
 		}
 		if tt.want != "" && !strings.Contains(stderr, tt.want) {

@@ -314,3 +314,30 @@ func TestRelaySignals(t *testing.T) {
 	release()
 	release() // harmless twice
 }
+
+// TestWatchWarnsWhenNothingMatches: watch on a folder whose files
+// source.include leaves out all says so at start, naming the setting (watch
+// has no --include); one file that matches is enough to say nothing.
+func TestWatchWarnsWhenNothingMatches(t *testing.T) {
+	for _, tt := range []struct {
+		files map[string]string
+		warn  bool
+	}{
+		{map[string]string{"notes/a.txt": "Plain text.", "notes/b.txt": "More."}, true},
+		{map[string]string{"notes/a.txt": "Plain text.", "notes/deep/c.md": "Markdown."}, false},
+	} {
+		dir := t.TempDir()
+		writeFiles(t, dir, tt.files)
+		t.Chdir(dir)
+		w := runWatch(t, "notes")
+		watchPoll(t, "the reconciling line", func() bool { return strings.Contains(w.stderr.String(), "watch: reconciling") })
+		const warning = "no file of notes matches source.include [**/*.md], so nothing is read; it holds 2 files that the patterns leave out (a.txt, b.txt); select them with source.include"
+		if got := strings.Contains(w.stderr.String(), warning); got != tt.warn {
+			t.Errorf("files %v: warned %v, want %v; stderr:\n%s", tt.files, got, tt.warn, w.stderr.String())
+		}
+		w.cancel()
+		if c := w.exited(t, "its context was cancelled"); c != exitOK {
+			t.Fatalf("exit code %d; stderr:\n%s", c, w.stderr.String())
+		}
+	}
+}

@@ -42,6 +42,11 @@ var (
 	ErrSymlinkLoop = errors.New("reader: symlink loop")
 	// ErrBrokenSymlink marks a symbolic link whose target does not exist.
 	ErrBrokenSymlink = errors.New("reader: broken symlink")
+	// ErrInvalidName marks a file whose path (its name or a folder's) is not
+	// valid UTF-8, such as a Latin-1 name on Linux. Document ids, metadata
+	// and Cloud AI Search keep text in UTF-8, where two such names could
+	// become one, so the file is refused rather than renamed.
+	ErrInvalidName = errors.New("reader: path not valid UTF-8")
 	// ErrConfig marks an invalid source setting; see ConfigError.
 	ErrConfig = errors.New("reader: invalid configuration")
 )
@@ -63,7 +68,8 @@ type FileError struct {
 	// Err is one of the package's sentinel errors (ErrBinary, ErrVanished, ...).
 	Err error
 	// Offset is the byte offset in the file of the offending byte, for
-	// ErrBinary and ErrInvalidUTF8; it is zero otherwise.
+	// ErrBinary and ErrInvalidUTF8, or in Path, for ErrInvalidName; it is
+	// zero otherwise.
 	Offset int64
 	// Detail adds facts to the reason, such as a symlink's target or the
 	// size a file shrank to; it may be empty.
@@ -108,6 +114,8 @@ func (e *FileError) Fix() string {
 		return "re-save it as UTF-8"
 	case errors.Is(e.Err, ErrEmpty):
 		return "write text into it"
+	case errors.Is(e.Err, ErrInvalidName):
+		return "rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names)"
 	case errors.Is(e.Err, ErrNotRegular):
 		return ""
 	case errors.Is(e.Err, ErrUnreadable) && e.pathTooLong():
@@ -138,6 +146,8 @@ func (e *FileError) reason() string {
 		return "UTF-32 text, not UTF-8"
 	case errors.Is(e.Err, ErrEmpty):
 		return "empty file: nothing to index"
+	case errors.Is(e.Err, ErrInvalidName):
+		return "path not valid UTF-8: bad byte at offset " + off + " of the path"
 	case errors.Is(e.Err, ErrNotRegular):
 		return "not a regular file"
 	case errors.Is(e.Err, ErrUnreadable) && e.pathTooLong():

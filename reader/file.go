@@ -3,8 +3,10 @@ package reader
 import (
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // File is one source document found by the walk.
@@ -106,6 +108,20 @@ func CheckRegular(id string, fi fs.FileInfo) error {
 		return nil
 	}
 	return &FileError{Path: id, Err: ErrNotRegular, Detail: fileKind(fi.Mode())}
+}
+
+// checkName returns nil if the document id is valid UTF-8, and otherwise a
+// *FileError wrapping ErrInvalidName with the offset of the first bad byte
+// and the id quoted with that byte escaped.
+func checkName(id string) error {
+	for i, r := range id {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(id[i:]); size == 1 {
+				return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(i), Detail: strconv.Quote(id)}
+			}
+		}
+	}
+	return nil
 }
 
 // fileKind names the type of a file that is not regular.

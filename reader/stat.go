@@ -47,6 +47,9 @@ func Stat(cfg Config, id string) (File, error) {
 	if err := CheckRegular(id, fi); err != nil {
 		return File{ID: id, Path: p}, err
 	}
+	if err := checkName(id); err != nil {
+		return File{ID: id, Path: p}, err
+	}
 	f := newFile(id, p, fi)
 	compile(cfg).applyMetadata(&f)
 	return f, nil

@@ -158,6 +158,9 @@ func (w *walker) visit(ctx context.Context, rel, dir string, e entry) error {
 	if err := CheckRegular(id, e.info); err != nil {
 		return w.fn(File{ID: id, Path: p}, err)
 	}
+	if err := checkName(id); err != nil {
+		return w.fn(File{ID: id, Path: p}, err)
+	}
 	f := newFile(id, p, e.info)
 	w.m.applyMetadata(&f)
 	return w.fn(f, nil)

@@ -343,3 +343,41 @@ func TestWalkRelativeRoot(t *testing.T) {
 		t.Fatalf("got %+v, want a/b.md at path a/b.md", res.all)
 	}
 }
+
+// TestInvalidUTF8Names: a file whose path is not valid UTF-8 (a Latin-1
+// name, in the file's name or a folder's) is a failure naming the bad
+// byte and the path with it escaped, from Walk and from Stat alike, while
+// the other files are read. Two such names would be one in UTF-8 text.
+func TestInvalidUTF8Names(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"good.md": "fine", "ok/caf\u00e9.md": "fine"})
+	for _, name := range []string{"caf\xe9.md", "d\xe9j\xe0/x.md"} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Skipf("this file system refuses names that are not UTF-8: %v", err)
+		}
+		if err := os.WriteFile(p, []byte("text"), 0o644); err != nil {
+			t.Skipf("this file system refuses names that are not UTF-8: %v", err)
+		}
+	}
+	res := walkAll(t, Config{Dir: root})
+	if want := []string{"good.md", "ok/caf\u00e9.md"}; !equalStrings(res.files, want) {
+		t.Errorf("files read %q, want %q", res.files, want)
+	}
+	want := map[string]string{
+		"caf\xe9.md":      `reader: caf` + "\xe9" + `.md: path not valid UTF-8: bad byte at offset 3 of the path ("caf\xe9.md"); rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names) or exclude it with source.exclude`,
+		"d\xe9j\xe0/x.md": `reader: d` + "\xe9j\xe0" + `/x.md: path not valid UTF-8: bad byte at offset 1 of the path ("d\xe9j\xe0/x.md"); rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names) or exclude it with source.exclude`,
+	}
+	if len(res.failures) != len(want) {
+		t.Errorf("failures %v, want %d", res.failures, len(want))
+	}
+	for id, msg := range want {
+		err := res.failures[id]
+		if !errors.Is(err, ErrInvalidName) || err.Error() != msg {
+			t.Errorf("walk, %q: %v\nwant ErrInvalidName and %s", id, err, msg)
+		}
+		if _, err := Stat(Config{Dir: root}, id); !errors.Is(err, ErrInvalidName) || err.Error() != msg {
+			t.Errorf("Stat(%q): %v\nwant ErrInvalidName and %s", id, err, msg)
+		}
+	}
+}

@@ -198,7 +198,14 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 		sim := cfg
 		sim.Embedder = emb
 		if err := sim.checkChunkFits(); err != nil {
-			return cfg, nil, usagef("--sim-tpm %d is below one chunk: %v; raise --sim-tpm, or lower splitter.chunkSize", f.sim.TPM, err)
+			if cfg.Embedder.TokensPerMinute > 0 {
+				// The configured budget paces the client (SimulatedEmbedder
+				// keeps it): its own message names it.
+				return cfg, nil, usagef("%v (with --simulate, embedder.tokensPerMinute stays the client's budget; set it to 0 to pace at --sim-tpm)", err)
+			}
+			size := cfg.Splitter.WithDefaults().ChunkSize
+			return cfg, nil, usagef("--sim-tpm %d is below one chunk: splitter.chunkSize is %d tokens, more than the simulated quota allows a minute, so every document with a chunk that long would fail; "+
+				"raise --sim-tpm to at least %d, or lower splitter.chunkSize to at most %d", f.sim.TPM, size, size, f.sim.TPM)
 		}
 		// A request of one full chunk must be answered within
 		// embedder.timeout, or no configuration could embed one.

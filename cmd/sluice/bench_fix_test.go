@@ -126,20 +126,22 @@ func TestBenchAnnounce(t *testing.T) {
 		want     []string
 		dontWant []string
 	}{
-		// 0 + 0 + 0.1s (the first request) + 1s + 75ms (polls).
+		// 0 + 0 + 0.1s (the first request) + 1s + 0.1s (a request every
+		// 0.1s: half of it at each end of the window) + 25ms (the poll).
 		{"zero warm-up and cool-down: none", opts(0, 0, time.Second, time.Second, 1), "",
 			bench.Workload{Embedder: bench.SimulatedEmbedder(hash, "http://127.0.0.1:1/v1", free), TokensPerChunk: 1000, Latency: free.RequestLatency},
 			[]string{"1 configuration over corpus, about 1.2s in all, 1.2s each\n"}, []string{"raised", "throttles", "windows", "at least"}},
-		// 0.2s (start-up) + 1s (warm-up raised) + 0.1s + 10 requests of
-		// 8,500 tokens at 10,000 tokens a second (8.5s) + 75ms.
+		// 0.2s (start-up) + 1s (warm-up raised) + 0.1s + 0.425s (half the
+		// time between requests, until one opens the window) + 10 requests
+		// of 8,500 tokens at 10,000 tokens a second (8.5s) + 25ms.
 		{"quota: --min-requests at the quota's pace", opts(time.Millisecond, 0, time.Second, time.Minute, 10), "",
 			bench.Workload{Embedder: sim, TokensPerMinute: 600_000, TokensPerChunk: 1000, Latency: simOpts.RequestLatency, Startup: 200 * time.Millisecond},
 			[]string{"warm-up raised from 1ms to 1s",
-				"1 configuration over corpus, about 9.9s in all, 9.9s each (1 window stays open past --duration 1s until --min-requests 10 requests complete); more if the provider throttles\n"},
+				"1 configuration over corpus, about 10.3s in all, 10.3s each (1 window stays open past --duration 1s until --min-requests 10 requests complete); more if the provider throttles\n"},
 			[]string{"at least"}},
 		{"no quota, speed unknown: at least, and the most", opts(2*time.Second, 10*time.Second, 5*time.Second, 30*time.Second, 20), "",
 			bench.Workload{Embedder: hash, TokensPerChunk: 1000},
-			[]string{"at least 7.1s in all, at least 7.1s each: each window stays open past --duration 5s until --min-requests 20 requests complete, which depends on how fast the embedder answers, up to --max-duration 30s (32.1s a configuration)\n"},
+			[]string{"at least 7s in all, at least 7s each: each window stays open past --duration 5s until --min-requests 20 requests complete, which depends on how fast the embedder answers, up to --max-duration 30s (32s a configuration)\n"},
 			[]string{"raised", "about", "throttles"}},
 		{"--sink configured: the store's speed too", opts(2*time.Second, 10*time.Second, 5*time.Second, 30*time.Second, 20), benchSinkConfigured,
 			bench.Workload{Embedder: hash, TokensPerChunk: 1000},

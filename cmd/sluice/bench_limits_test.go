@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,5 +84,28 @@ func TestBenchSimLatencyBeyondTimeout(t *testing.T) {
 				t.Errorf("measured before refusing:\n%s\n%s", stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestBenchSimTPMBelowChunk checks the message refusing a --sim-tpm below
+// one chunk: it names --sim-tpm and splitter.chunkSize with the values that
+// would do, and not embedder.tokensPerMinute, which the user did not set
+// and which, raised, would pace the client but leave the simulated quota
+// as it was. Before, it quoted the configuration check ("raise
+// embedder.tokensPerMinute to at least 1024") before its own advice.
+func TestBenchSimTPMBelowChunk(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{"a.md": "Quotas limit tokens per minute."})
+	_, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--sim-tpm", "1000")
+	if code != exitUsage {
+		t.Fatalf("--sim-tpm 1000: exit %d, want 2; stderr %q", code, stderr)
+	}
+	for _, want := range []string{"--sim-tpm 1000 is below one chunk", "splitter.chunkSize is 1024 tokens", "raise --sim-tpm to at least 1024, or lower splitter.chunkSize to at most 1000"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "embedder.tokensPerMinute") {
+		t.Errorf("stderr %q names embedder.tokensPerMinute, which --sim-tpm replaces", stderr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -28,12 +29,22 @@ const (
 	chartPadY = 1.12 // factor above the highest throughput or quota
 )
 
-// WriteChart draws throughput (tokens per second) against batch size, on a
-// logarithmic axis, one line per concurrency, and writes it in format
-// ("svg" or "png"). Throttled configurations (any HTTP 429) are marked by a
-// red cross, the winner by a ring (labelled "best so far" for an
-// interrupted benchmark, see Interrupted), and the token quota, when known,
-// by a dashed line. Failed trials are left out.
+// Chart layout: a margin around everything, and the legend in a column of
+// its own right of the plot, so that it hides no line or marker.
+const (
+	chartMargin    = 6   // points, on every side
+	chartLegendGap = 12  // points between the plot and the legend
+	chartTextSlack = 1.2 // room for a viewer's font wider than the one measured
+	chartYTicks    = 6   // about how many intervals the throughput axis has
+)
+
+// WriteChart draws throughput (tokens per second, labelled like the table:
+// 50k, 1.5M) against batch size, on a logarithmic axis, one line per
+// concurrency, and writes it in format ("svg" or "png"). Throttled
+// configurations (any HTTP 429) are marked by a red cross, the winner by a
+// ring (labelled "best so far" for an interrupted benchmark, see
+// Interrupted), and the token quota, when known, by a dashed line. The
+// legend stands right of the plot. Failed trials are left out.
 func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOption) error {
 	o := renderOpts(results, opts)
 	byConc := map[int]plotter.XYs{}
@@ -56,12 +67,15 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 	}
 	p := plot.New()
 	p.Title.Text = "Embedding throughput by batch size"
-	p.X.Label.Text = "batch size (chunks per request)"
+	p.X.Label.Text = "batch size (chunks per request, log scale)"
 	p.Y.Label.Text = "tokens per second"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = ticks
-	p.Legend.Left = false // bottom right, below lines that rise with batch size
+	p.Y.Tick.Marker = rateTicks{}
 	p.Add(plotter.NewGrid())
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.Padding = vg.Points(4) // entries are otherwise closer than their font's height
 
 	concs := make([]int, 0, len(byConc))
 	for c := range byConc {
@@ -79,7 +93,7 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 		line.Color, points.Color = col, col
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
-		p.Legend.Add(fmt.Sprintf("concurrency %d", c), line, points)
+		legend.Add(fmt.Sprintf("concurrency %d", c), line, points)
 	}
 	if q := quota(results); q > 0 {
 		line, err := plotter.NewLine(plotter.XYs{{X: xMin, Y: q}, {X: xMax, Y: q}})
@@ -89,7 +103,7 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 		line.Color = color.Gray{Y: 96}
 		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(line)
-		p.Legend.Add("token quota", line)
+		legend.Add("token quota", line)
 	}
 	if len(throttled) > 0 {
 		mark, err := plotter.NewScatter(throttled)
@@ -100,7 +114,7 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 		mark.Shape = draw.CrossGlyph{}
 		mark.Radius = vg.Points(5)
 		p.Add(mark)
-		p.Legend.Add("throttled (HTTP 429)", mark)
+		legend.Add("throttled (HTTP 429)", mark)
 	}
 	label := "recommended"
 	if o.interrupted {
@@ -116,7 +130,7 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 		mark.Shape = draw.RingGlyph{}
 		mark.Radius = vg.Points(6)
 		p.Add(mark)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", label, r.Trial()), mark)
+		legend.Add(fmt.Sprintf("%s (%s)", label, r.Trial()), mark)
 	}
 	if o.interrupted {
 		p.Title.Text += fmt.Sprintf(" (interrupted after %d of %d configurations)", len(results), o.planned)
@@ -126,12 +140,74 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 	// which a log scale cannot draw.
 	p.X.Min, p.X.Max = xMin, xMax
 	p.Y.Min, p.Y.Max = 0, yMax
-	wt, err := p.WriterTo(chartWidth, chartHeight, format)
+	c, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
 	if err != nil {
 		return fmt.Errorf("bench: chart format %q: %w", format, err)
 	}
-	_, err = wt.WriteTo(w)
+	plotArea, legendArea := chartLayout(draw.New(c), p, &legend)
+	p.Draw(plotArea)
+	legend.Draw(legendArea)
+	_, err = c.WriteTo(w)
 	return err
+}
+
+// chartLayout splits the canvas c, within a margin, into the plot's area
+// and, right of it, the legend's column, as wide as its longest entry (with
+// room for a wider font), its top level with the top of the plot's data.
+func chartLayout(c draw.Canvas, p *plot.Plot, legend *plot.Legend) (plotArea, legendArea draw.Canvas) {
+	c = draw.Crop(c, chartMargin, -chartMargin, chartMargin, -chartMargin)
+	width := vg.Length(float64(legend.Rectangle(c).Size().X) * chartTextSlack)
+	plotArea = draw.Crop(c, 0, -(width + chartLegendGap), 0, 0)
+	legendArea = draw.Crop(c, c.Size().X-width, 0, 0, 0)
+	if p.Title.Text != "" {
+		legendArea = draw.Crop(legendArea, 0, 0, 0, -(p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding))
+	}
+	return plotArea, legendArea
+}
+
+// rateTicks marks the throughput axis at round values (steps of 1, 2, 2.5
+// or 5 times a power of ten, about chartYTicks of them), labelled in the
+// table's units: 0, 2.5k, 5k, 7.5k; 0, 50k, 100k; 0, 0.5M, 1M.
+type rateTicks struct{}
+
+// Ticks returns the ticks from min to max.
+func (rateTicks) Ticks(min, max float64) []plot.Tick {
+	step := niceStep((max - min) / chartYTicks)
+	var ticks []plot.Tick
+	for i := math.Ceil(min / step); i*step <= max*(1+1e-9); i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: rateLabel(v)})
+	}
+	return ticks
+}
+
+// niceStep returns the smallest of 1, 2, 2.5 and 5 times a power of ten
+// that is at least raw (1 for raw <= 0).
+func niceStep(raw float64) float64 {
+	if raw <= 0 || math.IsInf(raw, 0) || math.IsNaN(raw) {
+		return 1
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw*(1-1e-9) {
+			return m * mag
+		}
+	}
+	return 10 * mag
+}
+
+// rateLabel formats a tick of the throughput axis: 750, 2.5k, 50k, 1.5M.
+func rateLabel(v float64) string {
+	f := func(x float64, unit string) string {
+		return strconv.FormatFloat(math.Round(x*1000)/1000, 'f', -1, 64) + unit
+	}
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return f(v/1e6, "M")
+	case a >= 1e3:
+		return f(v/1e3, "k")
+	}
+	return f(v, "")
 }
 
 // chartRange returns the plot range: x from below the smallest batch size

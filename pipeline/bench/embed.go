@@ -3,84 +3,156 @@ package bench
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
 )
 
-// recorder keeps the request latencies of the measured window. For an
-// embedder that keeps no Stats (timed), it also counts the Embed calls that
-// succeeded and their inputs, together, so that their ratio is a mean
-// batch.
+// recorder follows the embedding requests of a trial and marks its measured
+// window. The window opens at the completion of a request and closes at the
+// completion of another: it then holds the whole time of every request it
+// counts. A window opened at an arbitrary moment and closed as its last
+// request completed would count the tokens of a request sent mostly before
+// it opened, and read high by up to one request in the window (a third,
+// for a window of three requests). So the recorder takes a mark (see mark)
+// at each successful Embed call, as it returns, before the pipeline counts
+// or writes its chunks, and the window is the time between two marks.
+//
+// It also keeps the request latencies of the window: per HTTP attempt,
+// reported by the client's latency observer, or for an embedder without
+// one (timed) per Embed call.
 type recorder struct {
-	active atomic.Bool
+	// fill, set before the first Embed call, completes a mark with the
+	// counters the recorder does not keep: the chunks written, and the
+	// client's Stats.
+	fill func(m *mark)
+
 	mu     sync.Mutex
-	lat    []time.Duration
-	calls  int64 // Embed calls of a timed embedder that succeeded
+	calls  int64 // successful Embed calls
 	inputs int64 // their inputs
+	tokens int64 // their tokens
+	first  time.Time
+	last   mark // at the latest successful Embed call
+	// openAfter, once set, opens the window at the first successful Embed
+	// call at or after it; open reports that it did, at start.
+	openAfter time.Time
+	open      bool
+	start     mark
+	lat       []latency // observed since the window opened
 }
 
+// latency is a request latency and when it was observed.
+type latency struct {
+	at time.Time
+	d  time.Duration
+}
+
+// observe records the latency of an HTTP attempt that succeeded, if the
+// window is open. The client observes it before its Embed call returns,
+// so the attempt that completes the call opening the window is left out
+// and the one completing the call closing it is in.
 func (r *recorder) observe(d time.Duration) {
-	if !r.active.Load() {
-		return
-	}
 	r.mu.Lock()
-	r.lat = append(r.lat, d)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if r.open {
+		r.lat = append(r.lat, latency{time.Now(), d})
+	}
 }
 
-// embedded records an Embed call of a timed embedder that embedded inputs
-// texts in d.
-func (r *recorder) embedded(d time.Duration, inputs int) {
+// embedded records a successful Embed call of inputs texts of tokens tokens
+// that took d; timedLatency reports that d is the request's latency (an
+// embedder without a latency observer of its own).
+func (r *recorder) embedded(d time.Duration, inputs, tokens int, timedLatency bool) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if timedLatency && r.open {
+		r.lat = append(r.lat, latency{now, d})
+	}
 	r.calls++
 	r.inputs += int64(inputs)
-	r.mu.Unlock()
-	r.observe(d)
+	r.tokens += int64(tokens)
+	m := mark{at: now, tokens: r.tokens, calls: r.calls, requests: r.calls, inputs: r.inputs}
+	if r.fill != nil {
+		r.fill(&m)
+	}
+	r.last = m
+	if r.first.IsZero() {
+		r.first = now
+	}
+	if !r.open && !r.openAfter.IsZero() && !now.Before(r.openAfter) {
+		r.open, r.start = true, m
+	}
 }
 
-// sent returns the Embed calls embedded counted and their inputs.
-func (r *recorder) sent() (calls, inputs int64) {
+// firstCall returns when the first successful Embed call returned, or
+// the zero time if none has.
+func (r *recorder) firstCall() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.calls, r.inputs
+	return r.first
 }
 
-func (r *recorder) count() int {
+// openAt opens the window at the first successful Embed call at or after
+// t, or at the latest one if it returned at or after t already.
+func (r *recorder) openAt(t time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.lat)
+	if !r.openAfter.IsZero() {
+		return
+	}
+	r.openAfter = t
+	if !r.open && !r.last.at.IsZero() && !r.last.at.Before(t) {
+		r.open, r.start = true, r.last
+	}
 }
 
-// stop ends recording and returns the latencies.
-func (r *recorder) stop() []time.Duration {
-	r.active.Store(false)
+// window returns the mark that opened the window, the latest mark, and
+// whether the window is open.
+func (r *recorder) window() (start, last mark, open bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.lat
+	return r.start, r.last, r.open
 }
 
-// newEmbedder builds the embedder cfg selects with request latencies
-// reported to rec: per HTTP attempt for the HTTP providers (the time
-// waiting for the quota is not latency), which count their requests and
-// inputs in their Stats; per Embed call, with its inputs, for the others.
-func newEmbedder(ctx context.Context, cfg embedder.Config, rec *recorder) (embedder.Embedder, error) {
+// latencies returns the latencies observed in the window up to end.
+func (r *recorder) latencies(end time.Time) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ds []time.Duration
+	for _, l := range r.lat {
+		if !l.at.After(end) {
+			ds = append(ds, l.d)
+		}
+	}
+	return ds
+}
+
+// newEmbedder builds the embedder cfg selects, wrapped so that rec marks
+// each successful Embed call. Request latencies go to rec per HTTP attempt
+// for the HTTP providers (the time waiting for the quota is not latency),
+// which count their requests and inputs in their Stats, and per Embed call
+// for the others. It also returns the unwrapped embedder.
+func newEmbedder(ctx context.Context, cfg embedder.Config, rec *recorder) (wrapped, inner embedder.Embedder, err error) {
 	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(rec.observe))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, ok := e.(*embedder.Client); ok {
-		return e, nil
-	}
-	return timed{e, rec.embedded}, nil
+	_, client := e.(*embedder.Client)
+	return timed{e, func(d time.Duration, in []embedder.Input) {
+		tokens := 0
+		for _, x := range in {
+			tokens += x.Tokens
+		}
+		rec.embedded(d, len(in), tokens, !client)
+	}}, e, nil
 }
 
-// timed reports the duration and the inputs of each Embed call of an
-// embedder that keeps no statistics of its own.
+// timed reports the duration and the inputs of each successful Embed call
+// of the embedder it wraps.
 type timed struct {
 	embedder.Embedder
-	record func(d time.Duration, inputs int)
+	record func(d time.Duration, in []embedder.Input)
 }
 
 // Local forwards the wrapped embedder's Local, so that the pipeline caps
@@ -95,7 +167,7 @@ func (t timed) Embed(ctx context.Context, in []embedder.Input) ([][]float32, err
 	start := time.Now()
 	v, err := t.Embedder.Embed(ctx, in)
 	if err == nil {
-		t.record(time.Since(start), len(in))
+		t.record(time.Since(start), in)
 	}
 	return v, err
 }

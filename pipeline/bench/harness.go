@@ -44,11 +44,15 @@ type Harness struct {
 	Options Options
 }
 
-// mark is the state of the counters at one end of the window.
+// mark is the state of the counters at one end of the window, taken by
+// the recorder as a successful Embed call returns (see recorder).
 type mark struct {
-	at                 time.Time
-	tokens, chunks     int64
-	throttled, retries int64
+	at time.Time
+	// tokens are the tokens of the successful Embed calls so far, calls
+	// their number; chunks the chunks written so far (the call's own are
+	// not yet).
+	tokens, calls, chunks int64
+	throttled, retries    int64
 	// requests is the embedding requests completed so far and inputs
 	// their inputs, counted together (by the client's Stats, or by the
 	// recorder for an embedder without them): the inputs of the requests
@@ -56,25 +60,29 @@ type mark struct {
 	requests, inputs int64
 }
 
-func takeMark(ps *pipeline.Stats, emb embedder.Embedder, rec *recorder) mark {
-	m := mark{at: time.Now(), tokens: ps.Tokens.Load(), chunks: ps.ChunksDone.Load()}
-	if sr, ok := emb.(embedder.StatsReporter); ok {
-		st := sr.Stats()
-		m.throttled, m.retries = st.Throttled, st.Retries
-		m.requests, m.inputs = st.Succeeded, st.InputsSent
-	} else {
-		m.requests, m.inputs = rec.sent()
+// fillMark returns the recorder's fill for a trial: the chunks written,
+// from ps, and the client's counters, when emb keeps Stats.
+func fillMark(ps *pipeline.Stats, emb embedder.Embedder) func(*mark) {
+	sr, _ := emb.(embedder.StatsReporter)
+	return func(m *mark) {
+		m.chunks = ps.ChunksDone.Load()
+		if sr != nil {
+			st := sr.Stats()
+			m.throttled, m.retries = st.Throttled, st.Retries
+			m.requests, m.inputs = st.Succeeded, st.InputsSent
+		}
 	}
-	return m
 }
 
 // Measure runs trial t: it waits Options.Cooldown when a quota applies,
 // warms up for Options.WarmupFor (at least the quota's burst window), then
 // measures a window of at least Options.Duration holding at least
 // Options.MinRequests requests (up to Options.MaxDuration), then cancels
-// the run. PeakRSSMB is the running peak of this process. A corpus
-// from which a whole pass embeds no token fails the trial with an error
-// wrapping ErrNothingEmbedded.
+// the run. The window runs from one request's completion to another's, so
+// that it holds the whole time of every request it counts. PeakRSSMB is
+// the running peak of this process. A corpus from which a whole pass
+// embeds no token fails the trial with an error wrapping
+// ErrNothingEmbedded.
 func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	opts := h.Options
 	opts.ApplyDefaults()
@@ -89,7 +97,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 		}
 	}
 	rec := new(recorder)
-	emb, err := newEmbedder(ctx, cfg, rec)
+	emb, inner, err := newEmbedder(ctx, cfg, rec)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
 	}
@@ -113,6 +121,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	po.State, po.Prescan = nil, false
 	po.BatchSize, po.EmbedConcurrency = t.BatchSize, t.Concurrency
 	po.MaxBatchTokens = cfg.Limits().MaxTokens
+	rec.fill = fillMark(po.Stats, inner)
 	done := make(chan error, 1)
 	go func() {
 		_, err := pipeline.Run(runCtx, po)
@@ -120,7 +129,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	}()
 
 	warmup := opts.WarmupFor(cfg, h.TokensPerMinute)
-	res, ended, err := h.window(runCtx, opts, warmup, po.Stats, emb, rec, done)
+	res, ended, err := h.window(runCtx, opts, warmup, rec, done)
 	cancel()
 	if !ended {
 		<-done // the pipeline stops within a second of cancel
@@ -128,10 +137,10 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
 	}
-	if res.Requests == 0 {
+	if res.Seconds <= 0 {
 		// Nothing to measure: a figure of 0 tokens/s would say the setting
 		// is slow when the window was only too short for its requests.
-		return Result{}, fmt.Errorf("bench: trial %s: no embedding request completed in its measured window of %.1fs; raise --max-duration (bench.maxDuration) above the latency of one request", t, res.Seconds)
+		return Result{}, fmt.Errorf("bench: trial %s: no embedding request completed in its measured window of %s; raise --max-duration (bench.maxDuration) above the latency of one request", t, opts.MaxDuration)
 	}
 	if peak, err := rss.Peak(); err == nil {
 		res.PeakRSSMB = float64(peak) / (1 << 20)
@@ -157,9 +166,14 @@ func chainOnDocument(first, next func(context.Context, pipeline.DocumentResult) 
 // error can cause since the source never ends.
 var errRunEnded = errors.New("the pipeline run ended before the measurement")
 
-// window waits out the warm-up, then measures. ended reports that it
-// received the run's end from done.
-func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration, ps *pipeline.Stats, emb embedder.Embedder, rec *recorder, done <-chan error) (res Result, ended bool, err error) {
+// window waits out the warm-up, counted from the first successful Embed
+// call, then measures from the first Embed call to complete after it to
+// the first to complete once the window has lasted Options.Duration and
+// holds Options.MinRequests calls (see recorder). When Options.MaxDuration
+// passes first, the window closes at the latest call completed; if none
+// has, the result holds no request. ended reports that it received the
+// run's end from done.
+func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration, rec *recorder, done <-chan error) (res Result, ended bool, err error) {
 	runEnded := func(err error) (Result, bool, error) {
 		if err == nil {
 			err = errRunEnded
@@ -168,8 +182,7 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 	}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
-	var warmFrom time.Time // the warm-up runs from the first embedded chunk
-	var start mark
+	var warmEnd time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -177,21 +190,25 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 		case err := <-done:
 			return runEnded(err)
 		case now := <-tick.C:
-			switch {
-			case warmFrom.IsZero():
-				if ps.Tokens.Load() > 0 {
-					warmFrom = now
+			if warmEnd.IsZero() {
+				first := rec.firstCall()
+				if first.IsZero() {
+					continue
 				}
-			case start.at.IsZero():
-				if now.Sub(warmFrom) >= warmup {
-					start = takeMark(ps, emb, rec)
-					rec.active.Store(true)
+				warmEnd = first.Add(warmup)
+				rec.openAt(warmEnd)
+			}
+			start, last, open := rec.window()
+			if !open {
+				if now.Sub(warmEnd) >= opts.MaxDuration {
+					// Not one request completed in a whole window.
+					return Result{}, false, nil
 				}
-			default:
-				el := now.Sub(start.at)
-				if el >= opts.Duration && (rec.count() >= opts.MinRequests || el >= opts.MaxDuration) {
-					return h.result(start, takeMark(ps, emb, rec), rec.stop()), false, nil
-				}
+				continue
+			}
+			el, calls := last.at.Sub(start.at), last.calls-start.calls
+			if el >= opts.Duration && calls >= int64(opts.MinRequests) || now.Sub(start.at) >= opts.MaxDuration {
+				return h.result(start, last, rec.latencies(last.at)), false, nil
 			}
 		}
 	}
@@ -200,6 +217,10 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 // result computes the figures of a window.
 func (h *Harness) result(start, end mark, lat []time.Duration) Result {
 	secs := end.at.Sub(start.at).Seconds()
+	if secs <= 0 {
+		// No request completed after the one that opened the window.
+		return Result{}
+	}
 	tokens := float64(end.tokens - start.tokens)
 	r := Result{
 		ChunksPerS: float64(end.chunks-start.chunks) / secs,

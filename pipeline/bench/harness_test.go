@@ -350,3 +350,35 @@ func TestHarnessChunksPerRequestAtMostBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestHarnessWindowHoldsWholeRequests checks that the measured window runs
+// from one request's completion to another's, so that it holds the whole
+// time of every request it counts. One request in flight at a time, each
+// answered no sooner than the simulated latency: N requests completed one
+// after another take at least N latencies, so the window that counts them
+// can be no shorter, and its throughput no higher than a batch per
+// latency. A window that opened at an arbitrary moment and closed as its
+// last request completed counted the tokens of a request mostly sent
+// before it opened: 920 chunks/s for 2048x1 whose requests took 3.15s each
+// (650 chunks/s) in the audit, and utilisations up to 125% of a quota the
+// simulated provider never exceeds.
+func TestHarnessWindowHoldsWholeRequests(t *testing.T) {
+	const latency = 300 * time.Millisecond
+	h, _ := simHarness(t, bench.SimOptions{Latency: latency})
+	h.Options = bench.Options{Warmup: bench.None, Cooldown: bench.None, Duration: time.Millisecond, MaxDuration: time.Minute, MinRequests: 2}
+	const batch = 4
+	r, err := h.Measure(t.Context(), bench.Trial{BatchSize: batch, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d requests in %.3fs: %.1f chunks/s, %.1f chunks per request", r.Requests, r.Seconds, r.ChunksPerS, r.ChunksPerRequest)
+	if r.Requests < 2 {
+		t.Fatalf("the window holds %d requests, want at least --min-requests 2", r.Requests)
+	}
+	if least := time.Duration(r.Requests) * latency; r.Seconds < least.Seconds() {
+		t.Errorf("a window of %d requests, each taking at least %s, lasted %.3fs, want at least %s: it counted time it did not measure", r.Requests, latency, r.Seconds, least)
+	}
+	if most := batch / latency.Seconds(); r.ChunksPerS > most {
+		t.Errorf("%.1f chunks/s, more than one batch of %d per %s (%.1f/s)", r.ChunksPerS, batch, latency, most)
+	}
+}

@@ -58,7 +58,7 @@ func TestHuman(t *testing.T) {
 // whether it is local: the pipeline caps a local embedder's concurrency at
 // the core count, and a benchmark must run it as a real run does.
 func TestTimedKeepsLocal(t *testing.T) {
-	record := func(time.Duration, int) {}
+	record := func(time.Duration, []embedder.Input) {}
 	for _, tt := range []struct {
 		e    embedder.Embedder
 		want bool
@@ -108,25 +108,52 @@ func TestResultChunksPerRequest(t *testing.T) {
 }
 
 // TestTimedCountsCallsAndInputs checks that the recorder counts each
-// successful Embed call of a timed embedder with its inputs, whether or
-// not the window is recording latencies, and leaves failed calls out.
+// successful Embed call of a timed embedder with its inputs and tokens,
+// whether or not the window is open, leaves failed calls out, and opens
+// the window at a call's completion: the call that opens it is not in it,
+// the calls after it are.
 func TestTimedCountsCallsAndInputs(t *testing.T) {
 	rec := new(recorder)
-	e := timed{embedder.NewHash(8), rec.embedded}
-	for _, n := range []int{3, 5} {
-		if _, err := e.Embed(t.Context(), make([]embedder.Input, n)); err != nil {
+	e, _, err := newEmbedder(t.Context(), embedder.Config{Provider: embedder.ProviderHash, Dimensions: 8}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := func(n int) []embedder.Input {
+		in := make([]embedder.Input, n)
+		for i := range in {
+			in[i] = embedder.Input{Text: "text", Tokens: 2}
+		}
+		return in
+	}
+	embed := func(n int) {
+		t.Helper()
+		if _, err := e.Embed(t.Context(), inputs(n)); err != nil {
 			t.Fatal(err)
 		}
-		rec.active.Store(true)
 	}
-	if _, err := (timed{failing{}, rec.embedded}).Embed(t.Context(), make([]embedder.Input, 7)); err == nil {
+	embed(3)
+	rec.openAt(time.Now().Add(time.Hour)) // not yet: no call opens it
+	if _, _, open := rec.window(); open {
+		t.Fatal("the window opened before the time it was to open at")
+	}
+	rec.openAfter = time.Time{}
+	rec.openAt(rec.firstCall()) // the latest call returned then: it opens the window
+	embed(5)
+	if _, err := (timed{failing{}, func(time.Duration, []embedder.Input) { t.Error("a failed call was recorded") }}).Embed(t.Context(), inputs(7)); err == nil {
 		t.Fatal("the failing embedder succeeded")
 	}
-	if calls, inputs := rec.sent(); calls != 2 || inputs != 8 {
-		t.Errorf("sent() = %d calls, %d inputs; want 2, 8", calls, inputs)
+	start, last, open := rec.window()
+	if !open {
+		t.Fatal("the window did not open")
 	}
-	if n := rec.count(); n != 1 {
-		t.Errorf("%d latencies recorded, want 1 (the call made while recording)", n)
+	if start.calls != 1 || start.inputs != 3 || start.tokens != 6 {
+		t.Errorf("window opened at %+v, want the first call's mark: 1 call, 3 inputs, 6 tokens", start)
+	}
+	if last.calls != 2 || last.inputs != 8 || last.tokens != 16 || last.requests != 2 {
+		t.Errorf("latest mark %+v, want 2 calls and requests, 8 inputs, 16 tokens", last)
+	}
+	if n := len(rec.latencies(last.at)); n != 1 {
+		t.Errorf("%d latencies recorded, want 1 (the call completed in the window)", n)
 	}
 }
 

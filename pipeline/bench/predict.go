@@ -78,8 +78,12 @@ func (p Prediction) Total() time.Duration {
 //     carries the trial's batch of chunks of w.TokensPerChunk tokens, cut
 //     to the embedder's caps (Limits): whole chunks, so about half a chunk
 //     below a token cap;
-//   - each of the three steps above ends at a poll of the window (every
-//     pollEvery), on average half a period late.
+//   - the window opens at the first request to complete after the
+//     warm-up, on average half the time between two completions later,
+//     and, when Duration holds it open, closes at the first to complete
+//     after Duration, another half of that time later;
+//   - the window ends at a poll (every pollEvery), on average half a
+//     period late.
 //
 // With the latency unknown, the window is counted at Duration or at the
 // quota's pace (a quota caps the pace; a slow provider slows it further),
@@ -114,7 +118,7 @@ func (o Options) predictTrial(t Trial, w Workload) trialPrediction {
 	cfg := w.Embedder
 	cfg.BatchSize, cfg.Concurrency = t.BatchSize, t.Concurrency
 	var p trialPrediction
-	d := w.Startup + o.WarmupFor(cfg, w.TokensPerMinute) + 3*pollEvery/2
+	d := w.Startup + o.WarmupFor(cfg, w.TokensPerMinute) + pollEvery/2
 	if p.quota = hasQuota(cfg, w.TokensPerMinute); p.quota {
 		d += o.cooldown()
 	}
@@ -127,14 +131,20 @@ func (o Options) predictTrial(t Trial, w Workload) trialPrediction {
 			rate = min(rate, float64(t.Concurrency)/latency.Seconds())
 		}
 	}
-	window := o.Duration
+	// The time between two completions, to wait for one at each end of
+	// the window; 0 when the pace is unknown.
+	var gap time.Duration
+	if rate > 0 && !math.IsInf(rate, 1) {
+		gap = time.Duration(float64(time.Second) / rate)
+	}
+	window := o.Duration + gap/2                    // closes at the first completion after Duration
 	switch need := float64(o.MinRequests) / rate; { // seconds
 	case need >= o.MaxDuration.Seconds():
 		window, p.extended = o.MaxDuration, o.MaxDuration > o.Duration
 	case need > o.Duration.Seconds():
 		window, p.extended = time.Duration(need*float64(time.Second)), true
 	}
-	p.took, p.most = d+window, d+o.MaxDuration
+	p.took, p.most = d+gap/2+window, d+gap/2+o.MaxDuration
 	return p
 }
 

@@ -16,8 +16,12 @@ import (
 
 // TestPredict checks the time predicted for trials, computed here by hand
 // in Measure's steps: start-up, cool-down (only against a quota), the first
-// request's latency, the warm-up, the window, and three polls of the window
-// (each half of 50ms late on average, 75ms in all). The window is
+// request's latency, the warm-up, the wait for a request to complete and
+// open the window (half the time between two completions, on average), the
+// window, and the poll that ends it (half of 50ms late on average). The
+// window opens and closes at a request's completion, so that it holds the
+// whole time of the requests it counts: held open by --duration, it ends
+// on average half the time between two completions past it. The window is
 // --duration unless --min-requests requests take longer to complete: at the
 // pace of the token quota (tokens per second over a request's tokens: its
 // batch of chunks cut to the request's token cap, whole chunks, so half a
@@ -27,7 +31,7 @@ import (
 // taken. With the latency or the chunks unknown, the prediction is a lower
 // bound.
 func TestPredict(t *testing.T) {
-	const polls = 75 * time.Millisecond
+	const polls = 25 * time.Millisecond
 	hash := embedder.DefaultConfig()
 	// 600,000 tokens per minute: 10,000 tokens a second; a request carries
 	// at most 9,000 tokens (90% of a second's share), 8.5 chunks of 1,000.
@@ -55,32 +59,36 @@ func TestPredict(t *testing.T) {
 	}{
 		{"token quota: 10 requests of 8,500 tokens at 10,000 a second", opts, []bench.Trial{{32, 1}},
 			bench.Workload{Embedder: sim(tpm), TokensPerMinute: 600_000, TokensPerChunk: 1000, Latency: tpm.RequestLatency, Startup: 200 * time.Millisecond},
-			[]time.Duration{200*time.Millisecond + 3*time.Second + 100*time.Millisecond + time.Second + 8500*time.Millisecond + polls},
-			false, 200*time.Millisecond + 3*time.Second + 100*time.Millisecond + time.Second + 30*time.Second + polls, 1, true},
+			// A request every 0.85s: the window opens 0.425s after the warm-up.
+			[]time.Duration{200*time.Millisecond + 3*time.Second + 100*time.Millisecond + time.Second + 425*time.Millisecond + 8500*time.Millisecond + polls},
+			false, 200*time.Millisecond + 3*time.Second + 100*time.Millisecond + time.Second + 425*time.Millisecond + 30*time.Second + polls, 1, true},
 		{"token quota: 10 requests of one chunk within --duration", opts, []bench.Trial{{1, 1}},
 			bench.Workload{Embedder: sim(tpm), TokensPerMinute: 600_000, TokensPerChunk: 1000, Latency: tpm.RequestLatency},
-			[]time.Duration{3*time.Second + 100*time.Millisecond + time.Second + 2*time.Second + polls},
-			false, 3*time.Second + 100*time.Millisecond + time.Second + 30*time.Second + polls, 0, true},
+			// A request every 0.1s: half of it at each end of the window.
+			[]time.Duration{3*time.Second + 100*time.Millisecond + time.Second + 50*time.Millisecond + 2*time.Second + 50*time.Millisecond + polls},
+			false, 3*time.Second + 100*time.Millisecond + time.Second + 50*time.Millisecond + 30*time.Second + polls, 0, true},
 		{"token quota: --max-duration caps the window", long, []bench.Trial{{32, 4}},
 			bench.Workload{Embedder: sim(tpm), TokensPerMinute: 600_000, TokensPerChunk: 1000, Latency: tpm.RequestLatency},
-			[]time.Duration{3*time.Second + 100*time.Millisecond + time.Second + 30*time.Second + polls},
-			false, 3*time.Second + 100*time.Millisecond + time.Second + 30*time.Second + polls, 1, true},
+			[]time.Duration{3*time.Second + 100*time.Millisecond + time.Second + 425*time.Millisecond + 30*time.Second + polls},
+			false, 3*time.Second + 100*time.Millisecond + time.Second + 425*time.Millisecond + 30*time.Second + polls, 1, true},
 		// No quota: 10 requests of 8 chunks of 500 tokens, 0.5s each, one
-		// at a time take 5s; four at a time 1.25s, within --duration.
+		// at a time take 5s (one every 0.5s); four at a time 1.25s (one
+		// every 0.125s), within --duration.
 		{"no quota: the latency paces the requests", opts, []bench.Trial{{8, 1}, {8, 4}},
 			bench.Workload{Embedder: sim(free), TokensPerChunk: 500, Latency: free.RequestLatency},
-			[]time.Duration{500*time.Millisecond + 5*time.Second + polls, 500*time.Millisecond + 2*time.Second + polls},
-			false, 500*time.Millisecond + 30*time.Second + polls, 1, false},
+			[]time.Duration{500*time.Millisecond + 250*time.Millisecond + 5*time.Second + polls, 500*time.Millisecond + 2*time.Second + 125*time.Millisecond + polls},
+			false, 500*time.Millisecond + 250*time.Millisecond + 30*time.Second + polls, 1, false},
 		{"request quota: 10 requests at 30 a minute", opts, []bench.Trial{{1, 4}},
 			bench.Workload{Embedder: sim(rpm), TokensPerChunk: 500, Latency: rpm.RequestLatency},
-			[]time.Duration{3*time.Second + 100*time.Millisecond + 2*time.Second + 20*time.Second + polls},
-			false, 3*time.Second + 100*time.Millisecond + 2*time.Second + 30*time.Second + polls, 1, true},
+			// A request every 2s: the window opens 1s after the warm-up.
+			[]time.Duration{3*time.Second + 100*time.Millisecond + 2*time.Second + time.Second + 20*time.Second + polls},
+			false, 3*time.Second + 100*time.Millisecond + 2*time.Second + time.Second + 30*time.Second + polls, 1, true},
 		// Latency unknown: the window at the quota's pace is the least it
 		// takes; a slow provider makes it longer.
 		{"latency unknown: at least the quota's pace", opts, []bench.Trial{{32, 1}},
 			bench.Workload{Embedder: sim(tpm), TokensPerMinute: 600_000, TokensPerChunk: 1000},
-			[]time.Duration{3*time.Second + time.Second + 8500*time.Millisecond + polls},
-			true, 3*time.Second + time.Second + 30*time.Second + polls, 1, true},
+			[]time.Duration{3*time.Second + time.Second + 425*time.Millisecond + 8500*time.Millisecond + polls},
+			true, 3*time.Second + time.Second + 425*time.Millisecond + 30*time.Second + polls, 1, true},
 		{"chunks unknown: at least --duration", opts, []bench.Trial{{32, 1}},
 			bench.Workload{Embedder: sim(tpm), TokensPerMinute: 600_000, Latency: tpm.RequestLatency},
 			[]time.Duration{3*time.Second + time.Second + 2*time.Second + polls},

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"image/png"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -280,5 +281,123 @@ func TestWriteChartBatchSizes(t *testing.T) {
 	// A batch size a log axis cannot show is an error, not a panic.
 	if err := bench.WriteChart(&bytes.Buffer{}, results([]int{0}, false), "svg"); err == nil {
 		t.Error("WriteChart with batch size 0 returned nil, want an error")
+	}
+}
+
+// svgText is a text element of an SVG chart: its position and content.
+type svgText struct {
+	x, y float64
+	size float64 // font size, px
+	text string
+}
+
+// svgTexts returns the text elements of an SVG written by WriteChart.
+func svgTexts(t *testing.T, svg string) []svgText {
+	t.Helper()
+	var texts []svgText
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return texts
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok || se.Name.Local != "text" {
+			continue
+		}
+		var st svgText
+		for _, a := range se.Attr {
+			switch a.Name.Local {
+			case "x":
+				st.x, _ = strconv.ParseFloat(a.Value, 64)
+			case "y":
+				st.y, _ = strconv.ParseFloat(a.Value, 64)
+			case "style":
+				if _, size, ok := strings.Cut(a.Value, "font-size:"); ok {
+					st.size, _ = strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(size, ";"), "px"), 64)
+				}
+			}
+		}
+		var body string
+		if err := dec.DecodeElement(&body, &se); err != nil {
+			t.Fatalf("SVG text: %v", err)
+		}
+		st.text = body
+		texts = append(texts, st)
+	}
+}
+
+// TestWriteChartReadable checks what a reader of the chart needs: the
+// throughput axis labelled at round values in the table's units (0, 50k,
+// 100k, ...), not at two values such as "0.00" and "250000.00" (the
+// audit's chart of a run reaching 229k tokens/s); and the legend beside
+// the plot, right of the largest batch size's tick label, with its entries
+// a line apart: drawn over the plot's bottom right corner, where the lines
+// of throughput rising with batch size end, it hid them, and its 12px
+// entries, 10px apart, overlapped one another.
+func TestWriteChartReadable(t *testing.T) {
+	u := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name    string
+		results []bench.Result
+		yLabels []string
+	}{
+		{"request quota", []bench.Result{
+			{BatchSize: 1, Concurrency: 1, TokensPerS: 1431, Requests: 10},
+			{BatchSize: 256, Concurrency: 1, TokensPerS: 81396, Requests: 10},
+			{BatchSize: 1, Concurrency: 4, TokensPerS: 1390, Requests: 10},
+			{BatchSize: 256, Concurrency: 4, TokensPerS: 229447, Requests: 10},
+		}, []string{"0", "50k", "100k", "150k", "200k"}},
+		{"token quota", []bench.Result{
+			{BatchSize: 8, Concurrency: 1, TokensPerS: 16500, TPMUtilization: u(0.99), Requests: 20},
+			{BatchSize: 32, Concurrency: 1, TokensPerS: 16600, TPMUtilization: u(0.996), Requests: 20},
+			{BatchSize: 256, Concurrency: 16, TokensPerS: 16650, TPMUtilization: u(0.999), Requests: 20},
+		}, []string{"0", "5k", "10k", "15k"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := bench.WriteChart(&buf, tt.results, "svg"); err != nil {
+				t.Fatal(err)
+			}
+			texts := svgTexts(t, buf.String())
+			has := map[string]svgText{}
+			for _, st := range texts {
+				has[st.text] = st
+			}
+			for _, l := range tt.yLabels {
+				if _, ok := has[l]; !ok {
+					t.Errorf("the throughput axis lacks the label %q; the chart's texts: %v", l, texts)
+				}
+			}
+			rightmost := 0.0 // of the batch size tick labels
+			for _, r := range tt.results {
+				if st, ok := has[strconv.Itoa(r.BatchSize)]; ok {
+					rightmost = max(rightmost, st.x)
+				}
+			}
+			var legend []svgText
+			for _, st := range texts {
+				if strings.HasPrefix(st.text, "concurrency ") || strings.HasPrefix(st.text, "recommended") || st.text == "token quota" {
+					legend = append(legend, st)
+				}
+			}
+			if len(legend) < 3 {
+				t.Fatalf("the legend has %d entries, want at least 3: %v", len(legend), legend)
+			}
+			for i, st := range legend {
+				if st.x <= rightmost {
+					t.Errorf("legend entry %q starts at x %.1f, over the plot (the largest batch size's label is at %.1f)", st.text, st.x, rightmost)
+				}
+				if i > 0 {
+					if gap := math.Abs(st.y - legend[i-1].y); gap < st.size {
+						t.Errorf("legend entries %q and %q are %.1fpx apart, less than their %.0fpx font", legend[i-1].text, st.text, gap, st.size)
+					}
+				}
+			}
+		})
 	}
 }

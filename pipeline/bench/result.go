@@ -42,7 +42,9 @@ type Result struct {
 	// request caps (maxTokensPerRequest, or 90% of a second's share of
 	// tokensPerMinute) cut batches smaller.
 	ChunksPerRequest float64 `json:"chunks_per_request"`
-	// Seconds is the length of the measured window.
+	// Seconds is the length of the measured window, which runs from one
+	// embedding request's completion to another's, so that it holds the
+	// whole time of the requests it counts.
 	Seconds float64 `json:"seconds"`
 	// Error, when set, says why the trial could not be measured; the other
 	// figures are then zero.

@@ -433,8 +433,21 @@ func checkBenchOut(dir string) error {
 		return usagef("--out %s cannot be written: %v; name a folder you may write to", dir, unwrapPathError(err))
 	}
 	name := probe.Name()
-	return errors.Join(probe.Close(), os.Remove(name))
+	if err := errors.Join(probe.Close(), os.Remove(name)); err != nil {
+		return err
+	}
+	// The files the results go to must be files that can be replaced.
+	for _, file := range benchOutFiles {
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return usagef("--out %s holds a folder named %s, where the results go; move it or name another --out folder", dir, file)
+		}
+	}
+	return nil
 }
+
+// benchOutFiles are the files bench writes into --out.
+var benchOutFiles = [...]string{"bench.csv", "bench.svg"}
 
 func (f *benchFlags) validate() error {
 	switch {
@@ -651,7 +664,7 @@ func (a *app) writeBenchResults(results []bench.Result, f *benchFlags, render ..
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("bench: creating --out %s: %w", f.out, err)
 	}
-	csvPath, svgPath := filepath.Join(f.out, "bench.csv"), filepath.Join(f.out, "bench.svg")
+	csvPath, svgPath := filepath.Join(f.out, benchOutFiles[0]), filepath.Join(f.out, benchOutFiles[1])
 	if err := writeFileWith(csvPath, func(w *os.File) error { return bench.WriteCSV(w, results, render...) }); err != nil {
 		return err
 	}

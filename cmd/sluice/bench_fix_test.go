@@ -44,7 +44,7 @@ var quickBench = []string{"--batch-sizes", "4", "--concurrency", "1", "--warmup"
 func TestBenchUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	benchCorpus(t, dir)
-	writeFiles(t, dir, map[string]string{"afile": "not a folder"})
+	writeFiles(t, dir, map[string]string{"afile": "not a folder", "taken/bench.svg/x": "a folder where the chart goes"})
 	tests := []struct {
 		name string
 		args []string
@@ -58,6 +58,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"local batch above the limit", []string{"--batch-sizes", "8,10000"}, "--batch-sizes: 10000 is tried as embedder.batchSize"},
 		{"batch above maxInputsPerRequest", []string{"--simulate", "--batch-sizes", "4096"}, "embedder.maxInputsPerRequest"},
 		{"out under a file", []string{"--out", "afile/sub"}, "--out afile/sub cannot be created"},
+		{"out holds a folder named bench.svg", []string{"--out", "taken"}, "--out taken holds a folder named bench.svg, where the results go"},
 		{"unknown sink", []string{"--sink", "index"}, `--sink is "index"`},
 		// A --duration above the default --max-duration raises it: the
 		// refusal is the next setting's, not --max-duration's.

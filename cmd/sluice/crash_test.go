@@ -32,12 +32,17 @@ import (
 // binary, makes TestMain run the command line given as the binary's
 // arguments instead of the tests. Tests re-execute their own binary this way
 // to run `sluice` as a separate process, which they can kill, without a
-// separate build. Otherwise TestMain runs the tests and checks that they
-// leave no goroutine running.
+// separate build. So does a first argument that is not a flag (go test
+// passes only -test.* flags): the binary was started as `sluice`, such as
+// by `sluice bench`, which runs each configuration in a process of its own
+// (os.Executable: this binary under test). Running the tests there instead
+// would start the same benchmark again in every child, without end.
+// Otherwise TestMain runs the tests and checks that they leave no
+// goroutine running.
 const cliChildEnv = "SLUICE_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(cliChildEnv) == "1" {
+	if os.Getenv(cliChildEnv) == "1" || len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()

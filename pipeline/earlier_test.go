@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -404,6 +405,59 @@ func TestStoreLostBehindTheManifest(t *testing.T) {
 			if rep := in.run(wrap); rep.StoreLost || rep.FilesUnchanged != 5 {
 				t.Errorf("the run after: %+v, want 5 unchanged", rep)
 			}
+		})
+	}
+}
+
+// TestStoreLostThenAFailure: a document the run that finds the store lost
+// does not write back must be written whole by a later run, although the
+// manifest's record of it lists the nodes the lost store had: the run that
+// found the loss records it, so the later run embeds those chunks again
+// instead of taking them for stored (which left them out of the store, or
+// sent Cloud AI Search a merge it refused with 404 on every run). Such a
+// document failed in that run, or was not in it: a watch round over one
+// changed file found the loss, wrote that file, and the store was no longer
+// empty for the next run to see.
+func TestStoreLostThenAFailure(t *testing.T) {
+	files := corpus(4)
+	files["p.md"] = paragraphText("first", 30) + " POISON " + paragraphText("second", 30)
+	for _, tt := range []struct {
+		name       string
+		watchRound bool // the run that finds the loss reads p.md alone
+		fail       bool // p.md fails in that run
+		unchanged  int  // documents the run after finds unchanged
+	}{
+		{"failure", false, true, 4},
+		{"watch round with a failure", true, true, 0},
+		{"watch round", true, false, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, files)
+			wrap := func(o *Options) { o.Store = reportingStore{in.store} }
+			in.run(wrap)
+			in.store.mu.Lock()
+			clear(in.store.nodes)
+			in.store.mu.Unlock()
+			if tt.fail {
+				in.emb.poison = "POISON"
+			}
+			lost := in.run(func(o *Options) {
+				wrap(o)
+				if tt.watchRound {
+					o.Source = func(ctx context.Context, fn func(reader.File, error) error) error {
+						f, err := reader.Stat(o.Reader, "p.md")
+						return fn(f, err)
+					}
+				}
+			})
+			if wantFailed := map[bool]int{true: 1}[tt.fail]; !lost.StoreLost || lost.FilesFailed != wantFailed {
+				t.Fatalf("the run that finds the loss: %+v; want store_lost and %d failed", lost, wantFailed)
+			}
+			in.emb.poison = ""
+			if rep := in.run(wrap); rep.FilesFailed != 0 || rep.FilesUnchanged != tt.unchanged || rep.ChunksReused != 0 {
+				t.Errorf("the run after: %+v; want no failure, %d unchanged, nothing reused", rep, tt.unchanged)
+			}
+			in.assertEqualsCleanRun()
 		})
 	}
 }

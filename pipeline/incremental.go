@@ -186,6 +186,12 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 			return err // the nodes had just not been counted yet
 		}
 	}
+	// Recorded, so that a document this run does not write back (it
+	// fails, it is not in a watch round, the run is killed) is read and
+	// written whole by a later run, whatever that run finds the store.
+	if err := r.opts.State.LostAll(ctx); err != nil {
+		return err
+	}
 	r.rewrite, r.report.StoreLost = true, true
 	r.opts.Logger.Warn("the store holds no node, but the manifest records nodes written to it (was the index deleted, emptied or created again?): every document is written again",
 		"scope", r.opts.State.Scope())

@@ -89,3 +89,39 @@ func TestLost(t *testing.T) {
 		t.Errorf("Lost(nil) = %v", err)
 	}
 }
+
+// TestLostAll drops every node of the scope from its documents' records,
+// marks them with LostSize and makes a dead run's acknowledged node ids
+// intended ones (maybe stored, to be written again); the other scope is
+// untouched.
+func TestLostAll(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, "local:a")
+	other := open(t, path, "local:b")
+	run := begin(t, s)
+	ackCommit(t, run, "a.md", "h", "n1", "n2")
+	ackCommit(t, run, "b.md", "h", "n3")
+	if err := begin(t, s).Ack(ctx, nodes("c.md", "n4")); err != nil { // a run that died before committing c.md
+		t.Fatal(err)
+	}
+	ackCommit(t, begin(t, other), "a.md", "h", "n1")
+
+	if err := s.LostAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{"a.md", "b.md"} {
+		if d, ok, err := s.Doc(ctx, doc); err != nil || !ok || len(d.NodeIDs) != 0 || d.Size != LostSize {
+			t.Errorf("%s: %+v, %v, %v; want no nodes and size %d", doc, d, ok, err, LostSize)
+		}
+	}
+	if acked, intended, err := s.Pending(ctx, "c.md"); err != nil || len(acked) != 0 || !slices.Equal(intended, []string{"n4"}) {
+		t.Errorf("c.md pending: acked %v, intended %v, %v; want n4 intended", acked, intended, err)
+	}
+	if has, err := s.HasNodes(ctx); err != nil || !has {
+		t.Errorf("HasNodes = %v, %v; the intended n4 may still be stored", has, err)
+	}
+	if d, _, _ := other.Doc(ctx, "a.md"); !slices.Equal(d.NodeIDs, []string{"n1"}) || d.Size == LostSize {
+		t.Errorf("the other scope's a.md changed: %+v", d)
+	}
+}

@@ -567,6 +567,24 @@ func (s *Store) Lost(ctx context.Context, nodes []NodeRef) error {
 	})
 }
 
+// LostAll records that the store lost every node of the scope (an index
+// deleted, emptied or created again behind the manifest): as Lost for
+// every recorded node, and the node ids a run that did not finish had
+// acknowledged count as not known to be stored.
+func (s *Store) LostAll(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?2 WHERE scope = ?1 AND id IN (SELECT doc FROM doc_nodes WHERE scope = ?1)`,
+			s.scope, LostSize); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ?1`, s.scope); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE pending SET acked = 0 WHERE scope = ?1 AND acked = 1`, s.scope)
+		return err
+	})
+}
+
 // Uncommitted returns, sorted, the ids of documents that have pending node
 // ids but no record: a run wrote some of their chunks and stopped before
 // committing them.

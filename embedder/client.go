@@ -82,8 +82,10 @@ func WithTokenCounter(count func(string) (int, error)) Option {
 
 // WithLogger logs every request the Client sends at debug level (the
 // endpoint without its query, inputs, tokens, status, latency; never a
-// header or a key), and every retry with its delay and cause. By default
-// nothing is logged; a nil l changes nothing.
+// header or a key), and every retry with its delay and cause; and at
+// warning level, once per storm of 429s, that the provider is rate
+// limiting requests, with the budgets to check. By default nothing is
+// logged; a nil l changes nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *Client) {
 		if l != nil {
@@ -360,9 +362,12 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 		// quota ever admits, is no rate limit: it neither lowers the
 		// concurrency cap nor pauses the other workers.
 		if apiErr.rateLimited() {
-			c.stats.throttled.Add(1)
-			c.gate.throttled(start, now)
-			c.pace.pause(now, min(apiErr.RetryAfter, c.cfg.MaxRetryAfter))
+			n := c.stats.throttled.Add(1)
+			wait := min(apiErr.RetryAfter, c.cfg.MaxRetryAfter)
+			c.pace.pause(now, wait)
+			if cut, limit := c.gate.throttled(start, now); cut {
+				c.warnThrottled(ctx, n, wait, limit)
+			}
 		}
 		return nil, apiErr
 	}
@@ -376,6 +381,21 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 	c.stats.success(time.Since(start), n, tokens)
 	c.gate.succeeded()
 	return vecs, nil
+}
+
+// warnThrottled logs, at warning level, that the provider began to rate
+// limit requests: once per storm (the 429 that lowered the in-flight cap),
+// so that a run whose budgets exceed the quota says so without --debug,
+// however many requests each storm refuses. throttled is the number of
+// 429s so far, wait the pause every request now observes, limit the
+// in-flight cap after the cut.
+func (c *Client) warnThrottled(ctx context.Context, throttled int64, wait time.Duration, limit float64) {
+	c.log.LogAttrs(ctx, slog.LevelWarn,
+		"the embedding provider is rate limiting requests (HTTP 429): they are retried after the wait it asks for, fewer at a time; "+
+			"if this recurs, set embedder.requestsPerMinute and embedder.tokensPerMinute to at most the quota it grants (see the embedder README)",
+		slog.String("provider", c.provider), slog.String("url", c.redactedURL()),
+		slog.Int64("throttled", throttled), slog.Duration("wait", wait), slog.Int("concurrency", int(limit)),
+		slog.String("requestsPerMinute", budget(c.cfg.RequestsPerMinute)), slog.String("tokensPerMinute", budget(c.cfg.TokensPerMinute)))
 }
 
 func (c *Client) transportError(ctx context.Context, err error) error {

@@ -70,15 +70,17 @@ func (g *gate) grant() {
 
 // throttled halves the limit after a 429 on a request sent at sent. Answers
 // to requests sent before the last cut belong to the same storm and do not
-// cut again.
-func (g *gate) throttled(sent, now time.Time) {
+// cut again. It reports whether it cut, that is whether the 429 began a
+// storm, and the limit after it.
+func (g *gate) throttled(sent, now time.Time) (cut bool, limit float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if sent.Before(g.lastCut) {
-		return
+		return false, g.limit
 	}
 	g.limit = max(1, g.limit/2)
 	g.lastCut = now
+	return true, g.limit
 }
 
 // succeeded raises the limit additively.

@@ -3,6 +3,7 @@ package embedder_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -63,5 +64,46 @@ func TestLoggerLogsRequestsAndRetries(t *testing.T) {
 				t.Errorf("the API key appears in the log:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestLoggerWarnsWhenRateLimited checks that a 429 is visible without debug
+// logging: the 429 that begins a storm is logged once at warning level,
+// with the count, the wait and the budget settings to check, and never the
+// key. Before, 429s were logged at debug level only, so a nightly run whose
+// budgets exceeded the quota was slowed by them without a word.
+func TestLoggerWarnsWhenRateLimited(t *testing.T) {
+	t.Setenv("SLUICE_TEST_KEY", testKey)
+	_, url := embedtest.Start(t, embedtest.Options{Key: testKey, Dimensions: 32, RPM: 1, NoRateLimitHeaders: true})
+	cfg := embedder.Config{Provider: "openai", BaseURL: url + "/v1", Model: "test-model", Dimensions: 32, APIKeyEnv: "SLUICE_TEST_KEY",
+		MaxRetries: -1, TokensPerMinute: 100000}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(testHTTPClient(t)), embedder.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Embed(ctx, texts(1)); err != nil {
+		t.Fatalf("first request, within the quota: %v", err)
+	}
+	if buf.Len() != 0 {
+		t.Fatalf("a successful request logged at info level or above:\n%s", buf.String())
+	}
+	if _, err := c.Embed(ctx, texts(1)); !errors.Is(err, embedder.ErrThrottled) {
+		t.Fatalf("second request: err = %v, want ErrThrottled (the quota admits one request a minute)", err)
+	}
+	out := strings.TrimSpace(buf.String())
+	lines := strings.Split(out, "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "rate limiting") {
+		t.Fatalf("want one warning that the provider is rate limiting; log:\n%s", out)
+	}
+	for _, w := range []string{"throttled=1", "requestsPerMinute=unlimited", "tokensPerMinute=100000", "url=" + url + "/v1/embeddings"} {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("warning lacks %s: %s", w, lines[0])
+		}
+	}
+	if strings.Contains(out, testKey) {
+		t.Errorf("the API key appears in the log:\n%s", out)
 	}
 }

@@ -718,7 +718,8 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 	if resp.StatusCode/100 == 2 {
 		return resp.StatusCode, body, nil
 	}
-	se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials}
+	se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials,
+		upload: strings.HasSuffix(c.path, "/docs/index")}
 	if c.index {
 		se.Index = s.cfg.IndexName
 		se.createsIndex = s.cfg.IndexManagement == CreateIfNotExists

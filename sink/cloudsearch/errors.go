@@ -102,6 +102,11 @@ type ServiceError struct {
 	// are honoured by the retries; a longer one ends them at once.
 	RetryAfter time.Duration
 
+	// upload is set when the request was a docs/index upload, whose
+	// throttling the upload settings can ease; a throttled read (a query,
+	// a lookup, a count) is eased by replicas or by waiting instead.
+	upload bool
+
 	credentials string // where the refused credentials came from, for the 401/403 hint
 	// For the remedy of a missing index (404): createsIndex when the
 	// store's indexManagement is CreateIfNotExists, and indexOpened when New
@@ -131,13 +136,24 @@ func (e *ServiceError) Error() string {
 		}
 		s += "; the service refused the credentials: check " + creds + ", then verify by listing indexes (`sluice doctor` does)"
 	case (e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable) && e.RetryAfter > MaxRetryWait:
-		s += fmt.Sprintf("; the service is throttling and asked to wait %s (Retry-After), longer than the %s a retry waits at most, so it was not retried: try again later, lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, or add replicas/partitions", e.RetryAfter.Round(time.Second), MaxRetryWait)
+		s += fmt.Sprintf("; the service is throttling and asked to wait %s (Retry-After), longer than the %s a retry waits at most, so it was not retried: try again later, %s", e.RetryAfter.Round(time.Second), MaxRetryWait, e.throttleRemedy())
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
-		s += "; the service is throttling: lower sink.cloudsearch.uploadConcurrency or uploadBatchSize, raise maxRetries, or add replicas/partitions"
+		s += "; the service is throttling: raise " + settingPrefix + "maxRetries, " + e.throttleRemedy()
 	case e.StatusCode == http.StatusInternalServerError || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout:
 		s += "; the service kept failing through the retries of sink.cloudsearch.maxRetries: try again later, raise maxRetries, or check the service's health in the Azure portal"
 	}
 	return s
+}
+
+// throttleRemedy says what eases the throttling of the request: for an
+// upload, smaller or fewer concurrent upload requests; for a read, which
+// the upload settings of the store do not shape, replicas or a quieter
+// moment (a bulk load writing to the same service competes with it).
+func (e *ServiceError) throttleRemedy() string {
+	if e.upload {
+		return "lower " + settingPrefix + "uploadConcurrency or uploadBatchSize, or add replicas/partitions"
+	}
+	return "add replicas (they serve reads), or read while no bulk load is writing to the service"
 }
 
 // Unwrap returns the sentinel matching the status: ErrIndexNotFound or
@@ -316,11 +332,21 @@ func (e *DocumentError) Error() string {
 	if e.Attempts > 1 {
 		s += " (after " + strconv.Itoa(e.Attempts) + " attempts)"
 	}
-	if strings.Contains(e.Message, "term that is too large") {
+	switch {
+	case strings.Contains(e.Message, "term that is too large"):
 		s += "; " + termTooLargeHint
+	case e.StatusCode == http.StatusNotFound:
+		s += "; " + notStoredHint
 	}
 	return s
 }
+
+// notStoredHint says what to do about a node whose metadata could not be
+// updated (a merge, see Store.UpdateMetadata) because the index no longer
+// holds it: only uploads create documents, and a merge carries no vector.
+const notStoredHint = "the index no longer holds this node (it was deleted from the index behind Sluice's back, or the index was emptied or created again), " +
+	"so its metadata cannot be updated without its embedding: `sluice run --verify` finds the nodes the index lost and embeds and writes them again " +
+	"(`sluice run --full` rewrites every document)"
 
 // termTooLargeHint says what to do about a value the service refuses as
 // one term longer than 32,766 UTF-8 bytes.

@@ -26,7 +26,9 @@ import (
 // that is not finite, on a numeric field: OData has no literal for it.
 //
 // A key that is not among fields is an error naming it: the service can only
-// filter on fields declared filterable.
+// filter on fields declared filterable. A key that LlamaIndex's node format
+// reserves (sink.ReservedMetadataKey: doc_id, ref_doc_id, ...) gets an error
+// that says no metadata carries it, and how to find a document's nodes.
 func ODataFilter(f *sink.MetadataFilters, fields FilterableFields) (string, error) {
 	if f == nil || len(f.Filters) == 0 {
 		return "", nil
@@ -39,6 +41,12 @@ func ODataFilter(f *sink.MetadataFilters, fields FilterableFields) (string, erro
 	parts := make([]string, 0, len(f.Filters))
 	for _, mf := range f.Filters {
 		ff, ok := fields.lookup(mf.Key)
+		if !ok && sink.ReservedMetadataKey(mf.Key) {
+			return "", &sink.FilterError{Reason: fmt.Sprintf("metadata key %q is one of the keys LlamaIndex's node format keeps for the node itself in the metadata string, "+
+				"not metadata a filter can match (declaring it filterable would not help: no node's metadata sets it); "+
+				"a node's document id is the document id field (%sdocIdFieldKey): list a document's nodes by it (`sluice get --doc-id ID`), "+
+				"or filter on file_path once it is declared in %sfilterableMetadataFieldKeys", mf.Key, settingPrefix, settingPrefix)}
+		}
 		if !ok {
 			return "", &sink.FilterError{Reason: fmt.Sprintf("metadata key %q is not filterable in this index (filterable: %s); add it to %sfilterableMetadataFieldKeys and recreate the index",
 				mf.Key, listOrNone(fields.keys()), settingPrefix)}

@@ -81,6 +81,13 @@ func TestODataFilterErrors(t *testing.T) {
 	}{
 		{"unknown key", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("color", "red")}},
 			[]string{`"color"`, "sink.cloudsearch.filterableMetadataFieldKeys", "author, year"}},
+		// LlamaIndex's node keys are no metadata: declaring them filterable,
+		// as the unknown-key remedy says, is refused for doc_id (the field
+		// of that name holds the document id) and would match nothing.
+		{"doc_id", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("doc_id", "a.md")}},
+			[]string{`"doc_id"`, "would not help", "sink.cloudsearch.docIdFieldKey", "sluice get --doc-id"}},
+		{"ref_doc_id", &sink.MetadataFilters{Filters: []sink.MetadataFilter{in("ref_doc_id", []string{"a.md", "b.md"})}},
+			[]string{`"ref_doc_id"`, "would not help", "sluice get --doc-id"}},
 		{"not a number", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", "soon")}}, []string{`"year"`, "not a number"}},
 		{"not an integer", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 1.5)}}, []string{"not an integer"}},
 		{"beyond Edm.Int32", &sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 3e9)}}, []string{`"year"`, "Edm.Int32", "not an integer in its range"}},

@@ -269,6 +269,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.updater, _ = opts.Store.(sink.MetadataUpdater)
 	r.lister, _ = opts.Store.(NodeLister)
 	start := time.Now()
+	sr, _ := opts.Embedder.(embedder.StatsReporter)
+	var before embedder.Stats
+	if sr != nil {
+		before = sr.Stats() // a client may serve several runs, as a watch loop's rounds
+	}
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -277,6 +282,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		err = r.conclude(ctx)
 	}
 	r.report.setDuration(time.Since(start))
+	if sr != nil && !opts.DryRun {
+		after := sr.Stats()
+		r.report.Embedding = &EmbeddingReport{Requests: after.Requests - before.Requests,
+			Throttled: after.Throttled - before.Throttled, Retries: after.Retries - before.Retries}
+	}
 	// The documents a stopped run did not finish leave BytesPartial, which
 	// is 0 between runs (Stats may serve several, as a watch loop's rounds).
 	opts.Stats.BytesPartial.Add(-r.partial.Swap(0))

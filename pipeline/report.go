@@ -66,6 +66,23 @@ type Report struct {
 	// Verify is what a run with Options.Verify found, nil for other runs
 	// and for runs that wrote every document anyway (Full, StoreLost).
 	Verify *VerifyReport `json:"verify,omitempty"`
+	// Embedding counts the run's requests to the embedding provider, for
+	// an embedder that keeps embedder.Stats (the HTTP clients); nil for a
+	// local embedder and in a dry run.
+	Embedding *EmbeddingReport `json:"embedding,omitempty"`
+}
+
+// EmbeddingReport counts a run's requests to the embedding provider, so a
+// nightly job sees throttling that its retries absorbed.
+type EmbeddingReport struct {
+	// Requests counts the HTTP requests sent, retries included.
+	Requests int64 `json:"requests"`
+	// Throttled counts the requests the provider answered 429 for a rate
+	// limit: the budgets (requestsPerMinute, tokensPerMinute) exceed the
+	// quota it grants, or another client shares it.
+	Throttled int64 `json:"http_429"`
+	// Retries counts the requests that retried a failed one.
+	Retries int64 `json:"retries"`
 }
 
 // Failure is one document that could not be ingested.

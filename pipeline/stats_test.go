@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -409,5 +410,45 @@ func TestStatsSharedReportBytesRead(t *testing.T) {
 	}
 	if got := stats.BytesRead.Load(); got != 2*int64(len(body)) {
 		t.Errorf("Stats.BytesRead = %d; want %d", got, 2*len(body))
+	}
+}
+
+// statsEmbedder is a fakeEmbedder that keeps embedder.Stats, as the HTTP
+// clients do: each Embed call counts as one request, with one 429 and one
+// retry before it.
+type statsEmbedder struct{ *fakeEmbedder }
+
+func (e statsEmbedder) Stats() embedder.Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := int64(e.requests)
+	return embedder.Stats{Requests: 2 * n, Throttled: n, Retries: n, Succeeded: n}
+}
+
+// TestReportCountsEmbeddingRequests: the report counts the requests, 429s
+// and retries of its own run (a client may serve several, as a watch
+// loop's rounds), and has no such counts for an embedder without Stats or
+// in a dry run.
+func TestReportCountsEmbeddingRequests(t *testing.T) {
+	in := newIncr(t, corpus(3))
+	emb := statsEmbedder{in.emb}
+	with := func(o *Options) { o.Embedder = emb }
+	first := in.run(with)
+	calls := int64(in.emb.requests)
+	if want := (&EmbeddingReport{Requests: 2 * calls, Throttled: calls, Retries: calls}); first.Embedding == nil || *first.Embedding != *want || calls == 0 {
+		t.Errorf("first run: embedding %+v, want %+v", first.Embedding, want)
+	}
+	if err := os.WriteFile(filepath.Join(in.root, "new.md"), []byte("A new document to embed."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := in.run(with)
+	if n := int64(in.emb.requests) - calls; second.Embedding == nil || *second.Embedding != (EmbeddingReport{Requests: 2 * n, Throttled: n, Retries: n}) || n == 0 {
+		t.Errorf("second run: embedding %+v, want the %d calls of this run alone", second.Embedding, n)
+	}
+	if dry := in.run(func(o *Options) { with(o); o.DryRun = true }); dry.Embedding != nil {
+		t.Errorf("dry run: embedding %+v, want none", dry.Embedding)
+	}
+	if plain := in.run(nil); plain.Embedding != nil {
+		t.Errorf("embedder without Stats: embedding %+v, want none", plain.Embedding)
 	}
 }

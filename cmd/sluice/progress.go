@@ -185,6 +185,7 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 			r.FilesIngested, r.FilesSeen, files, r.ChunksWritten, r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
 	}
 	printVerify(w, r)
+	printEmbedding(w, r.Embedding)
 	if r.FilesFailed == 0 {
 		return
 	}
@@ -196,6 +197,19 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 		}
 		fmt.Fprintf(w, "  %s\n", msg)
 	}
+}
+
+// printEmbedding prints the requests a remote embedder sent, with the 429s
+// and retries its retries absorbed: a run slowed by throttling says so.
+func printEmbedding(w io.Writer, e *pipeline.EmbeddingReport) {
+	if e == nil || e.Requests == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Embedding API: %s, %d throttled (HTTP 429), %s.", plural(int(e.Requests), "request", "requests"), e.Throttled, plural(int(e.Retries), "retry", "retries"))
+	if e.Throttled > 0 {
+		fmt.Fprint(w, " The provider rate-limited this run: set embedder.requestsPerMinute and tokensPerMinute to at most its quota.")
+	}
+	fmt.Fprintln(w)
 }
 
 // printVerify prints what --verify found, if the run verified the store.

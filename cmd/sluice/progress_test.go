@@ -125,6 +125,28 @@ func TestSummaryFailures(t *testing.T) {
 	}
 }
 
+// TestSummaryEmbedding: the summary counts a remote embedder's requests,
+// 429s and retries, with what to change when the provider throttled, and
+// says nothing of a local embedder.
+func TestSummaryEmbedding(t *testing.T) {
+	for _, tt := range []struct {
+		e    *pipeline.EmbeddingReport
+		want string // "" for no line
+	}{
+		{nil, ""},
+		{&pipeline.EmbeddingReport{Requests: 1}, "Embedding API: 1 request, 0 throttled (HTTP 429), 0 retries.\n"},
+		{&pipeline.EmbeddingReport{Requests: 119, Throttled: 9, Retries: 10}, "Embedding API: 119 requests, 9 throttled (HTTP 429), 10 retries. " +
+			"The provider rate-limited this run: set embedder.requestsPerMinute and tokensPerMinute to at most its quota.\n"},
+	} {
+		var b strings.Builder
+		printSummary(&b, &pipeline.Report{Embedding: tt.e})
+		_, line, _ := strings.Cut(b.String(), "\n")
+		if line != tt.want {
+			t.Errorf("summary after its first line:\n%q\nwant\n%q", line, tt.want)
+		}
+	}
+}
+
 // TestProgressLogAttrs checks the fields of the progress log line a log
 // collector reads: the counts, the totals only once the pre-scan has them,
 // and the ETA in seconds only once it is known.

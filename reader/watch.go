@@ -232,10 +232,10 @@ type Watcher struct {
 	close    sync.Once
 
 	// Owned by the goroutine that calls Run.
-	dirs     map[string]bool     // watched folders by root-relative path ("" is the root)
+	dirs     *pathSet            // watched folders by root-relative path ("" is the root)
 	failed   map[string]bool     // folders reported Failed, not since watched and readable, or gone
 	limited  map[string]bool     // folders the watch limit kept from being watched, tried again by rescan
-	known    map[string]bool     // ids of documents believed to exist
+	known    *pathSet            // ids of documents believed to exist
 	links    map[string]link     // followed symbolic links by id
 	targets  map[string]*target  // their resolved targets by root-relative path
 	fresh    []string            // links registered since the last settle
@@ -304,14 +304,14 @@ func NewWatcher(cfg Config, opts WatchOptions) (*Watcher, error) {
 	}
 	w := &Watcher{
 		root: cfg.Dir, realRoot: real, rootInfo: rootInfo, m: compile(cfg), opts: opts, fsw: fsw, events: fsw.Events, errs: fsw.Errors, addWatch: fsw.Add,
-		dirs: map[string]bool{}, failed: map[string]bool{}, limited: map[string]bool{}, known: map[string]bool{}, links: map[string]link{}, targets: map[string]*target{},
+		dirs: newPathSet(), failed: map[string]bool{}, limited: map[string]bool{}, known: newPathSet(), links: map[string]link{}, targets: map[string]*target{},
 		pending: map[string]*pending{}, readyIdx: map[string]int{},
 	}
 	if err := fsw.Add(cfg.Dir); err != nil {
 		fsw.Close()
 		return nil, watchErr(cfg.Dir, err)
 	}
-	w.dirs[""] = true
+	w.dirs.add("")
 	w.scan("", false, time.Time{})
 	w.settle(false, time.Time{})
 	return w, nil
@@ -498,7 +498,7 @@ func (w *Watcher) gone(rel string, now time.Time) {
 // forget drops what the watcher tracks at rel, if anything: a watched
 // folder, a folder that could not be watched, or a link (see dropDir).
 func (w *Watcher) forget(rel string, now time.Time) {
-	if _, linked := w.links[rel]; w.dirs[rel] || w.failed[rel] || w.limited[rel] || linked {
+	if _, linked := w.links[rel]; w.dirs.contains(rel) || w.failed[rel] || w.limited[rel] || linked {
 		w.dropDir(rel, now)
 	}
 }
@@ -527,7 +527,7 @@ func (w *Watcher) appeared(rel string, now time.Time) {
 // enter watches the folder rel, unless it is watched already or not to be
 // watched, and touches the documents below it.
 func (w *Watcher) enter(rel string, now time.Time) {
-	if !w.dirs[rel] && w.wanted(rel) && w.addDir(rel) {
+	if !w.dirs.contains(rel) && w.wanted(rel) && w.addDir(rel) {
 		w.scan(rel, true, now)
 	}
 }
@@ -542,7 +542,7 @@ func (w *Watcher) chmod(rel string, now time.Time) {
 	switch {
 	case err != nil || !fi.IsDir():
 		w.mark(rel, now)
-	case w.dirs[rel]:
+	case w.dirs.contains(rel):
 		w.recheckLater(rel, now)
 	default:
 		w.enter(rel, now)
@@ -570,7 +570,7 @@ func (w *Watcher) recheckLater(rel string, now time.Time) {
 // one removed meanwhile is reported Removed, and the pipeline's size and
 // modification time check keeps unchanged ones cheap.
 func (w *Watcher) recheck(rel string, now time.Time) {
-	if !w.dirs[rel] { // gone or no longer watched meanwhile
+	if !w.dirs.contains(rel) { // gone or no longer watched meanwhile
 		return
 	}
 	if _, err := os.ReadDir(w.abs(rel)); err != nil {
@@ -585,17 +585,15 @@ func (w *Watcher) recheck(rel string, now time.Time) {
 		return
 	}
 	for id := range w.failed {
-		if !inside(id, rel) || !w.dirs[id] {
+		if !inside(id, rel) || !w.dirs.contains(id) {
 			continue // a folder still not watched is retried by scan
 		}
 		if _, err := os.ReadDir(w.abs(id)); err == nil {
 			w.recovered(id)
 		}
 	}
-	for id := range w.known {
-		if inside(id, rel) {
-			w.mark(id, now)
-		}
+	for _, id := range w.known.under(rel) {
+		w.mark(id, now)
 	}
 	w.scan(rel, true, now)
 	w.settle(true, now)
@@ -636,7 +634,7 @@ func (w *Watcher) closedAbove(id string) (string, bool) {
 		fi, err := os.Stat(w.abs(p))
 		switch {
 		case err == nil:
-			return p, fi.IsDir() && w.dirs[p] && w.m.descend(p)
+			return p, fi.IsDir() && w.dirs.contains(p) && w.m.descend(p)
 		case !errors.Is(err, fs.ErrPermission):
 			return "", false
 		}
@@ -685,7 +683,7 @@ func (w *Watcher) addDir(rel string) bool {
 	}
 	switch {
 	case err == nil:
-		w.dirs[rel] = true
+		w.dirs.add(rel)
 		w.recovered(rel)
 		return true
 	case isLimit(err):
@@ -729,10 +727,10 @@ func (w *Watcher) scan(rel string, touch bool, now time.Time) {
 		case e.Type()&fs.ModeSymlink != 0:
 			w.link(id, touch, now)
 		case e.IsDir():
-			if !w.dirs[id] && w.wanted(id) {
+			if !w.dirs.contains(id) && w.wanted(id) {
 				w.addDir(id)
 			}
-			if w.dirs[id] {
+			if w.dirs.contains(id) {
 				w.scan(id, touch, now)
 			}
 		default:
@@ -749,7 +747,7 @@ func (w *Watcher) record(id string, touch bool, now time.Time) {
 	case touch:
 		w.mark(id, now)
 	default:
-		w.known[id] = true
+		w.known.add(id)
 	}
 }
 
@@ -896,7 +894,7 @@ func (w *Watcher) watchTarget(l link, touch bool, now time.Time) {
 			continue
 		}
 		p := dir[:i]
-		if p == "" || w.dirs[p] {
+		if p == "" || w.dirs.contains(p) {
 			continue
 		}
 		if !w.addDir(p) {
@@ -944,7 +942,7 @@ func (w *Watcher) through(dir string, active map[string]bool, touch bool, now ti
 		case touch:
 			w.touch(id, now)
 		default:
-			w.known[id] = true
+			w.known.add(id)
 		}
 	}
 }
@@ -1000,7 +998,7 @@ func (w *Watcher) aliases(id string, keep func(string) bool) []string {
 // selected reports whether id is a document to report: known, or selected
 // by Config and not an editor's temporary file.
 func (w *Watcher) selected(id string) bool {
-	return w.known[id] || (w.m.match(id) && !isEditorTemp(path.Base(id)))
+	return w.known.contains(id) || (w.m.match(id) && !isEditorTemp(path.Base(id)))
 }
 
 // mark touches id, and the ids Walk reaches it under through links, that
@@ -1010,7 +1008,7 @@ func (w *Watcher) mark(id string, now time.Time) {
 		w.touch(id, now)
 	}
 	reachable := func(a string) bool {
-		if w.known[a] {
+		if w.known.contains(a) {
 			return true
 		}
 		_, ok := w.chain(a)
@@ -1028,20 +1026,10 @@ func (w *Watcher) mark(id string, now time.Time) {
 // documents under it, or under the ids it is reached by through links, so
 // they are reported removed.
 func (w *Watcher) dropDir(rel string, now time.Time) {
-	knownUnder := func(a string) bool {
-		for id := range w.known {
-			if inside(id, a) {
-				return true
-			}
-		}
-		return false
-	}
-	prefixes := append([]string{rel}, w.aliases(rel, knownUnder)...)
-	for d := range w.dirs {
-		if inside(d, rel) {
-			delete(w.dirs, d)
-			_ = w.fsw.Remove(w.abs(d)) // fsnotify may have dropped it already
-		}
+	prefixes := append([]string{rel}, w.aliases(rel, w.known.any)...)
+	for _, d := range w.dirs.under(rel) {
+		w.dirs.remove(d)
+		_ = w.fsw.Remove(w.abs(d)) // fsnotify may have dropped it already
 	}
 	for id := range w.links {
 		if inside(id, rel) {
@@ -1059,12 +1047,9 @@ func (w *Watcher) dropDir(rel string, now time.Time) {
 			delete(w.limited, d)
 		}
 	}
-	for id := range w.known {
-		for _, p := range prefixes {
-			if inside(id, p) {
-				w.touch(id, now)
-				break
-			}
+	for _, p := range prefixes {
+		for _, id := range w.known.under(p) {
+			w.touch(id, now)
 		}
 	}
 }
@@ -1168,23 +1153,23 @@ func (w *Watcher) flush(now time.Time) {
 		fi, err := os.Stat(w.abs(d.id))
 		switch {
 		case err == nil && !fi.IsDir() && w.m.match(d.id):
-			w.known[d.id] = true
+			w.known.add(d.id)
 			w.enqueue(Event{ID: d.id, Op: Changed})
 		case err != nil && isSymlink(w.abs(d.id)) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):
 			// A link that cannot be followed (broken, looping, or its
 			// target's folder closed) is a document that fails, as in
 			// Walk: the pipeline reads it and records why.
-			w.known[d.id] = true
+			w.known.add(d.id)
 			w.enqueue(Event{ID: d.id, Op: Changed})
 		case errors.Is(err, fs.ErrPermission) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):
 			if dir, ok := w.closedAbove(d.id); ok {
 				w.fail(dir, unreadable, err)
 			} else {
-				w.known[d.id] = true
+				w.known.add(d.id)
 				w.enqueue(Event{ID: d.id, Op: Changed})
 			}
-		case w.known[d.id]:
-			delete(w.known, d.id)
+		case w.known.contains(d.id):
+			w.known.remove(d.id)
 			w.enqueue(Event{ID: d.id, Op: Removed})
 		}
 	}
@@ -1239,7 +1224,7 @@ func (w *Watcher) rescan(cause error) {
 	w.nextDue = time.Time{}
 	clear(w.readyIdx)
 	w.ready, w.head = w.ready[:0], 0
-	clear(w.known)
+	w.known.clear()
 	clear(w.links)
 	clear(w.targets)
 	w.fresh = nil

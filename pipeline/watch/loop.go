@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -235,6 +239,7 @@ type runState struct {
 	rescan bool                    // a full reconciliation is due
 	full   bool                    // the round running is a full reconciliation
 	ready  bool                    // the initial reconciliation succeeded
+	again  bool                    // the due or running full reconciliation follows one that saw paths vanish
 
 	limitWarned bool // the watch limit was warned about, and folders are still unwatched
 
@@ -571,6 +576,10 @@ func (s *runState) finish(r Round) {
 	if r.Report != nil {
 		l.removed.Add(int64(r.Report.FilesDeleted))
 	}
+	again := s.again && r.Kind != Update
+	if r.Kind != Update {
+		s.again = false
+	}
 	switch {
 	case r.Err == nil:
 		s.retry.Reset()
@@ -581,6 +590,9 @@ func (s *runState) finish(r Round) {
 		}
 		l.log.Info("watch: round done", roundAttrs(r)...)
 		logFailures(l.log, r.Report)
+		if r.Kind != Update && !again {
+			s.reconcileVanished(r.Report)
+		}
 	case s.work.Err() != nil:
 		l.log.Info("watch: round abandoned; the next start resumes it", "round", r.Kind.String())
 	case permanent(r.Err):
@@ -597,6 +609,35 @@ func (s *runState) finish(r Round) {
 	if l.opts.OnRound != nil {
 		l.opts.OnRound(r)
 	}
+}
+
+// reconcileVanished requests one more full reconciliation if rep, the
+// report of a whole-folder round, failed paths that are gone now. The walk
+// listed them, but they vanished before they could be read (an rm -rf or a
+// branch switch running meanwhile): the round kept their documents, as it
+// keeps those of a file or folder it cannot read, and their removal events
+// may have been dropped for that very round while it was due. The next walk
+// does not list them, so it deletes their documents and clears their
+// failures. Only one such round follows: events are queued while it runs.
+func (s *runState) reconcileVanished(rep *pipeline.Report) {
+	if rep == nil {
+		return
+	}
+	dir := s.l.opts.Pipeline.Reader.WithDefaults().Dir
+	var gone []string
+	for _, f := range rep.Failures {
+		_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			gone = append(gone, f.Path)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	s.l.log.Info("watch: paths vanished while the folder was reconciled; reconciling it again to remove their documents",
+		"vanished", len(gone), "first", gone[0])
+	s.again = true
+	s.requestRescan()
 }
 
 // maxLoggedFailures bounds the failures logged one by one per round; the
@@ -626,6 +667,9 @@ func roundAttrs(r Round) []any {
 		}
 	} else if len(r.Removed) > 0 {
 		attrs = append(attrs, "deleted", len(r.Removed))
+	}
+	if len(r.Cleared) > 0 { // failures over, of folders or of files now gone: see Round.Cleared
+		attrs = append(attrs, "cleared", len(r.Cleared))
 	}
 	return attrs
 }

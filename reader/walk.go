@@ -102,6 +102,13 @@ type entry struct {
 
 func (w *walker) walkDir(ctx context.Context, rel, dir, real string) error {
 	entries, err := w.readDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// Removed (or replaced by a file) since its parent was listed, as
+		// during an rm -rf or a branch switch: as if the parent's listing
+		// had not held it, so that its documents are deleted, not kept as
+		// those of a folder that cannot be read.
+		return nil
+	}
 	if err != nil {
 		return w.fn(File{ID: rel, Path: dir}, &FileError{Path: rel, Err: ErrUnreadable, Detail: "directory", Cause: err})
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -240,6 +241,40 @@ func TestWalkUnreadableDirectory(t *testing.T) {
 	}
 	if msg := failed[0].Error(); !strings.Contains(msg, "locked") || !strings.Contains(msg, "permissions") {
 		t.Errorf("message %q should name the folder and the fix", msg)
+	}
+}
+
+// TestWalkFolderVanished: a folder removed (or replaced by a file) after
+// its parent was listed and before it is read is no failure: the walk goes
+// on as if the listing had not held it, so a run deletes its documents
+// rather than keeping them as those of an unreadable folder.
+func TestWalkFolderVanished(t *testing.T) {
+	for _, cause := range []error{fs.ErrNotExist, syscall.ENOTDIR} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{"a.md": "a", "gone/b.md": "b", "z.md": "z"})
+			res := walkResult{failures: map[string]error{}}
+			w := newWalker(Config{Dir: root}, func(f File, err error) error {
+				if err != nil {
+					res.failures[f.ID] = err
+				} else {
+					res.files = append(res.files, f.ID)
+				}
+				return nil
+			})
+			w.readDir = func(dir string) ([]os.DirEntry, error) {
+				if filepath.Base(dir) == "gone" {
+					return nil, &fs.PathError{Op: "open", Path: dir, Err: cause}
+				}
+				return os.ReadDir(dir)
+			}
+			if err := w.run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"a.md", "z.md"}; !equalStrings(res.files, want) || len(res.failures) != 0 {
+				t.Errorf("files %q, failures %v; want %q and no failure", res.files, res.failures, want)
+			}
+		})
 	}
 }
 

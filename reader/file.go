@@ -114,14 +114,18 @@ func CheckRegular(id string, fi fs.FileInfo) error {
 // *FileError wrapping ErrInvalidName with the offset of the first bad byte
 // and the id quoted with that byte escaped.
 func checkName(id string) error {
-	for i, r := range id {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(id[i:]); size == 1 {
-				return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(i), Detail: strconv.Quote(id)}
-			}
-		}
+	if utf8.ValidString(id) {
+		return nil
 	}
-	return nil
+	i := 0
+	for i < len(id) {
+		r, size := utf8.DecodeRuneInString(id[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(i), Detail: strconv.Quote(id)}
 }
 
 // fileKind names the type of a file that is not regular.

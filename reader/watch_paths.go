@@ -1,7 +1,5 @@
 package reader
 
-import "iter"
-
 // pathSet is a set of root-relative paths ("" is the root) that lists its
 // members at or below a folder in time proportional to their number, not
 // to the size of the set. The watcher removes a folder (rm -rf, a branch
@@ -23,9 +21,6 @@ func newPathSet() *pathSet {
 
 // contains reports whether p is a member.
 func (s *pathSet) contains(p string) bool { return s.has[p] }
-
-// len returns the number of members.
-func (s *pathSet) len() int { return len(s.has) }
 
 // add makes p a member.
 func (s *pathSet) add(p string) {
@@ -62,14 +57,14 @@ func (s *pathSet) remove(p string) {
 	}
 }
 
+// any reports whether a member is dir or below it.
+func (s *pathSet) any(dir string) bool { return s.has[dir] || len(s.kids[dir]) > 0 }
+
 // clear removes every member.
 func (s *pathSet) clear() {
 	clear(s.has)
 	clear(s.kids)
 }
-
-// any reports whether a member is dir or below it.
-func (s *pathSet) any(dir string) bool { return s.has[dir] || len(s.kids[dir]) > 0 }
 
 // under returns the members that are dir or below it, in no particular
 // order. The caller may change the set while it goes through them.
@@ -89,15 +84,4 @@ func (s *pathSet) under(dir string) []string {
 		}
 	}
 	return out
-}
-
-// all yields every member, in no particular order.
-func (s *pathSet) all() iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for p := range s.has {
-			if !yield(p) {
-				return
-			}
-		}
-	}
 }

@@ -35,8 +35,8 @@ func TestPathSet(t *testing.T) {
 			t.Errorf("any(%q) = %v, want %v", tt.dir, got, want)
 		}
 	}
-	if s.len() != 8 || !s.contains("a/b") || s.contains("a") {
-		t.Errorf("len %d, contains(a/b) %v, contains(a) %v; want 8, true, false", s.len(), s.contains("a/b"), s.contains("a"))
+	if len(s.has) != 8 || !s.contains("a/b") || s.contains("a") {
+		t.Errorf("len %d, contains(a/b) %v, contains(a) %v; want 8, true, false", len(s.has), s.contains("a/b"), s.contains("a"))
 	}
 
 	for _, p := range []string{"a/b/x.md", "a/b/y.md", "a/b", "nowhere", "x.md/inner.md"} {
@@ -53,8 +53,8 @@ func TestPathSet(t *testing.T) {
 	for _, p := range []string{"", "a/c.md", "ab/d.md", "x.md"} {
 		s.remove(p)
 	}
-	if s.len() != 0 || len(s.kids) != 0 {
-		t.Errorf("emptied set holds %d members and %d folders: %v", s.len(), len(s.kids), s.kids)
+	if len(s.has) != 0 || len(s.kids) != 0 {
+		t.Errorf("emptied set holds %d members and %d folders: %v", len(s.has), len(s.kids), s.kids)
 	}
 	s.add("q/r.md")
 	s.clear()
@@ -130,7 +130,7 @@ func TestWatchRemoveLargeTreeLinear(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d documents reported removed, want %d", len(got), len(want))
 	}
-	if n, wantLeft := w.known.len(), tops/2*subs*files; n != wantLeft {
+	if n, wantLeft := len(w.known.has), tops/2*subs*files; n != wantLeft {
 		t.Errorf("watcher still knows %d documents, want %d", n, wantLeft)
 	}
 	if w.dirs.any("a00") || !w.dirs.contains("a49/b099") {

@@ -209,10 +209,7 @@ embedder: {dimensions: 64}
 			args := append(append(append([]string{}, cmd...), flags...), "--json")
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
 				out, stderr, code := sluice(t, dir, args...)
-				var got []string
-				for _, l := range jsonLines(t, out) {
-					got = append(got, fmt.Sprint(l["doc_id"]))
-				}
+				got := docIDsOf(t, out)
 				if code != exitOK || !sameSet(got, tt.want) {
 					t.Errorf("exit %d, stderr %q, documents %v; want %v", code, stderr, got, tt.want)
 				}
@@ -306,10 +303,7 @@ sink:
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
 				before := len(srv.Requests())
 				out, stderr, code := sluice(t, dir, args...)
-				var got []string
-				for _, l := range jsonLines(t, out) {
-					got = append(got, fmt.Sprint(l["doc_id"]))
-				}
+				got := docIDsOf(t, out)
 				if code != exitOK || !sameSet(got, tt.want) {
 					t.Errorf("exit %d, stderr %q, documents %v; want %v", code, stderr, got, tt.want)
 				}
@@ -422,4 +416,14 @@ func TestQueryDimensionMismatch(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with %q", code, stdout, stderr, want)
 		}
 	})
+}
+
+// docIDsOf returns the doc_id of each JSON line of query or get --json.
+func docIDsOf(t *testing.T, out string) []string {
+	t.Helper()
+	var ids []string
+	for _, l := range jsonLines(t, out) {
+		ids = append(ids, fmt.Sprint(l["doc_id"]))
+	}
+	return ids
 }

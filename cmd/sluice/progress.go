@@ -101,11 +101,7 @@ func viewProgress(s pipeline.Snapshot, elapsed time.Duration) progressView {
 	return v
 }
 
-// statusLine renders files, chunks, bytes, throughput and ETA.
-func statusLine(s pipeline.Snapshot, elapsed time.Duration) string {
-	return viewProgress(s, elapsed).line()
-}
-
+// line renders files, chunks, bytes, throughput and ETA.
 func (v progressView) line() string {
 	s := v.s
 	files := fmt.Sprintf("%d", s.FilesDone)

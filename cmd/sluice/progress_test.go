@@ -99,8 +99,8 @@ func TestStatusLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := statusLine(tt.s, tt.elapsed); got != tt.want {
-				t.Errorf("statusLine =\n  %q\nwant\n  %q", got, tt.want)
+			if got := viewProgress(tt.s, tt.elapsed).line(); got != tt.want {
+				t.Errorf("status line =\n  %q\nwant\n  %q", got, tt.want)
 			}
 		})
 	}

@@ -585,6 +585,7 @@ type call struct {
 	query  url.Values // besides api-version
 	body   []byte     // JSON, or nil
 	index  bool       // whether a 404 means the index is missing
+	upload bool       // a docs/index upload, whose throttling the upload settings ease
 	accept string     // the Accept header; "" means application/json
 
 	attempts *atomic.Int32 // if set, counts the attempts sent (retries included)
@@ -719,7 +720,7 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 		return resp.StatusCode, body, nil
 	}
 	se := &ServiceError{Op: c.op, StatusCode: resp.StatusCode, Endpoint: s.cfg.Endpoint, RetryAfter: retryafter.Parse(resp.Header, time.Now()), credentials: s.credentials,
-		upload: strings.HasSuffix(c.path, "/docs/index")}
+		upload: c.upload}
 	if c.index {
 		se.Index = s.cfg.IndexName
 		se.createsIndex = s.cfg.IndexManagement == CreateIfNotExists

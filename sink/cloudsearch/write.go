@@ -295,7 +295,7 @@ func (s *Store) sendBatch(ctx context.Context, docs []encodedDoc) ([]indexingRes
 		Value []indexingResult `json:"value"`
 	}
 	sent := &sentCredentials{}
-	err := s.doJSON(ctx, call{op: "upload documents", method: http.MethodPost, path: s.indexPath("/docs/index"), body: encodeBatch(docs), index: true, sent: sent}, &out)
+	err := s.doJSON(ctx, call{op: "upload documents", method: http.MethodPost, path: s.indexPath("/docs/index"), body: encodeBatch(docs), index: true, upload: true, sent: sent}, &out)
 	for i := range out.Value {
 		out.Value[i].ErrorMessage = sent.redact(out.Value[i].ErrorMessage)
 	}

@@ -106,9 +106,9 @@ func remove(t *testing.T, in *incr, name string) {
 	}
 }
 
-// TestDeadLetterOfVanishedFileLeaves: a file deleted between the walk and
-// its read fails ("it will be picked up by the next run"); the next run,
-// which does not find it, forgets it.
+// TestDeadLetterOfVanishedFileLeaves: a file recorded as failed because it
+// vanished (by an earlier version, or with Options.KeepVanished) leaves the
+// dead-letter table in the next run, which does not find it.
 func TestDeadLetterOfVanishedFileLeaves(t *testing.T) {
 	in := newIncr(t, map[string]string{"a.md": "Alpha text."})
 	ctx := context.Background()

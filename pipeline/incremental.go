@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -518,9 +519,12 @@ func (r *run) conclude(ctx context.Context) error {
 		if r.seen[id] || !r.opts.Reader.Match(id) || r.protected(id) {
 			continue
 		}
-		if err := r.removeDocument(ctx, id); err != nil {
+		n, err := r.removeDocument(ctx, id)
+		if err != nil {
 			return err
 		}
+		r.report.FilesDeleted++
+		r.report.ChunksDeleted += n
 	}
 	if r.opts.DryRun {
 		return nil
@@ -581,30 +585,51 @@ func readableDir(p string) bool {
 	return err == nil || errors.Is(err, io.EOF)
 }
 
-// removeDocument deletes every node of a document whose source is gone.
-func (r *run) removeDocument(ctx context.Context, id string) error {
+// removeDocument deletes every node of a document whose source is gone
+// (in a dry run, only counts them) and returns the number of chunks the
+// manifest knew it by; the caller counts the document in the report.
+func (r *run) removeDocument(ctx context.Context, id string) (int, error) {
 	st := r.opts.State
 	n := 0 // the chunks the manifest knows: none without one (a dry run's)
 	if st != nil {
 		prev, _, err := st.Doc(ctx, id)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		acked, _, err := st.Pending(ctx, id)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		n = len(prev.NodeIDs) + len(acked)
 	}
 	if !r.opts.DryRun {
 		if err := RemoveDocument(ctx, r.opts.Store, st, id); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	r.opts.Logger.Debug("document deleted", "doc", id, "chunks", n)
-	r.report.FilesDeleted++
-	r.report.ChunksDeleted += n
-	return nil
+	return n, nil
+}
+
+// gone reports whether a document that failed with err is to be deleted
+// rather than failed: its file vanished after the source listed it and is
+// still gone (an rm -rf or a branch switch running during the walk), while
+// the source folder (Options.Reader.Dir) is still there. A folder that
+// vanished whole (an unmounted disk) keeps its documents, as does a run
+// without a manifest to delete them by, and one with Options.KeepVanished.
+func (r *run) gone(d *document, err error) bool {
+	if r.opts.KeepVanished || (r.opts.State == nil && !r.opts.DryRun) || d.file.ID == "" || !errors.Is(err, reader.ErrVanished) {
+		return false
+	}
+	dir := r.opts.Reader.Dir
+	if dir == "" && r.fullWalk {
+		dir = r.opts.Reader.WithDefaults().Dir
+	}
+	if dir == "" || !readableDir(dir) {
+		return false // a source of its own without a folder, or the folder itself vanished
+	}
+	_, err = os.Lstat(filepath.Join(dir, filepath.FromSlash(d.file.ID)))
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // protected reports whether id lies under a folder the walk could not read.

@@ -151,6 +151,15 @@ type Options struct {
 	// the manifest does not know them. Report.Verify says what it found.
 	// In a dry run it plans the writes. Unneeded with Full.
 	Verify bool
+	// KeepVanished fails a document whose file vanished after the source
+	// listed it (reader.ErrVanished) and is still gone, as other unreadable
+	// files fail, keeping its nodes. By default, with State, such a
+	// document is deleted instead, as a walk that no longer lists it would
+	// delete it: an rm -rf or a branch switch running during the walk
+	// leaves no failures behind. A source that names files rather than
+	// listing a folder, whose folder may not be the one the documents came
+	// from (`sluice failed retry DIR`), sets it.
+	KeepVanished bool
 	// PricePerMillionTokens, if set, gives the report's estimated cost.
 	PricePerMillionTokens float64
 	// Prescan walks the source once more, concurrently, to fill
@@ -171,7 +180,10 @@ type DocumentResult struct {
 	File   reader.File
 	Hash   string // hex SHA-256 of the source bytes ("" if never read whole)
 	Chunks int    // chunks emitted by the splitter
-	Err    error  // nil when every chunk was written
+	Err    error  // nil when every chunk was written, or when Deleted
+	// Deleted reports a document whose file vanished while the run read
+	// it: its nodes were deleted (see Options.KeepVanished).
+	Deleted bool
 }
 
 func (o *Options) applyDefaults() {
@@ -707,18 +719,24 @@ func (r *run) settle(ctx context.Context, cs []*chunk) error {
 }
 
 // finish completes a document: on success its stale chunks are deleted and
-// the manifest records it; on failure the dead-letter table does. Then its
-// memory budget is given back and the report counts it.
+// the manifest records it; if its file vanished, it is deleted (see
+// Options.KeepVanished); on other failures the dead-letter table records
+// it. Then its memory budget is given back and the report counts it.
 func (r *run) finish(ctx context.Context, d *document) error {
 	if d.budget > 0 {
 		r.budget.Release(d.budget)
 	}
 	o := d.outcome()
-	var deleted int // stale chunks, or those of a failed document
+	gone := o.err != nil && r.gone(d, o.err)
+	var deleted int // stale chunks, or those of a failed or deleted document
 	var err error
-	if o.err == nil {
+	switch {
+	case gone:
+		deleted, err = r.removeDocument(ctx, d.file.ID)
+		o.err = nil
+	case o.err == nil:
 		deleted, err = r.commit(ctx, d, o)
-	} else {
+	default:
 		deleted, err = r.deadLetter(ctx, d, o.err)
 	}
 	if err != nil {
@@ -736,24 +754,28 @@ func (r *run) finish(ctx context.Context, d *document) error {
 		r.opts.Logger.Debug("document failed", "doc", d.file.ID, "err", o.err)
 	}
 	if r.opts.OnDocument != nil {
-		if herr := r.opts.OnDocument(ctx, DocumentResult{File: d.file, Hash: o.hash, Chunks: o.chunks, Err: o.err}); herr != nil {
+		res := DocumentResult{File: d.file, Hash: o.hash, Chunks: o.chunks, Err: o.err, Deleted: gone}
+		if herr := r.opts.OnDocument(ctx, res); herr != nil {
 			return fmt.Errorf("pipeline: recording %s: %w", d.file.ID, herr)
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.report.ChunksDeleted += deleted
-	if o.err != nil {
+	switch {
+	case gone:
+		r.report.FilesDeleted++
+	case o.err != nil:
 		r.report.FilesFailed++
 		r.report.Failures = append(r.report.Failures, Failure{Path: d.file.ID, Error: o.err.Error()})
-		return nil
+	default:
+		r.report.FilesIngested++
+		if d.prev != nil {
+			r.report.FilesUpdated++
+		} else {
+			r.report.FilesAdded++
+		}
+		r.report.ChunksReused += o.reused
 	}
-	r.report.FilesIngested++
-	if d.prev != nil {
-		r.report.FilesUpdated++
-	} else {
-		r.report.FilesAdded++
-	}
-	r.report.ChunksReused += o.reused
 	return nil
 }

@@ -18,7 +18,8 @@ type Report struct {
 	// FilesUnchanged counts documents skipped because they had not changed.
 	FilesUnchanged int `json:"files_unchanged"`
 	// FilesDeleted counts documents removed from the store because their
-	// source file is gone.
+	// source file is gone, among them files that vanished after the walk
+	// listed them (see Options.KeepVanished).
 	FilesDeleted int `json:"files_deleted"`
 	// FilesFailed counts documents listed in Failures.
 	FilesFailed int `json:"files_failed"`

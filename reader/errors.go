@@ -155,7 +155,7 @@ func (e *FileError) reason() string {
 	case errors.Is(e.Err, ErrUnreadable):
 		return "cannot read"
 	case errors.Is(e.Err, ErrVanished):
-		return "file vanished while being read"
+		return "file vanished"
 	case errors.Is(e.Err, ErrOutsideRoot):
 		return "symlink points outside source.dir, not followed"
 	case errors.Is(e.Err, ErrSymlinkLoop):

@@ -112,6 +112,9 @@ func (a *app) failedCommand() *cobra.Command {
 			}
 			opts := in.opts
 			opts.Source = filesByID(cfg.Source, ids)
+			// A gone file stays failed: DIR may not be the folder the
+			// failed run read, and only a walk of it proves it gone.
+			opts.KeepVanished = true
 			return a.report(ctx, opts, rf)
 		},
 	}

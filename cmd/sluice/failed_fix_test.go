@@ -155,3 +155,42 @@ func failureRecords(t *testing.T) []string {
 	}
 	return out
 }
+
+// TestFailedRetryKeepsGoneFiles: a failed document whose file `failed retry
+// DIR` does not find stays failed, with its earlier chunks: DIR may not be
+// the folder the failed run read, so a file missing there is not proof that
+// it is gone (a run deletes a file that vanished while it was read only
+// because its own walk listed it).
+func TestFailedRetryKeepsGoneFiles(t *testing.T) {
+	work := t.TempDir()
+	docs := filepath.Join(work, "docs")
+	writeFiles(t, docs, map[string]string{"a.md": "Alpha text.", "b.md": "Bravo text."})
+	if _, errOut, code := sluice(t, work, "run", "docs"); code != exitOK {
+		t.Fatalf("first run: exit %d: %s", code, errOut)
+	}
+	writeFiles(t, docs, map[string]string{"a.md": "x\x00a", "b.md": "x\x00b"})
+	if _, _, code := sluice(t, work, "run", "docs"); code != exitPartial {
+		t.Fatalf("second run: exit %d, want 3", code)
+	}
+	writeFiles(t, filepath.Join(work, "other"), map[string]string{"a.md": "Alpha text, fixed."})
+	out, errOut, code := sluice(t, work, "failed", "retry", "other", "--json")
+	if code != exitPartial {
+		t.Fatalf("retry: exit %d, want 3 (b.md still failed): %s", code, errOut)
+	}
+	for _, want := range []string{`"files_ingested":1`, `"files_deleted":0`, `"files_failed":1`, "gone for good"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("retry report lacks %s:\n%s", want, out)
+		}
+	}
+	if got := deadLetters(t); !slices.Equal(got, []string{"b.md"}) {
+		t.Errorf("dead letters = %v, want [b.md]", got)
+	}
+	st, err := state.Open(context.Background(), DefaultConfig().State.Path, sinkScope(DefaultConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if rec, _, err := st.Doc(context.Background(), "b.md"); err != nil || len(rec.NodeIDs) == 0 {
+		t.Errorf("b.md's record lost its chunks (%d node ids, err %v); they stay until a run over the whole folder", len(rec.NodeIDs), err)
+	}
+}

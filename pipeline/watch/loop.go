@@ -613,12 +613,15 @@ func (s *runState) finish(r Round) {
 
 // reconcileVanished requests one more full reconciliation if rep, the
 // report of a whole-folder round, failed paths that are gone now. The walk
-// listed them, but they vanished before they could be read (an rm -rf or a
-// branch switch running meanwhile): the round kept their documents, as it
-// keeps those of a file or folder it cannot read, and their removal events
-// may have been dropped for that very round while it was due. The next walk
-// does not list them, so it deletes their documents and clears their
-// failures. Only one such round follows: events are queued while it runs.
+// listed them and failed them as paths it could not read (a link out of
+// the folder, an unreadable folder), and then they vanished (an rm -rf or a
+// branch switch running meanwhile): the round kept the documents below
+// them, as it keeps those of any path it cannot read, and their removal
+// events may have been dropped for that very round while it was due. The
+// next walk does not list them, so it deletes their documents and clears
+// their failures. (A file that vanishes before it is read is deleted by the
+// round itself: pipeline.Options.KeepVanished.) Only one such round
+// follows: events are queued while it runs.
 func (s *runState) reconcileVanished(rep *pipeline.Report) {
 	if rep == nil {
 		return

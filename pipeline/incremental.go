@@ -515,15 +515,18 @@ func (r *run) conclude(ctx context.Context) error {
 	for id := range r.storeDocs {
 		ids = append(ids, id)
 	}
+	var gone []string
 	for _, id := range ids {
-		if r.seen[id] || !r.opts.Reader.Match(id) || r.protected(id) {
-			continue
+		if !r.seen[id] && r.opts.Reader.Match(id) && !r.protected(id) {
+			gone = append(gone, id)
 		}
-		n, err := r.removeDocument(ctx, id)
+	}
+	for batch := range slices.Chunk(gone, RemoveBatch) {
+		n, err := r.removeDocuments(ctx, batch)
 		if err != nil {
 			return err
 		}
-		r.report.FilesDeleted++
+		r.report.FilesDeleted += len(batch)
 		r.report.ChunksDeleted += n
 	}
 	if r.opts.DryRun {
@@ -585,29 +588,33 @@ func readableDir(p string) bool {
 	return err == nil || errors.Is(err, io.EOF)
 }
 
-// removeDocument deletes every node of a document whose source is gone
-// (in a dry run, only counts them) and returns the number of chunks the
-// manifest knew it by; the caller counts the document in the report.
-func (r *run) removeDocument(ctx context.Context, id string) (int, error) {
+// removeDocuments deletes every node of documents whose source is gone (in
+// a dry run, only counts them) and returns the number of chunks the
+// manifest knew them by; the caller counts the documents in the report.
+func (r *run) removeDocuments(ctx context.Context, ids []string) (int, error) {
 	st := r.opts.State
 	n := 0 // the chunks the manifest knows: none without one (a dry run's)
-	if st != nil {
-		prev, _, err := st.Doc(ctx, id)
-		if err != nil {
-			return 0, err
+	for _, id := range ids {
+		k := 0
+		if st != nil {
+			prev, _, err := st.Doc(ctx, id)
+			if err != nil {
+				return 0, err
+			}
+			acked, _, err := st.Pending(ctx, id)
+			if err != nil {
+				return 0, err
+			}
+			k = len(prev.NodeIDs) + len(acked)
 		}
-		acked, _, err := st.Pending(ctx, id)
-		if err != nil {
-			return 0, err
-		}
-		n = len(prev.NodeIDs) + len(acked)
+		r.opts.Logger.Debug("document deleted", "doc", id, "chunks", k)
+		n += k
 	}
 	if !r.opts.DryRun {
-		if err := RemoveDocument(ctx, r.opts.Store, st, id); err != nil {
+		if err := RemoveDocuments(ctx, r.opts.Store, st, ids); err != nil {
 			return 0, err
 		}
 	}
-	r.opts.Logger.Debug("document deleted", "doc", id, "chunks", n)
 	return n, nil
 }
 

@@ -732,7 +732,7 @@ func (r *run) finish(ctx context.Context, d *document) error {
 	var err error
 	switch {
 	case gone:
-		deleted, err = r.removeDocument(ctx, d.file.ID)
+		deleted, err = r.removeDocuments(ctx, []string{d.file.ID})
 		o.err = nil
 	case o.err == nil:
 		deleted, err = r.commit(ctx, d, o)

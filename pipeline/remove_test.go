@@ -3,8 +3,11 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -74,6 +77,103 @@ func TestRemoveDocument(t *testing.T) {
 			}
 			if _, recorded, err := in.state.Doc(ctx, "a.md"); err != nil || recorded {
 				t.Errorf("record of a.md after the next run: %v (%v), want none", recorded, err)
+			}
+		})
+	}
+}
+
+// docsDeletingStore is a memStore that deletes many documents at once
+// (DocsDeleter), as sink/local.Store does, counting its calls; with err
+// set, DeleteDocs fails without deleting anything.
+type docsDeletingStore struct {
+	*memStore
+	batches [][]string
+	err     error
+}
+
+func (s *docsDeletingStore) DeleteDocs(ctx context.Context, refDocIDs []string) error {
+	s.batches = append(s.batches, slices.Clone(refDocIDs))
+	if s.err != nil {
+		return s.err
+	}
+	for _, id := range refDocIDs {
+		if err := s.memStore.Delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	s.memStore.docDeletes -= len(refDocIDs) // counted as DeleteDocs
+	return nil
+}
+
+// TestRemoveDocumentsInBatches: a run that finds many files gone removes
+// their documents RemoveBatch at a time, with one DeleteDocs call per
+// batch when the store has it (before, two commits per document made
+// removing a large folder take seconds per thousand files) and one Delete
+// per document otherwise; either way the store ends as a clean run leaves
+// it. A batch the store fails to delete stops the run with its records
+// kept, and the next run removes them.
+func TestRemoveDocumentsInBatches(t *testing.T) {
+	const n = RemoveBatch + 7
+	files := map[string]string{"keep.md": "Kept text."}
+	for i := range n {
+		files[fmt.Sprintf("gone/%04d.md", i)] = fmt.Sprintf("Document %d.", i)
+	}
+	for _, tt := range []struct {
+		name        string
+		docsDeleter bool
+		err         error
+	}{
+		{name: "DocsDeleter", docsDeleter: true},
+		{name: "Delete per document"},
+		{name: "DocsDeleter fails", docsDeleter: true, err: errors.New("store down")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, files)
+			in.run(nil)
+			if err := os.RemoveAll(filepath.Join(in.root, "gone")); err != nil {
+				t.Fatal(err)
+			}
+			dd := &docsDeletingStore{memStore: in.store, err: tt.err}
+			o := in.options()
+			if tt.docsDeleter {
+				o.Store = dd
+			}
+			in.store.docDeletes = 0
+			rep, err := Run(context.Background(), o)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), fmt.Sprintf("%d documents (gone/0000.md, ...)", RemoveBatch)) {
+					t.Fatalf("Run = %v, want the store's error naming the batch", err)
+				}
+				if _, recorded, err := in.state.Doc(context.Background(), "gone/0000.md"); err != nil || !recorded {
+					t.Errorf("a document of the failed batch lost its record (%v, %v)", recorded, err)
+				}
+				rep = in.run(nil) // the store is back: the records left make it delete them
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if rep.FilesDeleted != n || rep.ChunksDeleted != n {
+				t.Errorf("report: %d documents, %d chunks deleted; want %d of each", rep.FilesDeleted, rep.ChunksDeleted, n)
+			}
+			switch {
+			case tt.err != nil:
+				if len(dd.batches) != 1 {
+					t.Errorf("DeleteDocs called %d times before the failure stopped the run, want 1", len(dd.batches))
+				}
+			case tt.docsDeleter:
+				if got := []int{len(dd.batches[0]), len(dd.batches[1])}; len(dd.batches) != 2 || !slices.Equal(got, []int{RemoveBatch, 7}) {
+					t.Errorf("DeleteDocs batches of %d documents, want [%d 7]", len(dd.batches), RemoveBatch)
+				}
+				if in.store.docDeletes != 0 {
+					t.Errorf("%d Delete calls next to DeleteDocs, want none", in.store.docDeletes)
+				}
+			default:
+				if in.store.docDeletes != n {
+					t.Errorf("%d Delete calls, want one per document (%d)", in.store.docDeletes, n)
+				}
+			}
+			in.assertEqualsCleanRun()
+			if ids := in.failureIDs(); len(ids) != 0 {
+				t.Errorf("dead letters %v, want none", ids)
 			}
 		})
 	}

@@ -870,23 +870,32 @@ func (s *Store) ClearFailure(ctx context.Context, id string) error {
 // die in between, the next run finds no record, takes the document for new
 // and writes it whole, instead of trusting a record of nodes that are gone.
 func (s *Store) Reset(ctx context.Context, id string) error {
-	return s.forget(ctx, id, "docs", "pending")
+	return s.forget(ctx, []string{id}, "docs", "pending")
 }
 
-// Forget removes every record of a document (after its nodes were deleted
-// from the sink).
-func (s *Store) Forget(ctx context.Context, id string) error {
-	return s.forget(ctx, id, "docs", "pending", "failures")
+// Forget removes every record of the documents ids (after their nodes were
+// deleted from the sink), in one transaction: removing many documents
+// costs one commit, not one each.
+func (s *Store) Forget(ctx context.Context, ids ...string) error {
+	return s.forget(ctx, ids, "docs", "pending", "failures")
 }
 
-// forget deletes, in one transaction, a document's committed node ids and
-// its rows of tables.
-func (s *Store) forget(ctx context.Context, id string, tables ...string) error {
+// forget deletes, in one transaction, the committed node ids of the
+// documents ids and their rows of tables.
+func (s *Store) forget(ctx context.Context, ids []string, tables ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, s.scope, id); err != nil {
-			return err
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, s.scope, id); err != nil {
+				return err
+			}
+			if err := s.clear(ctx, tx, id, tables...); err != nil {
+				return err
+			}
 		}
-		return s.clear(ctx, tx, id, tables...)
+		return nil
 	})
 }
 

@@ -128,6 +128,49 @@ func TestCommitPendingForget(t *testing.T) {
 	}
 }
 
+// TestForgetMany: Forget removes the records, pending ids and dead letters
+// of every document it is given, and no other.
+func TestForgetMany(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), "local:a")
+	run := begin(t, s)
+	for _, id := range []string{"a.md", "b.md", "c.md"} {
+		if err := run.Intend(ctx, nodes(id, id+"#1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Ack(ctx, nodes(id, id+"#1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Commit(ctx, id, Stamp{Hash: "h", Size: 1, ModTime: time.Unix(1, 0)}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run.Intend(ctx, nodes("d.md", "d.md#1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fail(ctx, "e.md", "boom", time.Unix(10, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(ctx); err != nil {
+		t.Fatalf("Forget of nothing: %v", err)
+	}
+	if err := s.Forget(ctx, "a.md", "c.md", "d.md", "e.md", "unknown.md"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.DocIDs(ctx); !slices.Equal(ids, []string{"b.md"}) {
+		t.Errorf("documents after Forget = %v, want [b.md]", ids)
+	}
+	if acked, intended, _ := s.Pending(ctx, "d.md"); len(acked)+len(intended) != 0 {
+		t.Errorf("Forget left pending ids of d.md: %v %v", acked, intended)
+	}
+	if f, _ := s.Failures(ctx); len(f) != 0 {
+		t.Errorf("Forget left dead letters %v", f)
+	}
+	if got, ok, _ := s.Doc(ctx, "b.md"); !ok || !slices.Equal(got.NodeIDs, []string{"b.md#1"}) {
+		t.Errorf("b.md after Forget of others = %+v (%v), want its record", got, ok)
+	}
+}
+
 // TestStale covers what a run must delete before committing a document:
 // the committed ids and those of a dead run, minus what this run
 // acknowledged; a dead run's id that this run writes again is not stale.

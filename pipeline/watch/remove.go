@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/sluice-dev/sluice/pipeline"
@@ -13,25 +14,30 @@ import (
 )
 
 // removeGone removes the documents ids, whose files are gone, from the
-// store and the manifest, one at a time (pipeline.RemoveDocument). It
-// returns the ids the manifest held as documents (committed, or written in
-// part by a run that did not finish them), which a whole-folder run would
-// count as deleted, apart from those whose only record was a dead letter: a
-// folder that can be watched again, or a file that failed before it was
-// ever stored. On error both hold the ids handled before it.
+// store and the manifest, pipeline.RemoveBatch at a time
+// (pipeline.RemoveDocuments). It returns the ids the manifest held as
+// documents (committed, or written in part by a run that did not finish
+// them), which a whole-folder run would count as deleted, apart from those
+// whose only record was a dead letter: a folder that can be watched again,
+// or a file that failed before it was ever stored. On error both hold the
+// ids of the batches removed before it.
 func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
-	for _, id := range ids {
-		doc, err := isDocument(ctx, opts.State, id)
-		if err != nil {
+	for batch := range slices.Chunk(ids, pipeline.RemoveBatch) {
+		docs := make([]bool, len(batch))
+		for i, id := range batch {
+			if docs[i], err = isDocument(ctx, opts.State, id); err != nil {
+				return removed, cleared, err
+			}
+		}
+		if err := pipeline.RemoveDocuments(ctx, opts.Store, opts.State, batch); err != nil {
 			return removed, cleared, err
 		}
-		if err := pipeline.RemoveDocument(ctx, opts.Store, opts.State, id); err != nil {
-			return removed, cleared, err
-		}
-		if doc {
-			removed = append(removed, id)
-		} else {
-			cleared = append(cleared, id)
+		for i, id := range batch {
+			if docs[i] {
+				removed = append(removed, id)
+			} else {
+				cleared = append(cleared, id)
+			}
 		}
 	}
 	return removed, cleared, nil

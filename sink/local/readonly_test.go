@@ -74,6 +74,7 @@ func TestOpenReadOnlyReads(t *testing.T) {
 			writes := map[string]error{
 				"Delete":         s.Delete(ctx, "a.md"),
 				"DeleteNodes":    s.DeleteNodes(ctx, []string{"a"}),
+				"DeleteDocs":     s.DeleteDocs(ctx, []string{"a.md"}),
 				"UpdateMetadata": s.UpdateMetadata(ctx, []sink.Node{node("a", "a.md", "", 1, 0)}),
 			}
 			_, writes["Add"] = s.Add(ctx, []sink.Node{node("c", "c.md", "storks", 1, 1)})

@@ -715,3 +715,35 @@ func TestCommitsAreDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteDocs: DeleteDocs removes the nodes of every listed document,
+// from the full-text index too, and nothing else; unknown ids, ids that
+// need quoting and an empty list are fine; a store it empties forgets its
+// dimensions, as Delete's does.
+func TestDeleteDocs(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	mustAdd(t, s,
+		sink.Node{ID: "a1", RefDocID: "doc-a", Text: "alpha one", Embedding: []float32{1, 0}},
+		sink.Node{ID: "b1", RefDocID: `it's "b", ok`, Text: "bravo one", Embedding: []float32{1, 1}},
+		sink.Node{ID: "b2", RefDocID: `it's "b", ok`, Text: "bravo two", Embedding: []float32{0, 1}},
+		sink.Node{ID: "c1", RefDocID: "doc-ç", Text: "charlie one", Embedding: []float32{1, 2}},
+	)
+	if err := s.DeleteDocs(ctx, nil); err != nil {
+		t.Fatalf("DeleteDocs(nil): %v", err)
+	}
+	assertIDs(t, s, "a1", "c1", "b1", "b2") // by doc_id
+	if err := s.DeleteDocs(ctx, []string{`it's "b", ok`, "no-such-doc", "doc-ç"}); err != nil {
+		t.Fatal(err)
+	}
+	assertIDs(t, s, "a1")
+	res, err := s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: "bravo charlie", TopK: 5})
+	if err != nil || len(res) != 0 {
+		t.Errorf("sparse query for deleted texts = %v, %v; want no results", scoredIDs(res), err)
+	}
+	if err := s.DeleteDocs(ctx, []string{"doc-a"}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, sink.Node{ID: "d1", RefDocID: "doc-d", Text: "delta", Embedding: []float32{1, 2, 3}})
+	assertIDs(t, s, "d1")
+}

@@ -206,6 +206,21 @@ func (s *Store) Delete(ctx context.Context, refDocID string) error {
 	return s.exec(ctx, "delete document "+quote(refDocID), `DELETE FROM nodes WHERE doc_id = ?`, refDocID)
 }
 
+// DeleteDocs removes every node whose RefDocID is one of refDocIDs, in one
+// transaction: deleting many documents costs one commit, not one each. It
+// makes Store a pipeline.DocsDeleter.
+func (s *Store) DeleteDocs(ctx context.Context, refDocIDs []string) error {
+	if len(refDocIDs) == 0 {
+		return nil
+	}
+	arr, err := jsonArray(refDocIDs)
+	if err != nil {
+		return err
+	}
+	return s.exec(ctx, "delete "+strconv.Itoa(len(refDocIDs))+" documents",
+		`DELETE FROM nodes WHERE doc_id IN (SELECT value FROM json_each(?))`, arr)
+}
+
 // DeleteNodes removes the nodes with the given ids in one transaction;
 // unknown ids are ignored.
 func (s *Store) DeleteNodes(ctx context.Context, ids []string) error {

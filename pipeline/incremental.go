@@ -592,28 +592,27 @@ func readableDir(p string) bool {
 // a dry run, only counts them) and returns the number of chunks the
 // manifest knew them by; the caller counts the documents in the report.
 func (r *run) removeDocuments(ctx context.Context, ids []string) (int, error) {
-	st := r.opts.State
-	n := 0 // the chunks the manifest knows: none without one (a dry run's)
 	for _, id := range ids {
-		k := 0
-		if st != nil {
-			prev, _, err := st.Doc(ctx, id)
-			if err != nil {
-				return 0, err
-			}
-			acked, _, err := st.Pending(ctx, id)
-			if err != nil {
-				return 0, err
-			}
-			k = len(prev.NodeIDs) + len(acked)
-		}
-		r.opts.Logger.Debug("document deleted", "doc", id, "chunks", k)
-		n += k
+		r.opts.Logger.Debug("document deleted", "doc", id)
 	}
+	st := r.opts.State
 	if !r.opts.DryRun {
-		if err := RemoveDocuments(ctx, r.opts.Store, st, ids); err != nil {
+		return RemoveDocuments(ctx, r.opts.Store, st, ids)
+	}
+	if st == nil {
+		return 0, nil // a dry run without a manifest knows no chunk
+	}
+	n := 0
+	for _, id := range ids {
+		prev, _, err := st.Doc(ctx, id)
+		if err != nil {
 			return 0, err
 		}
+		acked, _, err := st.Pending(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		n += len(prev.NodeIDs) + len(acked)
 	}
 	return n, nil
 }

@@ -7,10 +7,11 @@ import (
 	"github.com/sluice-dev/sluice/pipeline/state"
 )
 
-// Deleter removes every node of a reference document from a vector store;
-// Writer and sink.VectorStore implement it.
+// Deleter removes nodes from a vector store: a reference document's, or
+// given ones; Writer and sink.VectorStore implement it.
 type Deleter interface {
 	Delete(ctx context.Context, refDocID string) error
+	DeleteNodes(ctx context.Context, ids []string) error
 }
 
 // DocsDeleter is implemented by stores that can remove the nodes of many
@@ -26,10 +27,14 @@ type DocsDeleter interface {
 // RemoveDocuments call.
 const RemoveBatch = 500
 
+// knownPage is how many node ids RemoveDocuments deletes by id at a time.
+const knownPage = 1000
+
 // RemoveDocument removes a document from the store and then from the
 // manifest: RemoveDocuments with one id.
 func RemoveDocument(ctx context.Context, store Deleter, manifest *state.Store, docID string) error {
-	return RemoveDocuments(ctx, store, manifest, []string{docID})
+	_, err := RemoveDocuments(ctx, store, manifest, []string{docID})
+	return err
 }
 
 // RemoveDocuments removes documents from the store and then from the
@@ -37,31 +42,83 @@ func RemoveDocument(ctx context.Context, store Deleter, manifest *state.Store, d
 // that fails, leaves the manifest records, so the removal is retried (the
 // next run over the folder deletes again the nodes of a recorded document
 // whose file is gone). The other order could leave nodes that no record
-// points to. If store is a DocsDeleter, the documents' nodes are deleted
-// with one DeleteDocs call, and their records are forgotten in one
-// manifest transaction either way, so that removing a folder of thousands
-// of files costs a few commits rather than two per file. Run's removal of
-// documents whose file is gone, watch mode's and `sluice delete` all go
-// through it.
-func RemoveDocuments(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) error {
+// points to.
+//
+// The nodes the manifest knows (committed, and pending ids of a run that
+// did not finish) are deleted by id first: a store whose lookups lag
+// behind its writes (Cloud AI Search finds a node about a second after
+// acknowledging it) could otherwise miss a node written just before, as
+// when watch mode ingests a file and it is removed a moment later. Then
+// the documents' nodes are deleted by reference document id, for those
+// the manifest does not know (left by a lost state file): with one
+// DeleteDocs call if store is a DocsDeleter, else one Delete each. Their
+// records are forgotten in one manifest transaction, so removing a folder
+// of thousands of files costs a few commits rather than two per file.
+// Run's removal of documents whose file is gone, watch mode's and `sluice
+// delete` all go through it. It returns the number of chunks the manifest
+// knew the documents by (committed or acknowledged).
+func RemoveDocuments(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) (int, error) {
 	if len(docIDs) == 0 {
-		return nil
+		return 0, nil
+	}
+	known, err := deleteKnown(ctx, store, manifest, docIDs)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
 	}
 	if dd, ok := store.(DocsDeleter); ok {
 		if err := dd.DeleteDocs(ctx, docIDs); err != nil {
-			return fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
+			return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
 		}
 	} else {
 		for _, id := range docIDs {
 			if err := store.Delete(ctx, id); err != nil {
-				return fmt.Errorf("pipeline: deleting the nodes of %s: %w", id, err)
+				return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", id, err)
 			}
 		}
 	}
 	if err := manifest.Forget(ctx, docIDs...); err != nil {
-		return fmt.Errorf("pipeline: forgetting %s in the manifest: %w", docList(docIDs), err)
+		return 0, fmt.Errorf("pipeline: forgetting %s in the manifest: %w", docList(docIDs), err)
 	}
-	return nil
+	return known, nil
+}
+
+// deleteKnown deletes by id, knownPage at a time, the nodes the manifest
+// records for the documents docIDs, committed or pending, and returns the
+// number of committed and acknowledged ones.
+func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) (int, error) {
+	var page []string
+	flush := func() error {
+		err := store.DeleteNodes(ctx, page)
+		page = page[:0]
+		return err
+	}
+	known := 0
+	for _, id := range docIDs {
+		rec, _, err := manifest.Doc(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		acked, intended, err := manifest.Pending(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		known += len(rec.NodeIDs) + len(acked)
+		for _, ids := range [][]string{rec.NodeIDs, acked, intended} {
+			for _, n := range ids {
+				if page = append(page, n); len(page) == knownPage {
+					if err := flush(); err != nil {
+						return 0, err
+					}
+				}
+			}
+		}
+	}
+	if len(page) > 0 {
+		if err := flush(); err != nil {
+			return 0, err
+		}
+	}
+	return known, nil
 }
 
 // docList names the documents of a removal in an error: the one id, or the

@@ -11,16 +11,18 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // orderedDeleter is a store whose Delete checks that the manifest still
 // holds the document's record, then fails with err if set.
 type orderedDeleter struct {
-	t        *testing.T
-	store    *memStore
-	manifest *state.Store
-	err      error
-	calls    int
+	t         *testing.T
+	store     *memStore
+	manifest  *state.Store
+	err       error
+	calls     int // of Delete
+	nodeCalls int // of DeleteNodes
 }
 
 func (d *orderedDeleter) Delete(ctx context.Context, refDocID string) error {
@@ -32,6 +34,17 @@ func (d *orderedDeleter) Delete(ctx context.Context, refDocID string) error {
 		return d.err
 	}
 	return d.store.Delete(ctx, refDocID)
+}
+
+func (d *orderedDeleter) DeleteNodes(ctx context.Context, ids []string) error {
+	d.nodeCalls++
+	if _, recorded, err := d.manifest.Doc(ctx, "a.md"); err != nil || !recorded {
+		d.t.Errorf("store delete of nodes after the manifest forgot a.md (recorded %v, %v)", recorded, err)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	return d.store.DeleteNodes(ctx, ids)
 }
 
 // TestRemoveDocument checks the order of a removal: the store first, then
@@ -57,8 +70,10 @@ func TestRemoveDocument(t *testing.T) {
 			if !errors.Is(err, tt.storeErr) || (tt.storeErr == nil) != (err == nil) {
 				t.Errorf("RemoveDocument = %v, want %v", err, tt.storeErr)
 			}
-			if d.calls != 1 {
-				t.Errorf("store Delete called %d times, want 1", d.calls)
+			// The nodes the manifest knows go by id first, then any others
+			// by document id, unless the store failed.
+			if want := map[bool]int{false: 1}[tt.storeErr != nil]; d.nodeCalls != 1 || d.calls != want {
+				t.Errorf("store DeleteNodes called %d times, Delete %d; want 1 and %d", d.nodeCalls, d.calls, want)
 			}
 			if _, recorded, err := in.state.Doc(ctx, "a.md"); err != nil || recorded != tt.recorded {
 				t.Fatalf("record of a.md after RemoveDocument: %v (%v), want %v", recorded, err, tt.recorded)
@@ -176,5 +191,48 @@ func TestRemoveDocumentsInBatches(t *testing.T) {
 				t.Errorf("dead letters %v, want none", ids)
 			}
 		})
+	}
+}
+
+// blindStore is a memStore whose Delete by document id finds nothing, as
+// Cloud AI Search's search by doc_id misses nodes it acknowledged less
+// than about a second ago.
+type blindStore struct{ *memStore }
+
+func (blindStore) Delete(context.Context, string) error { return nil }
+
+// TestRemoveDocumentsByKnownIDs: the nodes the manifest records for a
+// removed document, committed or pending, are deleted by id, so that a
+// store whose lookups lag behind its writes keeps none of them (a file
+// that watch mode ingests and that is removed a moment later).
+func TestRemoveDocumentsByKnownIDs(t *testing.T) {
+	ctx := context.Background()
+	in := newIncr(t, map[string]string{"a.md": paragraphText("alpha", 30), "b.md": "Bravo."})
+	in.run(nil)
+	// A dead run's pending node of a.md, written but never committed.
+	run, err := in.state.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := sink.Node{ID: "pending-a", RefDocID: "a.md", Text: "pending", Embedding: make([]float32, 8)}
+	if err := run.Intend(ctx, map[string][]state.Node{"a.md": {{ID: pending.ID}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.store.Add(ctx, []sink.Node{pending}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(in.texts("a.md"))
+	got, err := RemoveDocuments(ctx, blindStore{in.store}, in.state, []string{"a.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := len(in.texts("a.md")); left != 0 {
+		t.Errorf("%d of a.md's %d nodes left in a store that could not find them by document id", left, n)
+	}
+	if got != n-1 {
+		t.Errorf("RemoveDocuments = %d, want the %d committed chunks", got, n-1)
+	}
+	if len(in.texts("b.md")) == 0 {
+		t.Error("b.md lost its nodes")
 	}
 }

@@ -29,7 +29,7 @@ func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (remov
 				return removed, cleared, err
 			}
 		}
-		if err := pipeline.RemoveDocuments(ctx, opts.Store, opts.State, batch); err != nil {
+		if _, err := pipeline.RemoveDocuments(ctx, opts.Store, opts.State, batch); err != nil {
 			return removed, cleared, err
 		}
 		for i, id := range batch {

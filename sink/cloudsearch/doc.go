@@ -36,12 +36,14 @@
 // the node id in doc_id (the reference document id only in the metadata
 // string, which cannot be filtered). See Store.Delete.
 //
-// GetNodes and Delete read documents in key order, with no limit on their
-// number, when the index's key field is sortable, as in every index Sluice
-// creates. LlamaIndex's Python store creates its key with sortable false;
-// ValidateIndex accepts such an index, and documents are then read with
-// skip, which the service caps: a read of more than 101,000 documents
-// fails with a *ScanLimitError (ErrScanLimit). The store learns which way
+// GetNodes, Delete and DeleteDocs read documents in key order, with no
+// limit on their number, when the index's key field is sortable, as in
+// every index Sluice creates. LlamaIndex's Python store creates its key
+// with sortable false; ValidateIndex accepts such an index, and documents
+// are then read with skip, which the service caps: a read of more than
+// 101,000 documents fails with a *ScanLimitError (ErrScanLimit), and
+// DeleteDocs splits a group of documents that has more, so that only a
+// document that has more fails, as with Delete. The store learns which way
 // to read from the definition that ValidateIndex or CreateIndex saw, or,
 // with indexManagement NoValidation (or WithoutIndexManagement), from one
 // read of the definition before the first read of documents.

@@ -11,8 +11,9 @@ import (
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
 
-// Example writes two chunks of a document to an index created on the fly,
-// queries them with a metadata filter, and deletes the document. A local
+// Example writes two chunks of a document and one of another to an index
+// created on the fly, queries them with a metadata filter, and deletes
+// the documents: one with Delete, then many at once with DeleteDocs. A local
 // test server stands in for the service; against Azure, set
 // CLOUD_AI_SEARCH_ENDPOINT and CLOUD_AI_SEARCH_KEY instead.
 func Example() {
@@ -46,6 +47,7 @@ func Example() {
 	nodes := []sink.Node{
 		{ID: sink.NodeID(ref, "Rivers flow.", 0), RefDocID: ref, Text: "Rivers flow.", Embedding: []float32{1, 0, 0}, Metadata: map[string]any{"author": "O'Brien"}},
 		{ID: sink.NodeID(ref, "Ice melts.", 0), RefDocID: ref, Text: "Ice melts.", Embedding: []float32{0, 1, 0}, Metadata: map[string]any{"author": "O'Brien"}},
+		{ID: sink.NodeID("guide/lakes, ponds.md", "Lakes freeze.", 0), RefDocID: "guide/lakes, ponds.md", Text: "Lakes freeze.", Embedding: []float32{1, 0, 0}, Metadata: map[string]any{"author": "Ada"}},
 	}
 	if _, err := store.Add(ctx, nodes); err != nil {
 		fmt.Println(err)
@@ -68,8 +70,17 @@ func Example() {
 	}
 	n, _ := store.Count(ctx)
 	fmt.Println("left:", n)
+
+	// Many documents at once; ids without nodes are ignored.
+	if err := store.DeleteDocs(ctx, []string{"guide/lakes, ponds.md", ref, "guide/gone.md"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	n, _ = store.Count(ctx)
+	fmt.Println("left:", n)
 	// Output:
 	// Rivers flow. guide/O'Brien.md
+	// left: 1
 	// left: 0
 }
 

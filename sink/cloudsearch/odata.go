@@ -266,7 +266,7 @@ func searchIn(target string, values []string) string {
 	for _, d := range searchInDelimiters {
 		clash := false
 		for _, v := range values {
-			if strings.Contains(v, d) || v == "" || strings.TrimSpace(v) != v {
+			if !searchInFits(v, d) {
 				clash = true
 				break
 			}
@@ -280,6 +280,13 @@ func searchIn(target string, values []string) string {
 		ors[i] = target + " eq " + quoteOData(v)
 	}
 	return "(" + strings.Join(ors, " or ") + ")"
+}
+
+// searchInFits reports whether searchIn can list v in search.in with the
+// delimiter d: v is not empty, has no white space at either end, and does
+// not contain d.
+func searchInFits(v, d string) bool {
+	return v != "" && strings.TrimSpace(v) == v && !strings.Contains(v, d)
 }
 
 // eqFilter is `field eq 'value'` with the value's quotes doubled.

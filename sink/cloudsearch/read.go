@@ -14,7 +14,7 @@ import (
 // Paging limits of docs/search.
 const (
 	maxPageSize = 1000 // the most results one search response carries
-	idsPerQuery = 1000 // ids per search.in filter of GetNodes
+	idsPerQuery = 1000 // ids per search.in filter of GetNodes, ExistingIDs and DeleteDocs
 	// maxContinuations bounds the partial responses one search follows: a
 	// service that kept answering with continuations would otherwise hold
 	// the caller forever. 1000 pages of 1000 results is far beyond any k.
@@ -266,15 +266,24 @@ func (s *Store) scanBySkip(ctx context.Context, op, filter, sel string, limit in
 // find them; remove them with DeleteNodes and their ids instead (GetNodes
 // reports each node's RefDocID).
 func (s *Store) Delete(ctx context.Context, refDocID string) error {
+	return s.deleteMatching(ctx, nodesOfDocOp(refDocID), eqFilter(s.cfg.DocIDFieldKey, refDocID))
+}
+
+// deleteMatching deletes the documents matching filter as Delete does
+// those of one reference document: page by page when the key field is
+// sortable, else every key read first (at most 101,000, more is a
+// *ScanLimitError before anything is deleted). op names the search in
+// errors.
+func (s *Store) deleteMatching(ctx context.Context, op, filter string) error {
 	sortable, err := s.keySortable(ctx)
 	if err != nil {
 		return err
 	}
 	if sortable {
-		return s.NodeIDs(ctx, refDocID, func(keys []string) error { return s.DeleteNodes(ctx, keys) })
+		return s.matchingKeys(ctx, op, filter, func(keys []string) error { return s.DeleteNodes(ctx, keys) })
 	}
 	var keys []string
-	err = s.NodeIDs(ctx, refDocID, func(page []string) error {
+	err = s.matchingKeys(ctx, op, filter, func(page []string) error {
 		keys = append(keys, page...)
 		return nil
 	})
@@ -291,8 +300,18 @@ func (s *Store) Delete(ctx context.Context, refDocID string) error {
 // may not know of records them first and deletes those it does not write
 // again only after the new ones are stored.
 func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []string) error) error {
+	return s.matchingKeys(ctx, nodesOfDocOp(refDocID), eqFilter(s.cfg.DocIDFieldKey, refDocID), fn)
+}
+
+// nodesOfDocOp names the search for the nodes of reference document
+// refDocID in errors.
+func nodesOfDocOp(refDocID string) string { return "find nodes of document " + refDocID }
+
+// matchingKeys calls fn with the keys of the documents matching filter, at
+// most 1000 at a time (see NodeIDs); op names the search in errors.
+func (s *Store) matchingKeys(ctx context.Context, op, filter string, fn func(ids []string) error) error {
 	page := make([]string, 0, maxPageSize)
-	err := s.scan(ctx, "find nodes of document "+refDocID, eqFilter(s.cfg.DocIDFieldKey, refDocID), s.cfg.IDFieldKey, 0,
+	err := s.scan(ctx, op, filter, s.cfg.IDFieldKey, 0,
 		func(key string, _ map[string]any) error {
 			if page = append(page, key); len(page) < maxPageSize {
 				return nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // Incremental runs (Options.State set) follow these rules:
@@ -208,6 +209,13 @@ func (r *run) listStore(ctx context.Context) error {
 		return nil
 	}
 	ids, err := l.RefDocIDs(ctx)
+	if errors.Is(err, sink.ErrUnsupported) {
+		// Too many nodes to list on this store (an index whose key is not
+		// sortable): the run goes on as with a store that cannot list.
+		r.opts.Logger.Warn("cannot list the documents of the store, so documents whose files are gone stay in it if the manifest does not know them; delete them with `sluice delete --doc-id`",
+			"err", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("pipeline: listing the documents of the store: %w", err)
 	}

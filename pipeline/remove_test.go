@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,5 +235,41 @@ func TestRemoveDocumentsByKnownIDs(t *testing.T) {
 	}
 	if len(in.texts("b.md")) == 0 {
 		t.Error("b.md lost its nodes")
+	}
+}
+
+// unlistableStore is a memStore that is a DocLister but cannot list its
+// documents now, as a Cloud AI Search index whose key is not sortable and
+// that holds more nodes than paging with skip reaches.
+type unlistableStore struct{ *memStore }
+
+func (unlistableStore) RefDocIDs(context.Context) ([]string, error) {
+	return nil, fmt.Errorf("too many nodes: %w", sink.ErrUnsupported)
+}
+
+// TestUnlistableStoreWarns: a Full or Verify run whose store cannot list
+// its documents (sink.ErrUnsupported) warns and goes on as with a store
+// that cannot list: the documents the manifest knows are still removed
+// when their files are gone.
+func TestUnlistableStoreWarns(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Alpha.", "b.md": "Bravo."})
+	in.run(nil)
+	if err := os.Remove(filepath.Join(in.root, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	o := in.options()
+	o.Full = true
+	o.Store = unlistableStore{in.store}
+	o.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rep, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run = %v, want the run to go on without the listing", err)
+	}
+	if rep.FilesDeleted != 1 || len(in.texts("b.md")) != 0 {
+		t.Errorf("report: %d deleted; b.md has %d nodes; want the recorded b.md removed", rep.FilesDeleted, len(in.texts("b.md")))
+	}
+	if !strings.Contains(logged.String(), "cannot list the documents of the store") || !strings.Contains(logged.String(), "too many nodes") {
+		t.Errorf("log %q lacks the warning and its cause", logged.String())
 	}
 }

@@ -47,15 +47,18 @@ func settle(ctx context.Context, s SettlingCounter) error {
 }
 
 // DocLister is implemented by stores that can list the reference document
-// ids they hold cheaply (sink/local.Store does). A Full run over a whole
-// folder with a manifest lists them at its start and, after the walk,
-// deletes the nodes of every listed document whose file the walk did not
-// find and that the include/exclude settings select, as it does for the
-// documents the manifest records. Without it, a Full run cannot know of
-// documents that are in the store but neither in the folder nor in the
-// manifest (after the state file was lost): their nodes stay until they are
-// deleted by id (`sluice delete --doc-id`) or the index is rebuilt (`sluice
-// index delete`, then a run).
+// ids they hold (sink/local.Store from its doc_id index;
+// sink/cloudsearch.Store with a request per 1000 nodes). A Full or Verify
+// run over a whole folder with a manifest lists them at its start and,
+// after the walk, deletes the nodes of every listed document whose file
+// the walk did not find and that the include/exclude settings select, as
+// it does for the documents the manifest records. Without it, or when
+// listing fails with sink.ErrUnsupported (too many nodes for the store to
+// list: the run warns and goes on), a run cannot know of documents that
+// are in the store but neither in the folder nor in the manifest (after
+// the state file was lost): their nodes stay until they are deleted by id
+// (`sluice delete --doc-id`) or the index is rebuilt (`sluice index
+// delete`, then a run).
 type DocLister interface {
 	// RefDocIDs returns the distinct reference document ids of the
 	// stored nodes.

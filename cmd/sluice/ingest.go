@@ -118,16 +118,16 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 
 // openStoreToPlan opens the store of a dry run, to read it, when its plan
 // needs it: with --verify, to ask which recorded nodes the store holds, and
-// with --full and the local store, to list the documents it would remove
-// because the manifest forgot them (pipeline.DocLister; Cloud AI Search
-// cannot list them). A local store is opened as openLocalToRead does; a
+// with --verify or --full, to list the documents it would remove because
+// the manifest forgot them (pipeline.DocLister). A local store is opened
+// as openLocalToRead does; a
 // Cloud AI Search index is checked as a run would (ValidateIndex,
 // CreateIfNotExists), never created. A store the run would create (a local
 // store's missing file, a missing index with CreateIfNotExists) holds no
 // node: noStore.
 func (a *app) openStoreToPlan(ctx context.Context, cfg Config, in *ingester) error {
 	switch {
-	case !in.opts.Verify && !(in.opts.Full && cfg.Sink.Type != "cloudsearch"):
+	case !in.opts.Verify && !in.opts.Full:
 		return nil
 	case cfg.Sink.Type == "cloudsearch":
 		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log), cloudsearch.WithoutIndexManagement())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,69 @@ sink:
 		if n := len(srv.Documents("verify")); n != tt.docs {
 			t.Errorf("%d documents in the index after run --verify %v, want %d", n, tt.args, tt.docs)
 		}
+	}
+}
+
+// TestCloudSearchRemovesDocumentsTheManifestForgot: after the state file is
+// lost, a file removed from the folder leaves nodes in a Cloud AI Search
+// index that no manifest record points to; `run --verify` and `run --full`
+// list the index's documents and delete them (`--dry-run` plans it), as
+// they do on the local store. A plain run cannot know of them.
+func TestCloudSearchRemovesDocumentsTheManifestForgot(t *testing.T) {
+	for _, flag := range []string{"--verify", "--full"} {
+		t.Run(flag, func(t *testing.T) {
+			srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key", SpecDir: specDir})
+			t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+			dir := t.TempDir()
+			writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{
+				"a.md": "Alpha is the first document of the folder.",
+				"b.md": "Beta is the second one.",
+				"c.md": "Gamma is the third and last.",
+			})
+			writeFiles(t, dir, map[string]string{"sluice.yaml": fmt.Sprintf(`
+embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch: {endpoint: %s, indexName: forgot, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
+`, endpoint)})
+			if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+				t.Fatalf("run: exit %d, %s", code, stderr)
+			}
+			if err := os.RemoveAll(filepath.Join(dir, ".sluice")); err != nil { // the manifest is lost
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dir, "corpus", "b.md")); err != nil {
+				t.Fatal(err)
+			}
+			docIDs := func() []string {
+				var ids []string
+				for _, d := range srv.Documents("forgot") {
+					ids = append(ids, d["doc_id"].(string))
+				}
+				slices.Sort(ids)
+				return ids
+			}
+			for _, tt := range []struct {
+				args []string
+				want []string // doc ids in the index after the run
+			}{
+				{nil, []string{"a.md", "b.md", "c.md"}},
+				{[]string{flag, "--dry-run"}, []string{"a.md", "b.md", "c.md"}},
+				{[]string{flag}, []string{"a.md", "c.md"}},
+			} {
+				stdout, stderr, code := sluice(t, dir, append([]string{"run", "corpus", "--json"}, tt.args...)...)
+				deleted := 0
+				if len(tt.args) > 0 {
+					deleted = 1
+				}
+				if code != 0 || !strings.Contains(stdout, fmt.Sprintf(`"files_deleted":%d`, deleted)) {
+					t.Errorf("run %v: exit %d, want %d deleted; stdout %s, stderr %s", tt.args, code, deleted, stdout, stderr)
+				}
+				if got := docIDs(); !slices.Equal(got, tt.want) {
+					t.Errorf("index after run %v holds %v, want %v", tt.args, got, tt.want)
+				}
+			}
+		})
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice/sink"
@@ -301,6 +303,31 @@ func (s *Store) deleteMatching(ctx context.Context, op, filter string) error {
 // again only after the new ones are stored.
 func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []string) error) error {
 	return s.matchingKeys(ctx, nodesOfDocOp(refDocID), eqFilter(s.cfg.DocIDFieldKey, refDocID), fn)
+}
+
+// RefDocIDs returns the distinct reference document ids of the stored
+// nodes, sorted: the doc_id field (docIdFieldKey) of every node, read with
+// keys and that field only, 1000 nodes a request, so a request per 1000
+// nodes. Nodes without a doc_id are left out. It makes Store a
+// pipeline.DocLister: a run with --full or --verify then deletes the nodes
+// of documents whose files are gone even when the manifest does not know
+// them (after a lost state file). On an index whose key is not sortable it
+// reads at most 101,000 nodes and fails with a *ScanLimitError beyond,
+// which wraps sink.ErrUnsupported. Nodes written less than about a second
+// before may be missed (see Settle).
+func (s *Store) RefDocIDs(ctx context.Context) ([]string, error) {
+	field := s.cfg.DocIDFieldKey
+	docs := map[string]struct{}{}
+	err := s.scan(ctx, "list reference documents", "", s.cfg.IDFieldKey+","+field, 0, func(_ string, doc map[string]any) error {
+		if id, ok := doc[field].(string); ok && id != "" {
+			docs[id] = struct{}{}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(docs)), nil
 }
 
 // nodesOfDocOp names the search for the nodes of reference document

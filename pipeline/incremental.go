@@ -523,11 +523,20 @@ func (r *run) conclude(ctx context.Context) error {
 	for id := range r.storeDocs {
 		ids = append(ids, id)
 	}
-	var gone []string
+	var gone, unknown []string
 	for _, id := range ids {
 		if !r.seen[id] && r.opts.Reader.Match(id) && !r.protected(id) {
 			gone = append(gone, id)
+			if r.storeDocs[id] {
+				unknown = append(unknown, id)
+			}
 		}
+	}
+	if len(unknown) > 0 {
+		// Left by a lost state file, or written by another writer of the
+		// same index: either way the folder does not hold them.
+		r.opts.Logger.Warn("removing documents that the store holds and the manifest does not know, whose files are not in the folder (left by a lost state file, or written into this index from another folder)",
+			"documents", len(unknown), "first", unknown[0])
 	}
 	for batch := range slices.Chunk(gone, RemoveBatch) {
 		n, err := r.removeDocuments(ctx, batch)

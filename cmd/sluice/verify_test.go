@@ -209,6 +209,9 @@ sink:
 				if got := docIDs(); !slices.Equal(got, tt.want) {
 					t.Errorf("index after run %v holds %v, want %v", tt.args, got, tt.want)
 				}
+				if warned := strings.Contains(stderr, "the manifest does not know, whose files are not in the folder") && strings.Contains(stderr, "first=b.md"); warned != (deleted == 1) {
+					t.Errorf("run %v: warned %v about b.md, want %v; stderr %s", tt.args, warned, deleted == 1, stderr)
+				}
 			}
 		})
 	}

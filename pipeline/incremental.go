@@ -621,15 +621,11 @@ func (r *run) removeDocuments(ctx context.Context, ids []string) (int, error) {
 	}
 	n := 0
 	for _, id := range ids {
-		prev, _, err := st.Doc(ctx, id)
+		committed, acked, _, err := recordedNodes(ctx, st, id)
 		if err != nil {
 			return 0, err
 		}
-		acked, _, err := st.Pending(ctx, id)
-		if err != nil {
-			return 0, err
-		}
-		n += len(prev.NodeIDs) + len(acked)
+		n += len(committed) + len(acked)
 	}
 	return n, nil
 }

@@ -94,16 +94,12 @@ func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docI
 	}
 	known := 0
 	for _, id := range docIDs {
-		rec, _, err := manifest.Doc(ctx, id)
+		committed, acked, intended, err := recordedNodes(ctx, manifest, id)
 		if err != nil {
 			return 0, err
 		}
-		acked, intended, err := manifest.Pending(ctx, id)
-		if err != nil {
-			return 0, err
-		}
-		known += len(rec.NodeIDs) + len(acked)
-		for _, ids := range [][]string{rec.NodeIDs, acked, intended} {
+		known += len(committed) + len(acked)
+		for _, ids := range [][]string{committed, acked, intended} {
 			for _, n := range ids {
 				if page = append(page, n); len(page) == knownPage {
 					if err := flush(); err != nil {
@@ -119,6 +115,18 @@ func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docI
 		}
 	}
 	return known, nil
+}
+
+// recordedNodes returns the node ids the manifest records for document id:
+// those of its record, and the pending ones of a run that did not finish
+// it, acknowledged (stored) or only intended (maybe stored).
+func recordedNodes(ctx context.Context, manifest *state.Store, id string) (committed, acked, intended []string, err error) {
+	rec, _, err := manifest.Doc(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	acked, intended, err = manifest.Pending(ctx, id)
+	return rec.NodeIDs, acked, intended, err
 }
 
 // docList names the documents of a removal in an error: the one id, or the

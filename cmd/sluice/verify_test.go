@@ -101,11 +101,11 @@ func TestRunVerify(t *testing.T) {
 	}
 }
 
-// TestRunVerifyCloudSearch deletes one document's nodes from a Cloud AI
-// Search index behind the manifest's back (as a delete in the portal
-// does): `run --verify --dry-run` plans them, creating nothing, and `run
-// --verify` writes them again; the store then holds every node again.
-func TestRunVerifyCloudSearch(t *testing.T) {
+// ingestedCloudCorpus starts a Cloud AI Search test server and runs `sluice
+// run corpus` over three one-chunk documents (a.md, b.md, c.md) into its
+// index; it returns the server, its endpoint and the project folder.
+func ingestedCloudCorpus(t *testing.T, index string) (*searchtest.Server, string, string) {
+	t.Helper()
 	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key", SpecDir: specDir})
 	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
 	dir := t.TempDir()
@@ -118,11 +118,20 @@ func TestRunVerifyCloudSearch(t *testing.T) {
 embedder: {dimensions: 16}
 sink:
   type: cloudsearch
-  cloudsearch: {endpoint: %s, indexName: verify, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
-`, endpoint)})
+  cloudsearch: {endpoint: %s, indexName: %s, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
+`, endpoint, index)})
 	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
 		t.Fatalf("run: exit %d, %s", code, stderr)
 	}
+	return srv, endpoint, dir
+}
+
+// TestRunVerifyCloudSearch deletes one document's nodes from a Cloud AI
+// Search index behind the manifest's back (as a delete in the portal
+// does): `run --verify --dry-run` plans them, creating nothing, and `run
+// --verify` writes them again; the store then holds every node again.
+func TestRunVerifyCloudSearch(t *testing.T) {
+	srv, endpoint, dir := ingestedCloudCorpus(t, "verify")
 	store, err := cloudsearch.New(t.Context(), cloudsearch.Config{Endpoint: endpoint, IndexName: "verify", EmbeddingDimensionality: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -159,23 +168,7 @@ sink:
 func TestCloudSearchRemovesDocumentsTheManifestForgot(t *testing.T) {
 	for _, flag := range []string{"--verify", "--full"} {
 		t.Run(flag, func(t *testing.T) {
-			srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key", SpecDir: specDir})
-			t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
-			dir := t.TempDir()
-			writeFiles(t, filepath.Join(dir, "corpus"), map[string]string{
-				"a.md": "Alpha is the first document of the folder.",
-				"b.md": "Beta is the second one.",
-				"c.md": "Gamma is the third and last.",
-			})
-			writeFiles(t, dir, map[string]string{"sluice.yaml": fmt.Sprintf(`
-embedder: {dimensions: 16}
-sink:
-  type: cloudsearch
-  cloudsearch: {endpoint: %s, indexName: forgot, indexManagement: CreateIfNotExists, embeddingDimensionality: 16}
-`, endpoint)})
-			if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
-				t.Fatalf("run: exit %d, %s", code, stderr)
-			}
+			srv, _, dir := ingestedCloudCorpus(t, "forgot")
 			if err := os.RemoveAll(filepath.Join(dir, ".sluice")); err != nil { // the manifest is lost
 				t.Fatal(err)
 			}

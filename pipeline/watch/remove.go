@@ -17,15 +17,16 @@ import (
 // store and the manifest, pipeline.RemoveBatch at a time
 // (pipeline.RemoveDocuments). It returns the ids the manifest held as
 // documents (committed, or written in part by a run that did not finish
-// them), which a whole-folder run would count as deleted, apart from those
-// whose only record was a dead letter: a folder that can be watched again,
-// or a file that failed before it was ever stored. On error both hold the
-// ids of the batches removed before it.
+// them), which a whole-folder run would count as deleted, and apart from
+// them those whose only record was a dead letter: a folder that can be
+// watched again, or a file that failed before it was ever stored. An id
+// the manifest knew nothing of (a file removed before a round read it) is
+// in neither. On error both hold the ids of the batches removed before it.
 func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
 	for batch := range slices.Chunk(ids, pipeline.RemoveBatch) {
-		docs := make([]bool, len(batch))
+		kinds := make([]record, len(batch))
 		for i, id := range batch {
-			if docs[i], err = isDocument(ctx, opts.State, id); err != nil {
+			if kinds[i], err = recordOf(ctx, opts.State, id); err != nil {
 				return removed, cleared, err
 			}
 		}
@@ -33,14 +34,35 @@ func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (remov
 			return removed, cleared, err
 		}
 		for i, id := range batch {
-			if docs[i] {
+			switch kinds[i] {
+			case document:
 				removed = append(removed, id)
-			} else {
+			case deadLetter:
 				cleared = append(cleared, id)
 			}
 		}
 	}
 	return removed, cleared, nil
+}
+
+// record is what the manifest holds of an id.
+type record int
+
+const (
+	none       record = iota
+	document          // committed, or node ids of a run that did not finish it
+	deadLetter        // only a dead letter
+)
+
+// recordOf returns what the manifest st holds of id.
+func recordOf(ctx context.Context, st *state.Store, id string) (record, error) {
+	if doc, err := isDocument(ctx, st, id); err != nil || doc {
+		return document, err
+	}
+	if has, err := st.Has(ctx, id); err != nil || !has {
+		return none, err
+	}
+	return deadLetter, nil
 }
 
 // isDocument reports whether the manifest st records id as a document, in

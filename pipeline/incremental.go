@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -608,24 +607,24 @@ func readableDir(p string) bool {
 // removeDocuments deletes every node of documents whose source is gone (in
 // a dry run, only counts them) and returns the number of chunks the
 // manifest knew them by; the caller counts the documents in the report.
-func (r *run) removeDocuments(ctx context.Context, ids []string) (int, error) {
+func (r *run) removeDocuments(ctx context.Context, ids []string) (n int, err error) {
+	switch st := r.opts.State; {
+	case !r.opts.DryRun:
+		n, err = RemoveDocuments(ctx, r.opts.Store, st, ids)
+	case st != nil: // a dry run without a manifest knows no chunk
+		for _, id := range ids {
+			committed, acked, _, rerr := recordedNodes(ctx, st, id)
+			if rerr != nil {
+				return 0, rerr
+			}
+			n += len(committed) + len(acked)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
 	for _, id := range ids {
 		r.opts.Logger.Debug("document deleted", "doc", id)
-	}
-	st := r.opts.State
-	if !r.opts.DryRun {
-		return RemoveDocuments(ctx, r.opts.Store, st, ids)
-	}
-	if st == nil {
-		return 0, nil // a dry run without a manifest knows no chunk
-	}
-	n := 0
-	for _, id := range ids {
-		committed, acked, _, err := recordedNodes(ctx, st, id)
-		if err != nil {
-			return 0, err
-		}
-		n += len(committed) + len(acked)
 	}
 	return n, nil
 }
@@ -647,8 +646,7 @@ func (r *run) gone(d *document, err error) bool {
 	if dir == "" || !readableDir(dir) {
 		return false // a source of its own without a folder, or the folder itself vanished
 	}
-	_, err = os.Lstat(filepath.Join(dir, filepath.FromSlash(d.file.ID)))
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	return reader.Gone(dir, d.file.ID)
 }
 
 // protected reports whether id lies under a folder the walk could not read.

@@ -7,7 +7,25 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
+
+// Gone reports whether nothing stands any more at document id under the
+// folder dir, as after an rm -rf or a branch switch: the path does not
+// exist, or a file stands where one of its folders was (ENOTDIR). Symbolic
+// links are not followed. Other errors, such as a folder that cannot be
+// searched, do not count as gone.
+func Gone(dir, id string) bool {
+	_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(id)))
+	return removed(err)
+}
+
+// removed reports whether err, from a file-system call on a path, means
+// that the path is gone: it does not exist, or one of its folders is a
+// file now (ENOTDIR).
+func removed(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
 
 // Stat describes the document id under cfg.Dir as Walk would, for callers
 // that learn ids from elsewhere (watch events, a retry list). It returns a

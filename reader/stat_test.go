@@ -2,6 +2,7 @@ package reader
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -44,5 +45,39 @@ func TestStat(t *testing.T) {
 				t.Errorf("Stat(%q) = %+v", tt.id, f)
 			}
 		})
+	}
+}
+
+// TestGone: a path is gone when nothing is there or a file stands where one
+// of its folders was; a file, a folder and a broken link are not gone.
+func TestGone(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.md": "A.", "sub/b.md": "B."} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("nowhere.md", filepath.Join(dir, "broken.md")); err != nil {
+		t.Skipf("cannot create a symbolic link: %v", err)
+	}
+	for _, tt := range []struct {
+		id   string
+		gone bool
+	}{
+		{"a.md", false},
+		{"sub", false},
+		{"sub/b.md", false},
+		{"broken.md", false}, // the link itself is there
+		{"missing.md", true},
+		{"sub/missing.md", true},
+		{"a.md/x.md", true}, // a file where a folder was: ENOTDIR
+	} {
+		if got := Gone(dir, tt.id); got != tt.gone {
+			t.Errorf("Gone(%q) = %v, want %v", tt.id, got, tt.gone)
+		}
 	}
 }

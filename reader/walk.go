@@ -102,7 +102,7 @@ type entry struct {
 
 func (w *walker) walkDir(ctx context.Context, rel, dir, real string) error {
 	entries, err := w.readDir(dir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	if removed(err) {
 		// Removed (or replaced by a file) since its parent was listed, as
 		// during an rm -rf or a branch switch: as if the parent's listing
 		// had not held it, so that its documents are deleted, not kept as

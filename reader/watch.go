@@ -691,7 +691,7 @@ func (w *Watcher) addDir(rel string) bool {
 		if w.limitErr == nil {
 			w.limitErr = limitFault(rel, err)
 		}
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+	case removed(err):
 		// removed meanwhile: nothing to watch
 	default:
 		w.fail(rel, unwatched, err)

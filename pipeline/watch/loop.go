@@ -5,14 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -629,8 +625,7 @@ func (s *runState) reconcileVanished(rep *pipeline.Report) {
 	dir := s.l.opts.Pipeline.Reader.WithDefaults().Dir
 	var gone []string
 	for _, f := range rep.Failures {
-		_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f.Path)))
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if reader.Gone(dir, f.Path) {
 			gone = append(gone, f.Path)
 		}
 	}

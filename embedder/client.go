@@ -362,11 +362,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 		// quota ever admits, is no rate limit: it neither lowers the
 		// concurrency cap nor pauses the other workers.
 		if apiErr.rateLimited() {
-			n := c.stats.throttled.Add(1)
+			throttled := c.stats.throttled.Add(1)
 			wait := min(apiErr.RetryAfter, c.cfg.MaxRetryAfter)
 			c.pace.pause(now, wait)
 			if cut, limit := c.gate.throttled(start, now); cut {
-				c.warnThrottled(ctx, n, wait, limit)
+				c.warnThrottled(ctx, throttled, wait, limit)
 			}
 		}
 		return nil, apiErr

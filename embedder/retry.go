@@ -42,10 +42,8 @@ func retryable(err error) bool {
 	if !errors.Is(err, ErrTransport) {
 		return false
 	}
-	var netErr net.Error
 	switch {
-	case errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &netErr) && netErr.Timeout(),
+	case timedOut(err),
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.ECONNABORTED),
 		errors.Is(err, syscall.EPIPE),
@@ -54,6 +52,14 @@ func retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// timedOut reports whether err is an attempt that ran out of time: its
+// context's deadline (embedder.timeout) or a network timeout. Such an
+// attempt is retried, and its hint is about embedder.timeout.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // retryAfter returns the delay the server asked for, if any.
@@ -168,8 +174,7 @@ func (c *Client) retriesUsedUp(err error, attempts int, elapsed time.Duration) {
 				c.statusAdvice() + ", try again later, or " + c.moreRetries()
 		}
 	case errors.As(err, &netErr):
-		var timeout net.Error
-		if errors.Is(netErr.Err, context.DeadlineExceeded) || errors.As(netErr.Err, &timeout) && timeout.Timeout() {
+		if timedOut(netErr.Err) {
 			netErr.hint = "timed out on " + c.tried(attempts, elapsed) + ": raise embedder.timeout (now " + c.cfg.Timeout.String() +
 				") if the provider needs longer to answer requests this large (or lower embedder.batchSize), or " + c.moreRetries()
 		} else {

@@ -117,15 +117,7 @@ func checkName(id string) error {
 	if utf8.ValidString(id) {
 		return nil
 	}
-	i := 0
-	for i < len(id) {
-		r, size := utf8.DecodeRuneInString(id[i:])
-		if r == utf8.RuneError && size == 1 {
-			break
-		}
-		i += size
-	}
-	return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(i), Detail: strconv.Quote(id)}
+	return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(invalidAt([]byte(id))), Detail: strconv.Quote(id)}
 }
 
 // fileKind names the type of a file that is not regular.

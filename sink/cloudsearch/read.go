@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-dev/sluice/sink"
@@ -313,10 +314,15 @@ func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []stri
 // of documents whose files are gone even when the manifest does not know
 // them (after a lost state file). On an index whose key is not sortable it
 // reads at most 101,000 nodes and fails with a *ScanLimitError beyond,
-// which wraps sink.ErrUnsupported. Nodes written less than about a second
+// which wraps sink.ErrUnsupported, as does the error for a doc_id field in
+// hiddenFieldKeys, which cannot be read. Nodes written less than about a second
 // before may be missed (see Settle).
 func (s *Store) RefDocIDs(ctx context.Context) ([]string, error) {
 	field := s.cfg.DocIDFieldKey
+	if s.cfg.hidden()[field] {
+		return nil, &sink.UnsupportedError{What: "listing the documents of index " + strconv.Quote(s.cfg.IndexName),
+			Hint: "its " + field + " field is hidden (hiddenFieldKeys), so it cannot be read"}
+	}
 	docs := map[string]struct{}{}
 	err := s.scan(ctx, "list reference documents", "", s.cfg.IDFieldKey+","+field, 0, func(_ string, doc map[string]any) error {
 		if id, ok := doc[field].(string); ok && id != "" {

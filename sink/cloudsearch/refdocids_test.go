@@ -58,3 +58,20 @@ func TestRefDocIDsPastScanReach(t *testing.T) {
 		t.Fatalf("RefDocIDs = %v, want a *ScanLimitError for \"list reference documents\" wrapping sink.ErrUnsupported", err)
 	}
 }
+
+// TestRefDocIDsHiddenDocID: an index whose doc_id field is hidden
+// (hiddenFieldKeys) cannot be listed, since the service refuses to select
+// a field that is not retrievable: RefDocIDs says so with an error wrapping
+// sink.ErrUnsupported, which a run takes as a store that cannot list, and
+// sends nothing.
+func TestRefDocIDsHiddenDocID(t *testing.T) {
+	s, srv := startStore(t, searchtest.Options{}, func(c *Config) { c.HiddenFieldKeys = []string{"doc_id"} })
+	before := len(srv.Requests())
+	_, err := s.RefDocIDs(context.Background())
+	if !errors.Is(err, sink.ErrUnsupported) || !strings.Contains(err.Error(), "hiddenFieldKeys") {
+		t.Fatalf("RefDocIDs = %v, want an error wrapping sink.ErrUnsupported naming hiddenFieldKeys", err)
+	}
+	if n := len(srv.Requests()) - before; n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+}

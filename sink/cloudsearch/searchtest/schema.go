@@ -48,7 +48,7 @@ func loadSchemas(dir string) (*schemaSet, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft4)
 	set := &schemaSet{byDef: map[string]*jsonschema.Schema{}, members: map[string]*memberSet{}}
-	for _, file := range slices.Sorted(maps.Keys(specFiles)) {
+	for _, file := range specFileNames() {
 		path := filepath.Join(dir, file)
 		raw, err := os.ReadFile(path)
 		if err != nil {

@@ -17,10 +17,11 @@ import (
 // that holds them. Otherwise it returns a *SpecDirError that says which
 // folder it wants.
 func FindSpecDir(dir string) (string, error) {
-	if holdsSpec(dir) {
+	missing := lackSpec(dir)
+	if missing == nil {
 		return dir, nil
 	}
-	if sub := filepath.Join(dir, APIVersion); holdsSpec(sub) {
+	if sub := filepath.Join(dir, APIVersion); lackSpec(sub) == nil {
 		return sub, nil
 	}
 	entries, err := os.ReadDir(dir)
@@ -29,7 +30,7 @@ func FindSpecDir(dir string) (string, error) {
 	}
 	var found []string
 	for _, e := range entries {
-		if e.IsDir() && holdsSpec(filepath.Join(dir, e.Name())) {
+		if e.IsDir() && lackSpec(filepath.Join(dir, e.Name())) == nil {
 			found = append(found, e.Name())
 		}
 	}
@@ -37,20 +38,25 @@ func FindSpecDir(dir string) (string, error) {
 	case 1:
 		return filepath.Join(dir, found[0]), nil
 	case 0:
-		_, err := os.Stat(filepath.Join(dir, specFileNames()[0]))
-		return "", &SpecDirError{Dir: dir, Err: err}
+		return "", &SpecDirError{Dir: dir, Err: missing}
 	}
 	return "", &SpecDirError{Dir: dir, Versions: found}
 }
 
-// holdsSpec reports whether dir holds every swagger file the server reads.
-func holdsSpec(dir string) bool {
+// lackSpec returns nil if dir holds every swagger file the server reads,
+// else why the first one it lacks is not there.
+func lackSpec(dir string) error {
 	for _, f := range specFileNames() {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
-			return false
+		p := filepath.Join(dir, f)
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
 		}
 	}
-	return true
+	return nil
 }
 
 // specFileNames are the names of the swagger files the server reads, sorted.

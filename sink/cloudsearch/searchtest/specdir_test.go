@@ -50,6 +50,13 @@ func TestFindSpecDir(t *testing.T) {
 		{"an empty folder", func(t *testing.T) string { return t.TempDir() }, "",
 			[]string{"no Cloud AI Search REST definitions in", "searchindex.json and searchservice.json", "azure-search-spec/" + APIVersion, "or the folder above it"}, true},
 		{"no such folder", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }, "", []string{"no Cloud AI Search REST definitions in"}, true},
+		{"one of the two files", func(t *testing.T) string {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "searchindex.json"), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, "", []string{"searchservice.json: no such file"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,7 +99,7 @@ func (a *app) benchCommand() *cobra.Command {
 
 func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error) {
 	ctx := cmd.Context()
-	cfg, err := a.configForDir(args, nil, nil)
+	cfg, err := a.configForDir(args, nil, nil, false)
 	if err != nil {
 		return err
 	}

@@ -323,7 +323,9 @@ func (c *Config) validateSink() error {
 // DIR (if given) overrides source.dir, include (--include) replaces
 // source.include and exclude (--exclude) adds to source.exclude; the folder
 // must exist. An invalid pattern given as a flag is named as the flag.
-func (a *app) configForDir(args, include, exclude []string) (Config, error) {
+// selectFlags says whether the command has --include and --exclude, for
+// the advice of its errors.
+func (a *app) configForDir(args, include, exclude []string, selectFlags bool) (Config, error) {
 	cfg, err := a.config()
 	if err != nil {
 		return cfg, err
@@ -345,7 +347,7 @@ func (a *app) configForDir(args, include, exclude []string) (Config, error) {
 	if err := cfg.Source.Validate(); err != nil {
 		return cfg, flags.explain(&ConfigError{Err: err})
 	}
-	if err := checkSourceDir(cfg.Source.Dir); err != nil {
+	if err := checkSourceDir(cfg.Source.Dir, selectFlags); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -353,11 +355,15 @@ func (a *app) configForDir(args, include, exclude []string) (Config, error) {
 
 // checkSourceDir says, as a usage error, why dir cannot be read as the
 // folder of documents: it does not exist, it is a file (the way to read
-// just that file is named), or it cannot be opened.
-func checkSourceDir(dir string) error {
+// just that file is named: with --include if the command has that flag,
+// includeFlag, else with source.include), or it cannot be opened.
+func checkSourceDir(dir string, includeFlag bool) error {
 	st, err := os.Stat(dir)
 	if err == nil && !st.IsDir() {
-		return usagef("source directory %q is a file, not a folder; to read just this file pass its folder as DIR with --include %q", dir, filepath.Base(dir))
+		if includeFlag {
+			return usagef("source directory %q is a file, not a folder; to read just this file pass its folder %q as DIR with --include %q", dir, filepath.Dir(dir), filepath.Base(dir))
+		}
+		return usagef("source directory %q is a file, not a folder; to read just this file pass its folder %q as DIR and set source.include to [%q] in the config file", dir, filepath.Dir(dir), filepath.Base(dir))
 	}
 	if err == nil {
 		var f *os.File

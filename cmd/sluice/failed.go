@@ -72,7 +72,7 @@ func (a *app) failedCommand() *cobra.Command {
 		Args: positionalArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cfg, err := a.configForDir(args, rf.include, rf.exclude)
+			cfg, err := a.configForDir(args, rf.include, rf.exclude, true)
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ func (a *app) runCommand() *cobra.Command {
 
 func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 	ctx := cmd.Context()
-	cfg, err := a.configForDir(args, f.include, f.exclude)
+	cfg, err := a.configForDir(args, f.include, f.exclude, true)
 	if err != nil {
 		return err
 	}
@@ -182,15 +182,17 @@ func writeReport(path string, r *pipeline.Report) error {
 // counts those files, names a few and says how to select them, with how
 // (the flag or setting the command takes).
 func (a *app) warnIfNothingMatches(ctx context.Context, cfg reader.Config, how string) {
+	// A walk as the run's, stopped at its first file: it enters the
+	// folders the patterns name, hidden ones too.
+	errMatch := errors.New("a file matches")
+	if err := reader.Walk(ctx, cfg, func(reader.File, error) error { return errMatch }); err != nil {
+		return // a file matches, or the walk fails as the run will say
+	}
 	all := cfg
 	all.Include = []string{"*"}
-	errMatch := errors.New("a file matches")
 	var n int
 	var some []string
 	err := reader.Walk(ctx, all, func(f reader.File, _ error) error {
-		if cfg.Match(f.ID) {
-			return errMatch
-		}
 		if n++; len(some) < 3 {
 			some = append(some, f.ID)
 		}

@@ -143,3 +143,14 @@ func TestRunWarnsWhenNothingMatched(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFileForFolder: `run` given a file as DIR is a usage error that
+// says how to read just that file with the flag run has.
+func TestRunFileForFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha."})
+	_, stderr, code := sluice(t, dir, "run", filepath.Join("docs", "a.md"))
+	if want := `pass its folder "docs" as DIR with --include "a.md"`; code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("run docs/a.md: exit %d, stderr %q; want exit 2 saying %s", code, stderr, want)
+	}
+}

@@ -119,7 +119,7 @@ func watchConfig(fl *pflag.FlagSet, base watch.Config, f watchFlags) (watch.Conf
 
 func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 	ctx := cmd.Context()
-	cfg, err := a.configForDir(args, nil, nil)
+	cfg, err := a.configForDir(args, nil, nil, false)
 	if err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"max delay below debounce", []string{"watch", ".", "--debounce", "2s", "--max-delay", "1s"}, "--max-delay"},
 		{"rescan too often", []string{"watch", ".", "--rescan-interval", "1ms"}, "watch.rescanInterval"},
 		{"missing folder", []string{"watch", "nope"}, `"nope" does not exist`},
-		{"file for folder", []string{"watch", "a.md"}, `"a.md" is a file, not a folder; to read just this file pass its folder as DIR with --include "a.md"`},
+		{"file for folder", []string{"watch", "a.md"}, `"a.md" is a file, not a folder; to read just this file pass its folder "." as DIR and set source.include to ["a.md"] in the config file`},
 		{"bad metrics address", []string{"watch", ".", "--metrics-addr", "not-an-address"}, "--metrics-addr"},
 		{"two folders", []string{"watch", "a", "b"}, "accepts at most 1 arg"},
 	}
@@ -325,6 +325,9 @@ func TestWatchWarnsWhenNothingMatches(t *testing.T) {
 	}{
 		{map[string]string{"notes/a.txt": "Plain text.", "notes/b.txt": "More."}, true},
 		{map[string]string{"notes/a.txt": "Plain text.", "notes/deep/c.md": "Markdown."}, false},
+		// The only file that matches is in a hidden folder the patterns name.
+		{map[string]string{"notes/a.txt": "Plain text.", "notes/.drafts/c.md": "Markdown.",
+			"sluice.yaml": "source: {include: [\".drafts/*.md\"]}\n"}, false},
 	} {
 		dir := t.TempDir()
 		writeFiles(t, dir, tt.files)
@@ -332,6 +335,9 @@ func TestWatchWarnsWhenNothingMatches(t *testing.T) {
 		w := runWatch(t, "notes")
 		watchPoll(t, "the reconciling line", func() bool { return strings.Contains(w.stderr.String(), "watch: reconciling") })
 		const warning = "no file of notes matches source.include [**/*.md], so nothing is read; it holds 2 files that the patterns leave out (a.txt, b.txt); select them with source.include"
+		if got := strings.Contains(w.stderr.String(), "matches source.include"); got != tt.warn {
+			t.Errorf("files %v: warned %v, want %v; stderr:\n%s", tt.files, got, tt.warn, w.stderr.String())
+		}
 		if got := strings.Contains(w.stderr.String(), warning); got != tt.warn {
 			t.Errorf("files %v: warned %v, want %v; stderr:\n%s", tt.files, got, tt.warn, w.stderr.String())
 		}

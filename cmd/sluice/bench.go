@@ -291,10 +291,10 @@ func benchOutcome(results []bench.Result, runErr error, out string) error {
 	}
 	switch {
 	case failed == len(results):
-		return fmt.Errorf("bench: every configuration failed; the error of each is printed above and in the error column of %s", filepath.Join(out, "bench.csv"))
+		return fmt.Errorf("bench: every configuration failed; the error of each is printed above and in the error column of %s", filepath.Join(out, benchCSV))
 	case failed > 0:
 		return fmt.Errorf("bench: %d of %d configurations failed; the error of each is printed above and in the error column of %s, and the recommendation is among the others only",
-			failed, len(results), filepath.Join(out, "bench.csv"))
+			failed, len(results), filepath.Join(out, benchCSV))
 	}
 	return nil
 }
@@ -446,8 +446,14 @@ func checkBenchOut(dir string) error {
 	return nil
 }
 
+// The files bench writes into --out.
+const (
+	benchCSV = "bench.csv"
+	benchSVG = "bench.svg"
+)
+
 // benchOutFiles are the files bench writes into --out.
-var benchOutFiles = [...]string{"bench.csv", "bench.svg"}
+var benchOutFiles = [...]string{benchCSV, benchSVG}
 
 func (f *benchFlags) validate() error {
 	switch {
@@ -664,7 +670,7 @@ func (a *app) writeBenchResults(results []bench.Result, f *benchFlags, render ..
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("bench: creating --out %s: %w", f.out, err)
 	}
-	csvPath, svgPath := filepath.Join(f.out, benchOutFiles[0]), filepath.Join(f.out, benchOutFiles[1])
+	csvPath, svgPath := filepath.Join(f.out, benchCSV), filepath.Join(f.out, benchSVG)
 	if err := writeFileWith(csvPath, func(w *os.File) error { return bench.WriteCSV(w, results, render...) }); err != nil {
 		return err
 	}

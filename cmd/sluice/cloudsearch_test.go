@@ -185,12 +185,7 @@ sink:
 	if code != exitFatal {
 		t.Fatalf("exit %d, want %d\n%s", code, exitFatal, stderr)
 	}
-	var warns []string
-	for _, line := range strings.Split(stderr, "\n") {
-		if strings.Contains(line, "level=WARN") {
-			warns = append(warns, line)
-		}
-	}
+	warns := warnLines(stderr)
 	if len(warns) != 1 || !strings.Contains(warns[0], "no answer from http://127.0.0.1:1: dial tcp 127.0.0.1:1: ") ||
 		!strings.Contains(warns[0], "; retrying in") || !strings.Contains(warns[0], "(attempt 2 of 2)") {
 		t.Errorf("warnings %q, want one naming the endpoint, the refusal and attempt 2 of 2\n%s", warns, stderr)

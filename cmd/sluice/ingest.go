@@ -130,25 +130,22 @@ func (a *app) openStoreToPlan(ctx context.Context, cfg Config, in *ingester) err
 	case !in.opts.Verify && !in.opts.Full:
 		return nil
 	case cfg.Sink.Type == "cloudsearch":
-		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log), cloudsearch.WithoutIndexManagement())
+		s, err := a.cloudStore(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		in.closers = append(in.closers, s.Close)
 		in.opts.Store = s
-		switch mode := s.Config().IndexManagement; {
-		case mode == cloudsearch.NoValidation:
+		mode := s.Config().IndexManagement
+		if mode == cloudsearch.NoValidation {
 			return nil
-		case mode == cloudsearch.CreateIfNotExists:
-			err := s.ValidateIndex(ctx)
-			if errors.Is(err, cloudsearch.ErrIndexNotFound) {
-				in.opts.Store = noStore{} // the run creates it empty
-				return nil
-			}
-			return err
-		default:
-			return s.ValidateIndex(ctx)
 		}
+		err = s.ValidateIndex(ctx)
+		if mode == cloudsearch.CreateIfNotExists && errors.Is(err, cloudsearch.ErrIndexNotFound) {
+			in.opts.Store = noStore{} // the run creates it empty
+			return nil
+		}
+		return err
 	case checkLocalStoreExists(cfg) != nil:
 		if in.opts.Verify {
 			in.opts.Store = noStore{} // the run creates it empty
@@ -164,8 +161,9 @@ func (a *app) openStoreToPlan(ctx context.Context, cfg Config, in *ingester) err
 	return nil
 }
 
-// noStore stands for a local store that does not exist yet, in a dry run
-// with --verify: it holds no node. A dry run never writes, so its Writer
+// noStore stands for a store that does not exist yet (a local store's
+// missing file, a missing index that CreateIfNotExists would create), in a
+// dry run: it holds no node. A dry run never writes, so its Writer
 // methods are never called.
 type noStore struct{ pipeline.Writer }
 

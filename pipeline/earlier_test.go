@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,24 +28,12 @@ func (s reportingStore) Empty(context.Context) (bool, error) {
 	return len(s.nodes) == 0, nil
 }
 
-// listingStore is a memStore that lists its documents (DocLister).
-type listingStore struct{ *memStore }
-
-func (s listingStore) RefDocIDs(context.Context) ([]string, error) {
-	return slices.Sorted(maps.Keys(s.byDoc())), nil
-}
-
 // nodeListingStore is a memStore that, as sink/local.Store, tells whether
-// it is empty and lists its documents and a document's nodes (NodeLister),
-// in pages of two.
+// it is empty and lists a document's nodes (NodeLister), in pages of two.
 type nodeListingStore struct{ *memStore }
 
 func (s nodeListingStore) Empty(ctx context.Context) (bool, error) {
 	return reportingStore(s).Empty(ctx)
-}
-
-func (s nodeListingStore) RefDocIDs(ctx context.Context) ([]string, error) {
-	return listingStore(s).RefDocIDs(ctx)
 }
 
 func (s nodeListingStore) NodeIDs(_ context.Context, refDocID string, fn func([]string) error) error {
@@ -60,6 +49,29 @@ func (s nodeListingStore) NodeIDs(_ context.Context, refDocID string, fn func([]
 	return nil
 }
 
+// scanningStore is a nodeListingStore that also lists all its nodes
+// (NodeScanner), as sink/local.Store and sink/cloudsearch.Store do, in
+// pages of two.
+type scanningStore struct{ nodeListingStore }
+
+func (s scanningStore) ScanNodes(_ context.Context, fn func([]sink.NodeRef) error) error {
+	s.mu.Lock()
+	var refs []sink.NodeRef
+	for _, n := range s.nodes {
+		refs = append(refs, sink.NodeRef{ID: n.ID, RefDocID: n.RefDocID})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(refs, func(a, b sink.NodeRef) int {
+		return cmp.Or(strings.Compare(a.RefDocID, b.RefDocID), strings.Compare(a.ID, b.ID))
+	})
+	for page := range slices.Chunk(refs, 2) {
+		if err := fn(page); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // storeKinds are the capabilities a store may have, by name.
 var storeKinds = []struct {
 	name string
@@ -67,8 +79,8 @@ var storeKinds = []struct {
 }{
 	{"plain", func(s *memStore) Writer { return s }},
 	{"empty reporter", func(s *memStore) Writer { return reportingStore{s} }},
-	{"doc lister", func(s *memStore) Writer { return listingStore{s} }},
 	{"node lister", func(s *memStore) Writer { return nodeListingStore{s} }},
+	{"node scanner", func(s *memStore) Writer { return scanningStore{nodeListingStore{s}} }},
 }
 
 // loseManifest points the setup at a new, empty state file, as when the
@@ -222,7 +234,7 @@ func TestFullRemovesGoneDocumentsTheStoreLists(t *testing.T) {
 			remove(t, in, "gone.md")
 			in.loseManifest()
 			rep := in.run(func(o *Options) { wrap(o); o.Full = true })
-			_, lister := kind.wrap(in.store).(DocLister)
+			_, lister := kind.wrap(in.store).(NodeScanner)
 			docs := in.store.byDoc()
 			if _, kept := docs["gone.md"]; kept == lister {
 				t.Errorf("gone.md kept: %v, want kept only by a store that cannot list its documents (report %+v)", kept, rep)

@@ -88,7 +88,7 @@ func (r *run) prepare(ctx context.Context) error {
 			// A dry run without a manifest plans what a run with an
 			// empty one would do: with Full, remove the documents a
 			// DocLister store lists whose files are gone.
-			return r.listStore(ctx)
+			return r.scanStore(ctx)
 		}
 		return nil
 	}
@@ -160,7 +160,7 @@ func (r *run) prepare(ctx context.Context) error {
 	for _, f := range fails {
 		r.failed[f.ID] = true
 	}
-	return r.listStore(ctx)
+	return r.scanStore(ctx)
 }
 
 // checkStoreLost writes every document whole again when the store is
@@ -199,32 +199,143 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 	return nil
 }
 
-// listStore loads the document ids of a DocLister store for a Full or Verify run, so
-// that conclude can delete those whose files are gone even if the manifest
-// does not know them.
-func (r *run) listStore(ctx context.Context) error {
-	l, ok := r.opts.Store.(DocLister)
+// scanStore lists the nodes of a NodeScanner store for a Full or Verify
+// run over the whole folder (a dry run too), and records in the manifest
+// those it does not list for their documents (see NodeScanner): the
+// documents the manifest does not know go to storeDocs, for conclude to
+// delete those whose files are gone, and with Verify a recorded document's
+// unlisted nodes make it read again (unlisted). The nodes of documents the
+// run does not select are left alone: it would not write those documents.
+func (r *run) scanStore(ctx context.Context) error {
+	sc, ok := r.opts.Store.(NodeScanner)
 	if !ok || !(r.opts.Full || r.opts.Verify) || r.storeEmpty {
 		return nil
 	}
-	ids, err := l.RefDocIDs(ctx)
-	if errors.Is(err, sink.ErrUnsupported) {
+	st := r.opts.State
+	verifying := r.report.Verify != nil && !r.opts.Full
+	// A node deleted just before the run may still be listed by a store
+	// whose reads lag: the first maxRecheck unlisted nodes of recorded
+	// documents are asked about again after Settle.
+	settling, _ := r.opts.Store.(SettlingCounter)
+	var suspects []state.NodeRef
+	docs := make(map[string]bool) // recorded documents with unlisted nodes
+	r.storeDocs = make(map[string]bool)
+	err := sc.ScanNodes(ctx, func(page []sink.NodeRef) error {
+		refs := make([]state.NodeRef, 0, len(page))
+		for _, n := range page {
+			if _, ok := r.stamps[n.RefDocID]; !ok && !r.pendingOnly[n.RefDocID] {
+				r.storeDocs[n.RefDocID] = true
+			}
+			if r.opts.Reader.Match(n.RefDocID) {
+				refs = append(refs, state.NodeRef{Doc: n.RefDocID, ID: n.ID})
+			}
+		}
+		if st == nil { // a dry run without a manifest plans removals only
+			return nil
+		}
+		unlisted, err := st.Unlisted(ctx, refs)
+		if err != nil {
+			return &stopError{err}
+		}
+		var found, extra []state.NodeRef
+		for _, n := range unlisted {
+			_, recorded := r.stamps[n.Doc]
+			switch {
+			case !recorded || !verifying:
+				found = append(found, n)
+			case settling != nil && len(suspects) < maxRecheck:
+				suspects = append(suspects, n)
+			default:
+				extra = append(extra, n)
+			}
+		}
+		if err := r.found(ctx, found); err != nil {
+			return &stopError{err}
+		}
+		if err := r.unlisted(ctx, extra, docs); err != nil {
+			return &stopError{err}
+		}
+		return nil
+	})
+	var stop *stopError
+	switch {
+	case errors.As(err, &stop):
+		return stop.err
+	case errors.Is(err, sink.ErrUnsupported):
 		// Too many nodes to list on this store (an index whose key is not
 		// sortable): the run goes on as with a store that cannot list.
-		r.opts.Logger.Warn("cannot list the documents of the store, so documents whose files are gone stay in it if the manifest does not know them; delete them with `sluice delete --doc-id`",
+		r.storeDocs = nil
+		r.opts.Logger.Warn("cannot list the nodes of the store, so documents whose files are gone stay in it if the manifest does not know them; delete them with `sluice delete --doc-id`",
 			"err", err)
 		return nil
+	case err != nil:
+		return fmt.Errorf("pipeline: listing the nodes of the store: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("pipeline: listing the documents of the store: %w", err)
-	}
-	r.storeDocs = make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if _, ok := r.stamps[id]; !ok && !r.pendingOnly[id] {
-			r.storeDocs[id] = true
+	r.scanned = !r.opts.DryRun
+	if len(suspects) > 0 {
+		if err := settle(ctx, settling); err != nil {
+			return err
+		}
+		for page := range slices.Chunk(suspects, verifyPage) {
+			held, _, err := lookUp(ctx, r.opts.Store.(NodeChecker), page)
+			if err != nil {
+				return err
+			}
+			if err := r.unlisted(ctx, held, docs); err != nil {
+				return err
+			}
 		}
 	}
+	if v := r.report.Verify; v != nil && v.NodesUnlisted > 0 {
+		v.DocumentsUnlisted = len(docs)
+		first := slices.Sorted(maps.Keys(docs))
+		r.opts.Logger.Warn(fmt.Sprintf("the store holds %d nodes that the manifest does not list for their documents (written into the index behind the manifest's back?): their documents are read again, and those nodes deleted", v.NodesUnlisted),
+			"documents", v.DocumentsUnlisted, "first", first[:min(len(first), 5)])
+	}
 	return nil
+}
+
+// found records, in a real run, nodes the store holds that the manifest
+// did not list (state.Run.Found).
+func (r *run) found(ctx context.Context, nodes []state.NodeRef) error {
+	if r.opts.DryRun || len(nodes) == 0 {
+		return nil
+	}
+	return r.manifest.Found(ctx, nodes)
+}
+
+// unlisted deals with nodes a Verify run's scan found in the store for
+// recorded documents whose records do not list them: they are recorded
+// (found), so that the run deletes them once it has read their documents
+// again (reread), and Report.Verify counts them; docs collects their
+// documents.
+func (r *run) unlisted(ctx context.Context, nodes []state.NodeRef, docs map[string]bool) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	if err := r.found(ctx, nodes); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if !docs[n.Doc] {
+			docs[n.Doc] = true
+			r.reread(n.Doc)
+		}
+	}
+	r.report.Verify.NodesUnlisted += len(nodes)
+	return nil
+}
+
+// reread makes a recorded document count as changed, so that it is read
+// again: its record no longer says what the store holds.
+func (r *run) reread(doc string) {
+	if st, ok := r.stamps[doc]; ok {
+		st.Size = state.LostSize
+		r.stamps[doc] = st
+	}
+	if r.missing != nil {
+		r.missing.docs[doc] = true
+	}
 }
 
 // plan decides whether a document is unchanged and, if not, loads what the
@@ -366,9 +477,18 @@ func (r *run) clearEarlier(ctx context.Context, d *document) error {
 		return nil
 	}
 	d.clear = false
+	if r.scanned {
+		// Recorded already, with every node of the store.
+		d.found = true
+		return nil
+	}
 	if r.lister != nil {
 		err := r.lister.NodeIDs(ctx, d.file.ID, func(ids []string) error {
-			if err := r.manifest.Found(ctx, d.file.ID, ids); err != nil {
+			nodes := make([]state.NodeRef, len(ids))
+			for i, id := range ids {
+				nodes[i] = state.NodeRef{Doc: d.file.ID, ID: id}
+			}
+			if err := r.manifest.Found(ctx, nodes); err != nil {
 				return &stopError{err}
 			}
 			return nil

@@ -99,8 +99,9 @@ type Options struct {
 	// Embedder embeds chunks. Required unless DryRun.
 	Embedder embedder.Embedder
 	// Store receives the nodes. Required unless DryRun; a dry run writes
-	// nothing to it and only lists it, when it is a DocLister and Full is
-	// set, to plan the removal of documents whose files are gone.
+	// nothing to it and only lists it, when it is a NodeScanner and Full
+	// or Verify is set, to plan the removal of documents whose files are
+	// gone.
 	Store Writer
 	// BatchSize is the number of chunks per embedding request (default 100).
 	BatchSize int
@@ -138,17 +139,21 @@ type Options struct {
 	// also those the manifest does not know of (left by a lost or emptied
 	// state file): after its new ones are acknowledged if the store is a
 	// NodeLister, else before they are written (Writer.Delete by its id);
-	// and if the store is a DocLister, the nodes of documents whose files
-	// are gone are deleted even when the manifest does not know them.
+	// and if the store is a NodeScanner, its nodes are listed once instead
+	// of once per document, and the nodes of documents whose files are
+	// gone are deleted even when the manifest does not know them.
 	Full bool
 	// Verify checks, before a whole-folder run (Source nil) with State
 	// walks the folder, that the store holds every node the manifest
 	// records: a document with nodes missing is not taken as unchanged,
 	// and its chunks that are missing are embedded and written again
 	// while those still stored are kept (see NodeChecker, which the store
-	// must implement). It also lists a DocLister store's documents, as
-	// Full does, so that those whose files are gone are deleted even when
-	// the manifest does not know them. Report.Verify says what it found.
+	// must implement). It also lists a NodeScanner store's nodes, as
+	// Full does, so that documents whose files are gone are deleted even
+	// when the manifest does not know them, and so that a recorded
+	// document's nodes the manifest does not list (written behind its
+	// back) are deleted: the document is read again, and they go with its
+	// stale chunks. Report.Verify says what it found.
 	// In a dry run it plans the writes. Unneeded with Full.
 	Verify bool
 	// KeepVanished fails a document whose file vanished after the source
@@ -328,8 +333,9 @@ type run struct {
 	stamps  map[string]state.Stamp
 	// Loaded with stamps for a whole-folder run.
 	failed     map[string]bool // documents in the dead-letter table
-	storeDocs  map[string]bool // reference document ids in the store, for a Full run (DocLister)
+	storeDocs  map[string]bool // reference document ids in the store that the manifest does not know, for a Full or Verify run (NodeScanner)
 	storeEmpty bool            // the store held no node when the run started (EmptyReporter)
+	scanned    bool            // the manifest records every node of the store (NodeScanner): no document's nodes are looked up
 	// resplit: the splitter settings differ from those the manifest
 	// recorded, so no document counts as unchanged (see prepare).
 	resplit bool

@@ -238,13 +238,13 @@ func TestRemoveDocumentsByKnownIDs(t *testing.T) {
 	}
 }
 
-// unlistableStore is a memStore that is a DocLister but cannot list its
-// documents now, as a Cloud AI Search index whose key is not sortable and
-// that holds more nodes than paging with skip reaches.
-type unlistableStore struct{ *memStore }
+// unlistableStore is a NodeScanner that cannot list its nodes now, as a
+// Cloud AI Search index whose key is not sortable and that holds more
+// nodes than paging with skip reaches.
+type unlistableStore struct{ nodeListingStore }
 
-func (unlistableStore) RefDocIDs(context.Context) ([]string, error) {
-	return nil, fmt.Errorf("too many nodes: %w", sink.ErrUnsupported)
+func (unlistableStore) ScanNodes(context.Context, func([]sink.NodeRef) error) error {
+	return fmt.Errorf("too many nodes: %w", sink.ErrUnsupported)
 }
 
 // TestUnlistableStoreWarns: a Full or Verify run whose store cannot list
@@ -260,7 +260,7 @@ func TestUnlistableStoreWarns(t *testing.T) {
 	var logged strings.Builder
 	o := in.options()
 	o.Full = true
-	o.Store = unlistableStore{in.store}
+	o.Store = unlistableStore{nodeListingStore{in.store}}
 	o.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rep, err := Run(context.Background(), o)
 	if err != nil {
@@ -269,7 +269,7 @@ func TestUnlistableStoreWarns(t *testing.T) {
 	if rep.FilesDeleted != 1 || len(in.texts("b.md")) != 0 {
 		t.Errorf("report: %d deleted; b.md has %d nodes; want the recorded b.md removed", rep.FilesDeleted, len(in.texts("b.md")))
 	}
-	if !strings.Contains(logged.String(), "cannot list the documents of the store") || !strings.Contains(logged.String(), "too many nodes") {
+	if !strings.Contains(logged.String(), "cannot list the nodes of the store") || !strings.Contains(logged.String(), "too many nodes") {
 		t.Errorf("log %q lacks the warning and its cause", logged.String())
 	}
 }

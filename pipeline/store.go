@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/wait"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // The interfaces below are optional capabilities of a Writer. Run looks for
@@ -46,23 +47,35 @@ func settle(ctx context.Context, s SettlingCounter) error {
 	return wait.Sleep(ctx, s.Settle())
 }
 
-// DocLister is implemented by stores that can list the reference document
-// ids they hold (sink/local.Store from its doc_id index;
-// sink/cloudsearch.Store with a request per 1000 nodes). A Full or Verify
-// run over a whole folder with a manifest lists them at its start and,
-// after the walk, deletes the nodes of every listed document whose file
-// the walk did not find and that the include/exclude settings select, as
-// it does for the documents the manifest records. Without it, or when
-// listing fails with sink.ErrUnsupported (too many nodes for the store to
-// list: the run warns and goes on), a run cannot know of documents that
-// are in the store but neither in the folder nor in the manifest (after
-// the state file was lost): their nodes stay until they are deleted by id
-// (`sluice delete --doc-id`) or the index is rebuilt (`sluice index
-// delete`, then a run).
-type DocLister interface {
-	// RefDocIDs returns the distinct reference document ids of the
-	// stored nodes.
-	RefDocIDs(ctx context.Context) ([]string, error)
+// NodeScanner is implemented by NodeLister stores that can also list
+// every node they hold with its reference document id (sink/local.Store
+// from its doc_id index; sink/cloudsearch.Store with a request per 1000
+// nodes). A Full or Verify run over a whole folder with a manifest scans
+// them once, at its start, and records in the manifest (state.Run.Found)
+// the nodes it does not list for their documents:
+//
+//   - after the walk, it deletes the nodes of every scanned document whose
+//     file the walk did not find and that the include/exclude settings
+//     select, as it does for the documents the manifest records;
+//   - a document it writes needs no lookup of its nodes (NodeLister): a
+//     Full run, which writes every document, makes one request per 1000
+//     nodes instead of one per document;
+//   - with Verify, a recorded document whose nodes in the store include
+//     some its record does not list (written behind the manifest's back,
+//     or left by an older copy of the state file) is read again, and those
+//     nodes are deleted once it is committed, as stale chunks are.
+//
+// Without it, or when scanning fails with sink.ErrUnsupported (too many
+// nodes for the store to list: the run warns and goes on), a run cannot
+// know of documents that are in the store but neither in the folder nor in
+// the manifest (after the state file was lost): their nodes stay until they
+// are deleted by id (`sluice delete --doc-id`) or the index is rebuilt
+// (`sluice index delete`, then a run).
+type NodeScanner interface {
+	NodeLister
+	// ScanNodes calls fn with every stored node, a page at a time, until
+	// fn returns an error; fn must not keep the slice.
+	ScanNodes(ctx context.Context, fn func(nodes []sink.NodeRef) error) error
 }
 
 // NodeLister is implemented by stores that can list the node ids of one

@@ -41,6 +41,13 @@ type VerifyReport struct {
 	NodesMissing int `json:"nodes_missing"`
 	// Documents is the number of documents with nodes missing.
 	Documents int `json:"documents"`
+	// NodesUnlisted is how many nodes the store holds, for documents the
+	// manifest records and the run selects, that their records do not
+	// list (found by listing the store: a NodeScanner). Their documents
+	// are read again, and the run deletes them as stale chunks.
+	NodesUnlisted int `json:"nodes_unlisted"`
+	// DocumentsUnlisted is the number of documents with such nodes.
+	DocumentsUnlisted int `json:"documents_unlisted"`
 }
 
 const (
@@ -134,7 +141,7 @@ func (r *run) verify(ctx context.Context) error {
 		// not write their missing nodes again.
 		page = slices.DeleteFunc(page, func(n state.NodeRef) bool { return !r.opts.Reader.Match(n.Doc) })
 		rep.NodesChecked += len(page)
-		missing, err := absent(ctx, checker, page)
+		_, missing, err := lookUp(ctx, checker, page)
 		if err != nil {
 			return err
 		}
@@ -153,7 +160,7 @@ func (r *run) verify(ctx context.Context) error {
 			return err
 		}
 		for page := range slices.Chunk(suspects, verifyPage) {
-			missing, err := absent(ctx, checker, page)
+			_, missing, err := lookUp(ctx, checker, page)
 			if err != nil {
 				return err
 			}
@@ -177,24 +184,26 @@ func (r *run) verify(ctx context.Context) error {
 	return nil
 }
 
-// absent returns the nodes of page the store does not hold.
-func absent(ctx context.Context, c NodeChecker, page []state.NodeRef) ([]state.NodeRef, error) {
+// lookUp asks the store which nodes of page it holds, and returns those it
+// does and those it does not.
+func lookUp(ctx context.Context, c NodeChecker, page []state.NodeRef) (held, missing []state.NodeRef, err error) {
 	if len(page) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ids := make([]string, len(page))
 	for i, n := range page {
 		ids[i] = n.ID
 	}
-	held, err := c.ExistingIDs(ctx, ids)
+	has, err := c.ExistingIDs(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: verifying the store holds the nodes the manifest records: %w", err)
+		return nil, nil, fmt.Errorf("pipeline: verifying the store holds the nodes the manifest records: %w", err)
 	}
-	var out []state.NodeRef
 	for _, n := range page {
-		if !held[n.ID] {
-			out = append(out, n)
+		if has[n.ID] {
+			held = append(held, n)
+		} else {
+			missing = append(missing, n)
 		}
 	}
-	return out, nil
+	return held, missing, nil
 }

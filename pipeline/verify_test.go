@@ -11,12 +11,12 @@ import (
 	"github.com/sluice-dev/sluice/sink"
 )
 
-// checkingStore is a nodeListingStore that tells which node ids it holds
+// checkingStore is a scanningStore that tells which node ids it holds
 // (NodeChecker), as sink/local.Store and sink/cloudsearch.Store do. Until
 // lagging calls have been answered, it holds none of them, as a store
 // whose reads lag its writes answers right after a run (see Settle).
 type checkingStore struct {
-	nodeListingStore
+	scanningStore
 	calls   *int
 	lagging int
 }
@@ -47,7 +47,7 @@ func (settlingCheckingStore) Settle() time.Duration { return time.Millisecond }
 // of in's store.
 func (in *incr) verifying(verify bool) func(*Options) {
 	return func(o *Options) {
-		o.Store = checkingStore{nodeListingStore{in.store}, new(int), 0}
+		o.Store = checkingStore{scanningStore{nodeListingStore{in.store}}, new(int), 0}
 		o.Verify = verify
 	}
 }
@@ -181,7 +181,7 @@ func TestVerifyAsksALaggingStoreAgain(t *testing.T) {
 			}
 			calls := 0
 			rep := in.run(func(o *Options) {
-				o.Store = settlingCheckingStore{checkingStore{nodeListingStore{in.store}, &calls, 1}}
+				o.Store = settlingCheckingStore{checkingStore{scanningStore{nodeListingStore{in.store}}, &calls, 1}}
 				o.Verify = true
 			})
 			if calls != 2 {
@@ -196,7 +196,7 @@ func TestVerifyAsksALaggingStoreAgain(t *testing.T) {
 }
 
 // TestVerifyDeletesDocumentsTheManifestForgot: with Verify, as with Full,
-// a DocLister store's documents whose files are gone are deleted even when
+// a NodeScanner store's documents whose files are gone are deleted even when
 // the manifest does not know them.
 func TestVerifyDeletesDocumentsTheManifestForgot(t *testing.T) {
 	in := newIncr(t, corpus(3))
@@ -222,7 +222,7 @@ func TestVerifyIsMootWhenEverythingIsWritten(t *testing.T) {
 	in := newIncr(t, corpus(3))
 	calls := 0
 	verifying := func(o *Options) {
-		o.Store = checkingStore{nodeListingStore{in.store}, &calls, 0}
+		o.Store = checkingStore{scanningStore{nodeListingStore{in.store}}, &calls, 0}
 		o.Verify = true
 	}
 	in.run(verifying) // an empty manifest: nothing to check

@@ -51,6 +51,13 @@ func ReservedMetadataKey(key string) bool {
 	return false
 }
 
+// NodeRef names a stored node by its id and its reference document id,
+// as stores list them (see pipeline.NodeScanner).
+type NodeRef struct {
+	ID       string
+	RefDocID string
+}
+
 // ScoredNode is a Node returned by a query together with its score. Higher
 // scores are better; their scale depends on the query mode.
 type ScoredNode struct {

@@ -119,7 +119,8 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 // openStoreToPlan opens the store of a dry run, to read it, when its plan
 // needs it: with --verify, to ask which recorded nodes the store holds, and
 // with --verify or --full, to list the documents it would remove because
-// the manifest forgot them (pipeline.DocLister). A local store is opened
+// the manifest forgot them and, with --verify, the chunks it would delete
+// because their records do not list them (pipeline.NodeScanner). A local store is opened
 // as openLocalToRead does; a
 // Cloud AI Search index is checked as a run would (ValidateIndex,
 // CreateIfNotExists), never created. A store the run would create (a local

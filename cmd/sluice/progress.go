@@ -215,13 +215,22 @@ func printVerify(w io.Writer, r *pipeline.Report) {
 		return
 	}
 	if v.NodesMissing == 0 {
-		fmt.Fprintf(w, "Verified the store: it holds all %s the manifest records.\n", plural(v.NodesChecked, "chunk", "chunks"))
-		return
+		fmt.Fprintf(w, "Verified the store: it holds all %s the manifest records.", plural(v.NodesChecked, "chunk", "chunks"))
+	} else {
+		again := "were written again"
+		if r.DryRun {
+			again = "would be written again"
+		}
+		fmt.Fprintf(w, "Verified the store: %d of the %s the manifest records were missing, in %s; those the files still have %s.",
+			v.NodesMissing, plural(v.NodesChecked, "chunk", "chunks"), plural(v.Documents, "file", "files"), again)
 	}
-	again := "were written again"
-	if r.DryRun {
-		again = "would be written again"
+	if v.NodesUnlisted > 0 {
+		deleted := "were deleted"
+		if r.DryRun {
+			deleted = "would be deleted"
+		}
+		fmt.Fprintf(w, " It also held %s of %s that the manifest does not list: they %s.",
+			plural(v.NodesUnlisted, "chunk", "chunks"), plural(v.DocumentsUnlisted, "file", "files"), deleted)
 	}
-	fmt.Fprintf(w, "Verified the store: %d of the %s the manifest records were missing, in %s; those the files still have %s.\n",
-		v.NodesMissing, plural(v.NodesChecked, "chunk", "chunks"), plural(v.Documents, "file", "files"), again)
+	fmt.Fprintln(w)
 }

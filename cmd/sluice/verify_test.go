@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 	"github.com/sluice-dev/sluice/sink/local"
@@ -46,6 +47,15 @@ func TestRunVerify(t *testing.T) {
 	if err := store.DeleteNodes(t.Context(), gone); err != nil {
 		t.Fatal(err)
 	}
+	// A chunk of b.md that no run wrote, as another tool would add it.
+	some, err := store.GetNodes(t.Context(), nil, nil, 1)
+	if err != nil || len(some) != 1 {
+		t.Fatalf("reading a node: %v", err)
+	}
+	intruder := sink.Node{ID: "intruder", RefDocID: "b.md", Text: "Written by another tool.", Embedding: some[0].Embedding}
+	if _, err := store.Add(t.Context(), []sink.Node{intruder}); err != nil {
+		t.Fatal(err)
+	}
 	store.Close()
 
 	type report struct {
@@ -53,9 +63,10 @@ func TestRunVerify(t *testing.T) {
 		ChunksWritten int `json:"chunks_written"`
 		ChunksPlanned int `json:"chunks_planned"`
 		Verify        *struct {
-			NodesChecked int `json:"nodes_checked"`
-			NodesMissing int `json:"nodes_missing"`
-			Documents    int `json:"documents"`
+			NodesChecked  int `json:"nodes_checked"`
+			NodesMissing  int `json:"nodes_missing"`
+			Documents     int `json:"documents"`
+			NodesUnlisted int `json:"nodes_unlisted"`
 		} `json:"verify"`
 	}
 	runJSON := func(args ...string) report {
@@ -71,16 +82,25 @@ func TestRunVerify(t *testing.T) {
 		t.Fatalf("run without --verify: %+v, want nothing updated and no verify report", rep)
 	}
 	rep := runJSON("--verify", "--dry-run")
-	if rep.Verify == nil || rep.Verify.NodesChecked != total || rep.Verify.NodesMissing != 2 || rep.Verify.Documents != 1 || rep.ChunksPlanned != 2 {
-		t.Fatalf("run --verify --dry-run: %+v, verify %+v; want %d checked, 2 missing in 1 file, 2 planned", rep, rep.Verify, total)
+	if rep.Verify == nil || rep.Verify.NodesChecked != total || rep.Verify.NodesMissing != 2 || rep.Verify.Documents != 1 || rep.Verify.NodesUnlisted != 1 || rep.ChunksPlanned != 2 {
+		t.Fatalf("run --verify --dry-run: %+v, verify %+v; want %d checked, 2 missing in 1 file, 1 unlisted, 2 planned", rep, rep.Verify, total)
 	}
 	stdout, stderr, code := sluice(t, dir, "run", "corpus", "--verify")
-	if code != 0 || !strings.Contains(stdout, "Verified the store: 2 of the "+plural(total, "chunk", "chunks")+" the manifest records were missing, in 1 file") {
+	if code != 0 || !strings.Contains(stdout, "Verified the store: 2 of the "+plural(total, "chunk", "chunks")+" the manifest records were missing, in 1 file") ||
+		!strings.Contains(stdout, "It also held 1 chunk of 1 file that the manifest does not list: they were deleted.") {
 		t.Fatalf("run --verify: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "missing from the store") || !strings.Contains(stderr, "a.md") {
-		t.Errorf("run --verify logged no warning naming a.md: %q", stderr)
+	if !strings.Contains(stderr, "missing from the store") || !strings.Contains(stderr, "a.md") || !strings.Contains(stderr, "first=[b.md]") {
+		t.Errorf("run --verify logged no warnings naming a.md and b.md: %q", stderr)
 	}
+	store, err = local.Open(t.Context(), local.Config{Path: filepath.Join(dir, ".sluice", "index.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Count(t.Context()); err != nil || n != total {
+		t.Errorf("%d chunks stored after run --verify (%v), want the %d of a clean run", n, err, total)
+	}
+	store.Close()
 	if rep := runJSON("--verify"); rep.Verify == nil || rep.Verify.NodesMissing != 0 || rep.Verify.NodesChecked != total || rep.ChunksWritten != 0 {
 		t.Errorf("run --verify after the repair: %+v, verify %+v; want all %d chunks held, nothing written", rep, rep.Verify, total)
 	}
@@ -128,8 +148,9 @@ sink:
 
 // TestRunVerifyCloudSearch deletes one document's nodes from a Cloud AI
 // Search index behind the manifest's back (as a delete in the portal
-// does): `run --verify --dry-run` plans them, creating nothing, and `run
-// --verify` writes them again; the store then holds every node again.
+// does), and adds one to another: `run --verify --dry-run` plans to write
+// the first again, changing nothing, and `run --verify` writes it again
+// and deletes the other; the store then holds what a clean run writes.
 func TestRunVerifyCloudSearch(t *testing.T) {
 	srv, endpoint, dir := ingestedCloudCorpus(t, "verify")
 	store, err := cloudsearch.New(t.Context(), cloudsearch.Config{Endpoint: endpoint, IndexName: "verify", EmbeddingDimensionality: 16})
@@ -143,19 +164,30 @@ func TestRunVerifyCloudSearch(t *testing.T) {
 	if err := store.DeleteNodes(t.Context(), gone); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(srv.Documents("verify")); n != 2 {
-		t.Fatalf("%d documents in the index, want 2", n)
+	vec := make([]float32, 16)
+	vec[0] = 1
+	intruder := sink.Node{ID: "intruder", RefDocID: "c.md", Text: "Written by another tool.", Embedding: vec}
+	if _, err := store.Add(t.Context(), []sink.Node{intruder}); err != nil { // as another tool would
+		t.Fatal(err)
+	}
+	if n := len(srv.Documents("verify")); n != 3 {
+		t.Fatalf("%d documents in the index, want 3", n)
 	}
 	for _, tt := range []struct {
 		args []string
 		docs int // in the index after the run
-	}{{[]string{"--dry-run"}, 2}, {nil, 3}} {
+	}{{[]string{"--dry-run"}, 3}, {nil, 3}} {
 		stdout, stderr, code := sluice(t, dir, append([]string{"run", "corpus", "--verify", "--json"}, tt.args...)...)
-		if code != 0 || !strings.Contains(stdout, `"verify":{"nodes_checked":3,"nodes_missing":1,"documents":1}`) {
+		if code != 0 || !strings.Contains(stdout, `"verify":{"nodes_checked":3,"nodes_missing":1,"documents":1,"nodes_unlisted":1,"documents_unlisted":1}`) {
 			t.Errorf("run --verify %v: exit %d, stdout %s, stderr %s", tt.args, code, stdout, stderr)
 		}
 		if n := len(srv.Documents("verify")); n != tt.docs {
 			t.Errorf("%d documents in the index after run --verify %v, want %d", n, tt.args, tt.docs)
+		}
+	}
+	for _, d := range srv.Documents("verify") {
+		if d["id"] == "intruder" {
+			t.Error("the intruder is still in the index")
 		}
 	}
 }
@@ -283,7 +315,7 @@ func TestDryRunVerifyDeletedIndex(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(stdout, `"chunks_planned":2`) || !strings.Contains(stdout, `"verify":{"nodes_checked":2,"nodes_missing":2,"documents":2}`) {
+			if !strings.Contains(stdout, `"chunks_planned":2`) || !strings.Contains(stdout, `"verify":{"nodes_checked":2,"nodes_missing":2,"documents":2,"nodes_unlisted":0,"documents_unlisted":0}`) {
 				t.Errorf("dry run --verify: %s", stdout)
 			}
 		})

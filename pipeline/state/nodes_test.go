@@ -125,3 +125,72 @@ func TestLostAll(t *testing.T) {
 		t.Errorf("the other scope's a.md changed: %+v", d)
 	}
 }
+
+// TestUnlistedAndFound: Unlisted picks the scanned nodes the manifest does
+// not list for their documents (committed, or pending in a run, ids Found
+// recorded aside), and Found records them, of many documents at once,
+// marking the records of those documents with LostSize; nodes the manifest
+// lists change nothing, and neither scope sees the other's.
+func TestUnlistedAndFound(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, "local:a")
+	other := open(t, path, "local:b")
+	run := begin(t, s)
+	ackCommit(t, run, "a.md", "h", "n1", "n2")
+	ackCommit(t, run, "b.md", "h", "n3")
+	ackCommit(t, run, "d.md", "h", "n7")
+	dead := begin(t, s)
+	if err := dead.Intend(ctx, nodes("c.md", "w1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Ack(ctx, nodes("a.md", "p1")); err != nil {
+		t.Fatal(err)
+	}
+	ackCommit(t, begin(t, other), "e.md", "h", "x1")
+
+	scanned := []NodeRef{{"a.md", "n1"}, {"a.md", "x1"}, {"a.md", "p1"}, {"b.md", "n1"}, {"c.md", "w1"}, {"c.md", "w2"}, {"d.md", "n7"}, {"e.md", "x1"}}
+	want := []NodeRef{{"a.md", "x1"}, {"b.md", "n1"}, {"c.md", "w2"}, {"e.md", "x1"}} // n1 is a.md's, not b.md's; e.md is the other scope's
+	got, err := s.Unlisted(ctx, scanned)
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Unlisted = %v, %v; want %v", got, err, want)
+	}
+	now := begin(t, s)
+	for range 2 { // recording them twice changes nothing
+		if err := now.Found(ctx, scanned); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Unlisted(ctx, scanned); err != nil || !slices.Equal(got, want) {
+			t.Errorf("Unlisted after Found = %v, %v; want the found ids still unlisted: %v", got, err, want)
+		}
+	}
+	for _, tt := range []struct {
+		doc      string
+		intended []string
+		size     int64
+	}{
+		{"a.md", []string{"x1"}, LostSize},
+		{"b.md", []string{"n1"}, LostSize},
+		{"c.md", []string{"w1", "w2"}, 0}, // no record to mark
+		{"d.md", nil, 0},
+		{"e.md", []string{"x1"}, 0},
+	} {
+		_, intended, err := s.Pending(ctx, tt.doc)
+		d, _, derr := s.Doc(ctx, tt.doc)
+		if err != nil || derr != nil || !slices.Equal(intended, tt.intended) || d.Size != tt.size {
+			t.Errorf("%s: intended %v, size %d (%v, %v); want %v and %d", tt.doc, intended, d.Size, err, derr, tt.intended, tt.size)
+		}
+	}
+	if d, _, _ := other.Doc(ctx, "e.md"); !slices.Equal(d.NodeIDs, []string{"x1"}) || d.Size == LostSize {
+		t.Errorf("the other scope's e.md changed: %+v", d)
+	}
+	if acked, intended, _ := other.Pending(ctx, "e.md"); len(acked)+len(intended) != 0 {
+		t.Errorf("the other scope got pending ids: %v %v", acked, intended)
+	}
+	if got, err := s.Unlisted(ctx, nil); err != nil || got != nil {
+		t.Errorf("Unlisted(nil) = %v, %v", got, err)
+	}
+	if err := now.Found(ctx, nil); err != nil {
+		t.Errorf("Found(nil) = %v", err)
+	}
+}

@@ -542,27 +542,18 @@ func (s *Store) Lost(ctx context.Context, nodes []NodeRef) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	docs := make([]string, 0, len(nodes))
-	ids := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		docs, ids = append(docs, n.Doc), append(ids, n.ID)
-	}
-	dl, err := json.Marshal(docs)
-	if err != nil {
-		return err
-	}
-	il, err := json.Marshal(ids)
+	dl, il, err := refLists(nodes)
 	if err != nil {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ?1 AND (doc, node_id) IN
 			(SELECT d.value, i.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key)`,
-			s.scope, string(dl), string(il)); err != nil {
+			s.scope, dl, il); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-			s.scope, string(dl), LostSize)
+			s.scope, dl, LostSize)
 		return err
 	})
 }
@@ -731,29 +722,84 @@ func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
 		ORDER BY 1`, r.s.scope, id, r.id)
 }
 
-// Found records node ids that the sink holds for a document although the
-// manifest may not list them (a Full run's, or those of a document the
-// manifest has no record of), as a run that died while writing them would
-// have left them: Stale returns those that this run does not acknowledge,
-// so they are deleted only once the document's new nodes are stored, and a
-// run that dies first leaves them to the next one. Ids among the
-// document's committed nodes, or already pending, are not recorded again.
-func (r *Run) Found(ctx context.Context, id string, nodeIDs []string) error {
-	if len(nodeIDs) == 0 {
+// Found records nodes that the sink holds although the manifest may not
+// list them for their documents (a Full run's, those of a document the
+// manifest has no record of, those a scan of the store turned up), as a
+// run that died while writing them would have left them: Stale returns
+// those that this run does not acknowledge, so they are deleted only once
+// their document's new nodes are stored, and a run that dies first leaves
+// them to the next one. Ids among their document's committed nodes, or
+// already pending, are not recorded again. The record of a document that
+// gets such ids takes LostSize, as Lost leaves it: it no longer says
+// what the store holds, so the next run of any kind reads the document
+// again, and deletes them when it commits it.
+func (r *Run) Found(ctx context.Context, nodes []NodeRef) error {
+	if len(nodes) == 0 {
 		return nil
 	}
-	list, err := json.Marshal(nodeIDs)
+	docs, ids, err := refLists(nodes)
 	if err != nil {
 		return err
 	}
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?4 WHERE scope = ?1 AND id IN (
+			SELECT d.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key
+			WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = d.value AND node_id = i.value)
+			AND NOT EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = d.value AND node_id = i.value))`,
+			s.scope, docs, ids, LostSize); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id, acked, key, run, found)
-			SELECT ?1, ?2, j.value, 0, '', 0, 1 FROM json_each(?3) AS j
-			WHERE j.value NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`,
-			s.scope, id, string(list))
+			SELECT ?1, d.value, i.value, 0, '', 0, 1 FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key
+			WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = d.value AND node_id = i.value)`,
+			s.scope, docs, ids)
 		return err
 	})
+}
+
+// Unlisted returns, in their order, the nodes among nodes that the
+// manifest does not list for their documents: neither among the committed
+// nodes of their records nor among the ids a run intended or acknowledged
+// (the ids Found recorded count as unlisted). A scan of the store finds the
+// nodes written behind the manifest's back with it.
+func (s *Store) Unlisted(ctx context.Context, nodes []NodeRef) ([]NodeRef, error) {
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	docs, ids, err := refLists(nodes)
+	if err != nil {
+		return nil, err
+	}
+	var out []NodeRef
+	err = s.each(ctx, func(rows *sql.Rows) error {
+		var n NodeRef
+		if err := rows.Scan(&n.Doc, &n.ID); err != nil {
+			return err
+		}
+		out = append(out, n)
+		return nil
+	}, `SELECT d.value, i.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key
+		WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = d.value AND node_id = i.value)
+		AND NOT EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = d.value AND node_id = i.value AND found = 0)
+		ORDER BY d.key`, s.scope, docs, ids)
+	return out, err
+}
+
+// refLists returns the documents and the ids of nodes as two JSON arrays
+// of the same length, for json_each.
+func refLists(nodes []NodeRef) (docs, ids string, err error) {
+	d := make([]string, len(nodes))
+	i := make([]string, len(nodes))
+	for k, n := range nodes {
+		d[k], i[k] = n.Doc, n.ID
+	}
+	dl, err := json.Marshal(d)
+	if err != nil {
+		return "", "", err
+	}
+	il, err := json.Marshal(i)
+	return string(dl), string(il), err
 }
 
 // Retract starts the rollback of a failed document: every id runs recorded

@@ -31,6 +31,15 @@ func nodes(doc string, ids ...string) map[string][]Node {
 	return map[string][]Node{doc: ns}
 }
 
+// refs names nodes of doc.
+func refs(doc string, ids ...string) []NodeRef {
+	out := make([]NodeRef, len(ids))
+	for i, id := range ids {
+		out[i] = NodeRef{Doc: doc, ID: id}
+	}
+	return out
+}
+
 func begin(t *testing.T, s *Store) *Run {
 	t.Helper()
 	r, err := s.Begin(context.Background())
@@ -235,7 +244,7 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := begin(t, s)
-	if err := run.Found(ctx, "d", []string{"a", "o1", "o2", "w1"}); err != nil {
+	if err := run.Found(ctx, refs("d", "a", "o1", "o2", "w1")); err != nil {
 		t.Fatal(err)
 	}
 	if acked, intended, err := s.Pending(ctx, "d"); err != nil || !slices.Equal(acked, []string{"w1"}) || !slices.Equal(intended, []string{"o1", "o2", "w2"}) {

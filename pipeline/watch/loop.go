@@ -662,6 +662,9 @@ func roundAttrs(r Round) []any {
 			"deleted", rep.FilesDeleted+len(r.Removed), "failed", rep.FilesFailed, "chunks", rep.ChunksWritten)
 		if v := rep.Verify; v != nil {
 			attrs = append(attrs, "verified", v.NodesChecked, "missing", v.NodesMissing)
+			if v.NodesUnlisted > 0 {
+				attrs = append(attrs, "unlisted", v.NodesUnlisted)
+			}
 		}
 	} else if len(r.Removed) > 0 {
 		attrs = append(attrs, "deleted", len(r.Removed))

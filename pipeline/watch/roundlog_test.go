@@ -28,6 +28,10 @@ func TestRoundLine(t *testing.T) {
 			"round=update took=5ms added=1 updated=0 unchanged=0 deleted=1 failed=1 chunks=3"},
 		{"rescan", Round{Kind: Rescan, Report: &pipeline.Report{FilesUnchanged: 4, FilesDeleted: 2}},
 			"round=rescan took=5ms added=0 updated=0 unchanged=4 deleted=2 failed=0 chunks=0"},
+		{"verified", Round{Kind: Initial, Report: &pipeline.Report{FilesUpdated: 2, Verify: &pipeline.VerifyReport{NodesChecked: 9, NodesMissing: 1}}},
+			"round=initial took=5ms added=0 updated=2 unchanged=0 deleted=0 failed=0 chunks=0 verified=9 missing=1"},
+		{"verified with unlisted nodes", Round{Kind: Rescan, Report: &pipeline.Report{FilesUpdated: 1, Verify: &pipeline.VerifyReport{NodesChecked: 9, NodesUnlisted: 3}}},
+			"round=rescan took=5ms added=0 updated=1 unchanged=0 deleted=0 failed=0 chunks=0 verified=9 missing=0 unlisted=3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

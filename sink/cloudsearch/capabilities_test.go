@@ -8,4 +8,7 @@ var (
 	_ pipeline.Writer          = (*Store)(nil)
 	_ pipeline.EmptyReporter   = (*Store)(nil)
 	_ pipeline.SettlingCounter = (*Store)(nil)
+	_ pipeline.NodeScanner     = (*Store)(nil)
+	_ pipeline.NodeChecker     = (*Store)(nil)
+	_ pipeline.DocsDeleter     = (*Store)(nil)
 )

@@ -5,9 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -306,34 +304,42 @@ func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []stri
 	return s.matchingKeys(ctx, nodesOfDocOp(refDocID), eqFilter(s.cfg.DocIDFieldKey, refDocID), fn)
 }
 
-// RefDocIDs returns the distinct reference document ids of the stored
-// nodes, sorted: the doc_id field (docIdFieldKey) of every node, read with
-// keys and that field only, 1000 nodes a request, so a request per 1000
-// nodes. Nodes without a doc_id are left out. It makes Store a
-// pipeline.DocLister: a run with --full or --verify then deletes the nodes
-// of documents whose files are gone even when the manifest does not know
-// them (after a lost state file). On an index whose key is not sortable it
-// reads at most 101,000 nodes and fails with a *ScanLimitError beyond,
-// which wraps sink.ErrUnsupported, as does the error for a doc_id field in
-// hiddenFieldKeys, which cannot be read. Nodes written less than about a second
-// before may be missed (see Settle).
-func (s *Store) RefDocIDs(ctx context.Context) ([]string, error) {
+// ScanNodes calls fn with the key and reference document id (the doc_id
+// field, docIdFieldKey) of every stored node, read with those two fields
+// only, at most 1000 at a time: a request per 1000 nodes. Nodes without a
+// doc_id are left out; fn must not keep the slice. It makes Store a
+// pipeline.NodeScanner: a run with --full or --verify lists the index once,
+// to delete the documents whose files are gone even when the manifest does
+// not know them (after a lost state file), and chunks written behind the
+// manifest's back, and so that --full need not look up each document's
+// nodes. On an index whose key is not sortable it reads at most 101,000
+// nodes and fails with a *ScanLimitError beyond, before calling fn; that
+// error wraps sink.ErrUnsupported, as does the error for a doc_id field in
+// hiddenFieldKeys, which cannot be read. Nodes written less than about a
+// second before may be missed (see Settle).
+func (s *Store) ScanNodes(ctx context.Context, fn func(nodes []sink.NodeRef) error) error {
 	field := s.cfg.DocIDFieldKey
 	if s.cfg.hidden()[field] {
-		return nil, &sink.UnsupportedError{What: "listing the documents of index " + strconv.Quote(s.cfg.IndexName),
+		return &sink.UnsupportedError{What: "listing the nodes of index " + strconv.Quote(s.cfg.IndexName),
 			Hint: "its " + field + " field is hidden (hiddenFieldKeys), so it cannot be read"}
 	}
-	docs := map[string]struct{}{}
-	err := s.scan(ctx, "list reference documents", "", s.cfg.IDFieldKey+","+field, 0, func(_ string, doc map[string]any) error {
-		if id, ok := doc[field].(string); ok && id != "" {
-			docs[id] = struct{}{}
+	page := make([]sink.NodeRef, 0, maxPageSize)
+	err := s.scan(ctx, "list nodes", "", s.cfg.IDFieldKey+","+field, 0, func(key string, doc map[string]any) error {
+		id, ok := doc[field].(string)
+		if !ok || id == "" {
+			return nil
 		}
-		return nil
+		if page = append(page, sink.NodeRef{ID: key, RefDocID: id}); len(page) < maxPageSize {
+			return nil
+		}
+		err := fn(page)
+		page = page[:0]
+		return err
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || len(page) == 0 {
+		return err
 	}
-	return slices.Sorted(maps.Keys(docs)), nil
+	return fn(page)
 }
 
 // nodesOfDocOp names the search for the nodes of reference document

@@ -357,31 +357,56 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 	return !found, nil
 }
 
-// RefDocIDs returns the distinct reference document ids of the stored
-// nodes, sorted. It reads the doc_id index only. It makes Store a
-// pipeline.DocLister: a --full run deletes the nodes of documents whose
-// files are gone even when its manifest does not know them.
-func (s *Store) RefDocIDs(ctx context.Context) ([]string, error) {
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT doc_id FROM nodes ORDER BY doc_id`)
-	if err != nil {
-		return nil, s.wrap("list documents", err)
-	}
-	defer rows.Close()
-	ids := []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, s.wrap("list documents", err)
+// ScanNodes calls fn with the id and reference document id of every
+// stored node, at most 1000 at a time, in order of document id, until fn
+// returns an error; fn must not keep the slice. Each page is its own read
+// of the doc_id index, from where the previous one ended, so fn may use
+// the store. It makes Store a pipeline.NodeScanner: a --full or --verify
+// run lists the store's nodes once, to delete the documents whose files
+// are gone even when the manifest does not know them, and the chunks of
+// recorded documents that the manifest does not list.
+func (s *Store) ScanNodes(ctx context.Context, fn func(nodes []sink.NodeRef) error) error {
+	const op = "list the stored nodes"
+	var (
+		after    sink.NodeRef
+		afterPos int64 = -1 << 62
+	)
+	page := make([]sink.NodeRef, 0, nodeIDsPage)
+	for {
+		if s.closed.Load() {
+			return ErrClosed
 		}
-		ids = append(ids, id)
+		page = page[:0]
+		var pos int64
+		err := func() error {
+			rows, err := s.db.QueryContext(ctx, `SELECT doc_id, start_char, id FROM nodes
+				WHERE (doc_id, start_char, id) > (?, ?, ?) ORDER BY doc_id, start_char, id LIMIT ?`,
+				after.RefDocID, afterPos, after.ID, nodeIDsPage)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var n sink.NodeRef
+				if err := rows.Scan(&n.RefDocID, &pos, &n.ID); err != nil {
+					return err
+				}
+				page = append(page, n)
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		last, full := page[len(page)-1], len(page) == nodeIDsPage
+		if err := fn(page); err != nil || !full {
+			return err
+		}
+		after, afterPos = last, pos
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("list documents", err)
-	}
-	return ids, nil
 }
 
 // nodeIDsPage is how many node ids NodeIDs passes to its function at a

@@ -40,7 +40,9 @@ import (
 //     (EmptyReporter). Before its first new node is written, the ids the
 //     store holds for it are recorded as a dead run's (NodeLister), so that
 //     those not written again are deleted with the stale chunks. A Full run
-//     does the same for every document it writes, keeping its record. A
+//     does the same for every document it writes, keeping its record; with
+//     a NodeScanner store it records the ids of every document at once,
+//     from one listing of the store, before the walk. A
 //     store that cannot list a document's nodes has them deleted
 //     (Writer.Delete by the document id) before the first new one is
 //     written, the record dropped first.
@@ -49,7 +51,11 @@ import (
 //     their documents' records, which are marked to be read again
 //     (state.Store.Lost): such a document counts as changed, and its
 //     chunks whose nodes are missing are embedded and written again, as
-//     new ones are, by this run or, should it fail or die, the next.
+//     new ones are, by this run or, should it fail or die, the next. With
+//     a NodeScanner store, the nodes it holds for a recorded document that
+//     the record does not list are recorded as a dead run's (state.Run.Found)
+//     and the record marked to be read again: the document counts as
+//     changed, and those nodes are deleted as its stale chunks.
 //   - A document that fails keeps the nodes its record lists (none if it
 //     had no record): the nodes this run or a dead one wrote for it beyond
 //     those are deleted, and so are its pending ids in the manifest. Nodes
@@ -57,8 +63,9 @@ import (
 //     run wrote them again.
 //   - After a complete walk, documents in the manifest that the walk did not
 //     find, and that the include/exclude settings select, are deleted from
-//     the store and the manifest; so are, in a Full run, documents the
-//     store lists (DocLister) that the manifest does not know. A folder the
+//     the store and the manifest; so are, in a Full or Verify run,
+//     documents the store lists (NodeScanner) that the manifest does not
+//     know. A folder the
 //     walk could not read protects the documents below it.
 //   - A document leaves the dead-letter table when it is ingested, found
 //     unchanged, or removed; and, after a complete walk that did not find
@@ -87,7 +94,7 @@ func (r *run) prepare(ctx context.Context) error {
 		if r.opts.DryRun && r.fullWalk {
 			// A dry run without a manifest plans what a run with an
 			// empty one would do: with Full, remove the documents a
-			// DocLister store lists whose files are gone.
+			// NodeScanner store lists whose files are gone.
 			return r.scanStore(ctx)
 		}
 		return nil

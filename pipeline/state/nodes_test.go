@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -192,5 +193,46 @@ func TestUnlistedAndFound(t *testing.T) {
 	}
 	if err := now.Found(ctx, nil); err != nil {
 		t.Errorf("Found(nil) = %v", err)
+	}
+}
+
+// BenchmarkUnlisted looks up a page of 1000 scanned nodes, as a Full or
+// Verify run does per page of its store's listing, in a manifest of 20,000
+// nodes; the cost of a page must not grow with its square (as a join of two
+// JSON arrays on their positions did).
+func BenchmarkUnlisted(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	run, err := s.Begin(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var page []NodeRef
+	for d := range 50 {
+		doc := fmt.Sprintf("dir/doc%03d.md", d)
+		ids := make([]string, 400)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("%s-node-%04d", doc, i)
+		}
+		if err := run.Ack(ctx, nodes(doc, ids...)); err != nil {
+			b.Fatal(err)
+		}
+		if err := run.Commit(ctx, doc, Stamp{Hash: "h"}, ""); err != nil {
+			b.Fatal(err)
+		}
+		if d < 3 {
+			page = append(page, refs(doc, ids...)...)
+		}
+	}
+	page = page[:1000]
+	b.ResetTimer()
+	for b.Loop() {
+		if got, err := s.Unlisted(ctx, page); err != nil || len(got) != 0 {
+			b.Fatalf("Unlisted = %d nodes, %v; want none", len(got), err)
+		}
 	}
 }

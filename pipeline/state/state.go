@@ -542,18 +542,17 @@ func (s *Store) Lost(ctx context.Context, nodes []NodeRef) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	dl, il, err := refLists(nodes)
+	refs, err := refPairs(nodes)
 	if err != nil {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_nodes WHERE scope = ?1 AND (doc, node_id) IN
-			(SELECT d.value, i.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key)`,
-			s.scope, dl, il); err != nil {
+			(SELECT doc, node_id FROM `+refRows+`)`, s.scope, refs); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-			s.scope, dl, LostSize)
+		_, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (SELECT doc FROM `+refRows+`)`,
+			s.scope, refs, LostSize)
 		return err
 	})
 }
@@ -737,23 +736,23 @@ func (r *Run) Found(ctx context.Context, nodes []NodeRef) error {
 	if len(nodes) == 0 {
 		return nil
 	}
-	docs, ids, err := refLists(nodes)
+	refs, err := refPairs(nodes)
 	if err != nil {
 		return err
 	}
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?4 WHERE scope = ?1 AND id IN (
-			SELECT d.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key
-			WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = d.value AND node_id = i.value)
-			AND NOT EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = d.value AND node_id = i.value))`,
-			s.scope, docs, ids, LostSize); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (
+			SELECT r.doc FROM `+refRows+` AS r
+			WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = r.doc AND node_id = r.node_id)
+			AND NOT EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = r.doc AND node_id = r.node_id))`,
+			s.scope, refs, LostSize); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending (scope, id, node_id, acked, key, run, found)
-			SELECT ?1, d.value, i.value, 0, '', 0, 1 FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key
-			WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = d.value AND node_id = i.value)`,
-			s.scope, docs, ids)
+			SELECT ?1, r.doc, r.node_id, 0, '', 0, 1 FROM `+refRows+` AS r
+			WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = r.doc AND node_id = r.node_id)`,
+			s.scope, refs)
 		return err
 	})
 }
@@ -767,7 +766,7 @@ func (s *Store) Unlisted(ctx context.Context, nodes []NodeRef) ([]NodeRef, error
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	docs, ids, err := refLists(nodes)
+	refs, err := refPairs(nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -779,27 +778,26 @@ func (s *Store) Unlisted(ctx context.Context, nodes []NodeRef) ([]NodeRef, error
 		}
 		out = append(out, n)
 		return nil
-	}, `SELECT d.value, i.value FROM json_each(?2) AS d JOIN json_each(?3) AS i ON d.key = i.key
-		WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = d.value AND node_id = i.value)
-		AND NOT EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = d.value AND node_id = i.value AND found = 0)
-		ORDER BY d.key`, s.scope, docs, ids)
+	}, `SELECT r.doc, r.node_id FROM `+refRows+` AS r
+		WHERE NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = r.doc AND node_id = r.node_id)
+		AND NOT EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND id = r.doc AND node_id = r.node_id AND found = 0)
+		ORDER BY r.k`, s.scope, refs)
 	return out, err
 }
 
-// refLists returns the documents and the ids of nodes as two JSON arrays
-// of the same length, for json_each.
-func refLists(nodes []NodeRef) (docs, ids string, err error) {
-	d := make([]string, len(nodes))
-	i := make([]string, len(nodes))
+// refRows is the table of the nodes that refPairs wrote into parameter ?2,
+// in their order (k): (k, doc, node_id).
+const refRows = `(SELECT j.key AS k, j.value ->> 0 AS doc, j.value ->> 1 AS node_id FROM json_each(?2) AS j)`
+
+// refPairs writes nodes as a JSON array of [document, node id] pairs, for
+// refRows: one parameter, read in one pass.
+func refPairs(nodes []NodeRef) (string, error) {
+	pairs := make([][2]string, len(nodes))
 	for k, n := range nodes {
-		d[k], i[k] = n.Doc, n.ID
+		pairs[k] = [2]string{n.Doc, n.ID}
 	}
-	dl, err := json.Marshal(d)
-	if err != nil {
-		return "", "", err
-	}
-	il, err := json.Marshal(i)
-	return string(dl), string(il), err
+	b, err := json.Marshal(pairs)
+	return string(b), err
 }
 
 // Retract starts the rollback of a failed document: every id runs recorded

@@ -323,23 +323,10 @@ func (s *Store) ScanNodes(ctx context.Context, fn func(nodes []sink.NodeRef) err
 		return &sink.UnsupportedError{What: "listing the nodes of index " + strconv.Quote(s.cfg.IndexName),
 			Hint: "its " + field + " field is hidden (hiddenFieldKeys), so it cannot be read"}
 	}
-	page := make([]sink.NodeRef, 0, maxPageSize)
-	err := s.scan(ctx, "list nodes", "", s.cfg.IDFieldKey+","+field, 0, func(key string, doc map[string]any) error {
+	return scanPages(ctx, s, "list nodes", "", s.cfg.IDFieldKey+","+field, func(key string, doc map[string]any) (sink.NodeRef, bool) {
 		id, ok := doc[field].(string)
-		if !ok || id == "" {
-			return nil
-		}
-		if page = append(page, sink.NodeRef{ID: key, RefDocID: id}); len(page) < maxPageSize {
-			return nil
-		}
-		err := fn(page)
-		page = page[:0]
-		return err
-	})
-	if err != nil || len(page) == 0 {
-		return err
-	}
-	return fn(page)
+		return sink.NodeRef{ID: key, RefDocID: id}, ok && id != ""
+	}, fn)
 }
 
 // nodesOfDocOp names the search for the nodes of reference document
@@ -349,16 +336,26 @@ func nodesOfDocOp(refDocID string) string { return "find nodes of document " + r
 // matchingKeys calls fn with the keys of the documents matching filter, at
 // most 1000 at a time (see NodeIDs); op names the search in errors.
 func (s *Store) matchingKeys(ctx context.Context, op, filter string, fn func(ids []string) error) error {
-	page := make([]string, 0, maxPageSize)
-	err := s.scan(ctx, op, filter, s.cfg.IDFieldKey, 0,
-		func(key string, _ map[string]any) error {
-			if page = append(page, key); len(page) < maxPageSize {
-				return nil
-			}
-			err := fn(page)
-			page = page[:0]
-			return err
-		})
+	return scanPages(ctx, s, op, filter, s.cfg.IDFieldKey, func(key string, _ map[string]any) (string, bool) { return key, true }, fn)
+}
+
+// scanPages is scan (of every document matching filter) passing fn, at
+// most maxPageSize at a time, what item makes of each document it
+// accepts; fn must not keep the slice.
+func scanPages[T any](ctx context.Context, s *Store, op, filter, sel string, item func(key string, doc map[string]any) (T, bool), fn func([]T) error) error {
+	page := make([]T, 0, maxPageSize)
+	err := s.scan(ctx, op, filter, sel, 0, func(key string, doc map[string]any) error {
+		v, ok := item(key, doc)
+		if !ok {
+			return nil
+		}
+		if page = append(page, v); len(page) < maxPageSize {
+			return nil
+		}
+		err := fn(page)
+		page = page[:0]
+		return err
+	})
 	if err != nil || len(page) == 0 {
 		return err
 	}

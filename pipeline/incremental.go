@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
@@ -210,28 +212,38 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 // run over the whole folder (a dry run too), and records in the manifest
 // those it does not list for their documents (see NodeScanner): the
 // documents the manifest does not know go to storeDocs, for conclude to
-// delete those whose files are gone, and with Verify a recorded document's
-// unlisted nodes make it read again (unlisted). The nodes of documents the
-// run does not select are left alone: it would not write those documents.
+// delete those whose files are gone, and a recorded document's unlisted
+// nodes make it read again (unlisted). The nodes of documents the run does
+// not select are left alone: it would not write those documents. A store
+// whose reads lag its writes (SettlingCounter) may still list nodes deleted
+// just before the run: they are asked about again after Settle (the first
+// maxRecheck unlisted nodes of recorded documents, and one node of each
+// document the manifest does not know).
 func (r *run) scanStore(ctx context.Context) error {
 	sc, ok := r.opts.Store.(NodeScanner)
 	if !ok || !(r.opts.Full || r.opts.Verify) || r.storeEmpty {
 		return nil
 	}
 	st := r.opts.State
-	verifying := r.report.Verify != nil && !r.opts.Full
-	// A node deleted just before the run may still be listed by a store
-	// whose reads lag: the first maxRecheck unlisted nodes of recorded
-	// documents are asked about again after Settle.
 	settling, _ := r.opts.Store.(SettlingCounter)
 	var suspects []state.NodeRef
+	var badIDs []sink.NodeRef
 	docs := make(map[string]bool) // recorded documents with unlisted nodes
-	r.storeDocs = make(map[string]bool)
+	r.storeDocs = make(map[string]storeDoc)
 	err := sc.ScanNodes(ctx, func(page []sink.NodeRef) error {
 		refs := make([]state.NodeRef, 0, len(page))
 		for _, n := range page {
+			if !utf8.ValidString(n.ID) || !utf8.ValidString(n.RefDocID) {
+				// Written by another tool: the manifest stores text,
+				// so such a node could be neither recorded nor deleted.
+				badIDs = append(badIDs[:min(len(badIDs), 4)], n)
+				continue
+			}
 			if _, ok := r.stamps[n.RefDocID]; !ok && !r.pendingOnly[n.RefDocID] {
-				r.storeDocs[n.RefDocID] = true
+				d := r.storeDocs[n.RefDocID]
+				d.nodes++
+				d.sample = cmp.Or(d.sample, n.ID)
+				r.storeDocs[n.RefDocID] = d
 			}
 			if r.opts.Reader.Match(n.RefDocID) {
 				refs = append(refs, state.NodeRef{Doc: n.RefDocID, ID: n.ID})
@@ -248,7 +260,7 @@ func (r *run) scanStore(ctx context.Context) error {
 		for _, n := range unlisted {
 			_, recorded := r.stamps[n.Doc]
 			switch {
-			case !recorded || !verifying:
+			case !recorded:
 				found = append(found, n)
 			case settling != nil && len(suspects) < maxRecheck:
 				suspects = append(suspects, n)
@@ -270,34 +282,80 @@ func (r *run) scanStore(ctx context.Context) error {
 		return stop.err
 	case errors.Is(err, sink.ErrUnsupported):
 		// Too many nodes to list on this store (an index whose key is not
-		// sortable): the run goes on as with a store that cannot list.
+		// sortable), or its doc_id cannot be read: the run goes on as
+		// with a store that cannot list.
 		r.storeDocs = nil
-		r.opts.Logger.Warn("cannot list the nodes of the store, so documents whose files are gone stay in it if the manifest does not know them; delete them with `sluice delete --doc-id`",
+		r.opts.Logger.Warn("cannot list the nodes of the store, so documents whose files are gone stay in it if the manifest does not know them (delete them with `sluice delete --doc-id`), and chunks written into it behind the manifest's back are not found",
 			"err", err)
 		return nil
 	case err != nil:
 		return fmt.Errorf("pipeline: listing the nodes of the store: %w", err)
 	}
 	r.scanned = !r.opts.DryRun
-	if len(suspects) > 0 {
+	if len(badIDs) > 0 {
+		r.opts.Logger.Warn("the store holds nodes whose id or document id is not valid UTF-8 (written by another tool): they are left alone; delete them with that tool",
+			"first", fmt.Sprintf("%+q", badIDs[0].ID), "doc", fmt.Sprintf("%+q", badIDs[0].RefDocID))
+	}
+	if settling != nil && (len(suspects) > 0 || len(r.storeDocs) > 0) {
 		if err := settle(ctx, settling); err != nil {
 			return err
 		}
-		for page := range slices.Chunk(suspects, verifyPage) {
-			held, _, err := lookUp(ctx, r.opts.Store.(NodeChecker), page)
-			if err != nil {
-				return err
-			}
-			if err := r.unlisted(ctx, held, docs); err != nil {
-				return err
-			}
+		if err := r.recheck(ctx, suspects, docs); err != nil {
+			return err
 		}
 	}
 	if v := r.report.Verify; v != nil && v.NodesUnlisted > 0 {
 		v.DocumentsUnlisted = len(docs)
 		first := slices.Sorted(maps.Keys(docs))
-		r.opts.Logger.Warn(fmt.Sprintf("the store holds %d nodes that the manifest does not list for their documents (written into the index behind the manifest's back?): their documents are read again, and those nodes deleted", v.NodesUnlisted),
-			"documents", v.DocumentsUnlisted, "first", first[:min(len(first), 5)])
+		r.opts.Logger.Warn("the store holds chunks that the manifest does not list for their documents (written into the index behind the manifest's back, or an older state file): their documents are read again, which deletes such chunks unless the files still have them",
+			"chunks", v.NodesUnlisted, "documents", v.DocumentsUnlisted, "first", first[:min(len(first), 5)])
+	}
+	return nil
+}
+
+// storeDoc is what a listing of the store found of a document the
+// manifest does not know: its number of nodes, and one of their ids.
+type storeDoc struct {
+	nodes  int
+	sample string
+}
+
+// recheck asks a store whose reads lag, after Settle, about the nodes its
+// listing found that may have been deleted just before the run: the
+// suspected unlisted nodes of recorded documents, of which those still
+// held are unlisted, and one node of each document the manifest does not
+// know, whose document is dropped from storeDocs (and from the manifest,
+// which recorded its nodes as found) if the node is gone.
+func (r *run) recheck(ctx context.Context, suspects []state.NodeRef, docs map[string]bool) error {
+	checker := r.opts.Store.(NodeChecker) // SettlingCounter stores are: see validate
+	for page := range slices.Chunk(suspects, verifyPage) {
+		held, _, err := lookUp(ctx, checker, page)
+		if err != nil {
+			return err
+		}
+		if err := r.unlisted(ctx, held, docs); err != nil {
+			return err
+		}
+	}
+	samples := make([]state.NodeRef, 0, len(r.storeDocs))
+	for doc, d := range r.storeDocs {
+		samples = append(samples, state.NodeRef{Doc: doc, ID: d.sample})
+	}
+	for page := range slices.Chunk(samples, verifyPage) {
+		_, gone, err := lookUp(ctx, checker, page)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(gone))
+		for i, n := range gone {
+			ids[i] = n.Doc
+			delete(r.storeDocs, n.Doc)
+		}
+		if len(ids) > 0 && !r.opts.DryRun {
+			if err := r.opts.State.Forget(ctx, ids...); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -311,11 +369,11 @@ func (r *run) found(ctx context.Context, nodes []state.NodeRef) error {
 	return r.manifest.Found(ctx, nodes)
 }
 
-// unlisted deals with nodes a Verify run's scan found in the store for
-// recorded documents whose records do not list them: they are recorded
-// (found), so that the run deletes them once it has read their documents
-// again (reread), and Report.Verify counts them; docs collects their
-// documents.
+// unlisted deals with nodes the listing of the store found for recorded
+// documents whose records do not list them: they are recorded (found), so
+// that the run deletes them once it has read their documents again
+// (reread), unless the documents still have them; a dry run plans their
+// deletion, and Report.Verify counts them. docs collects their documents.
 func (r *run) unlisted(ctx context.Context, nodes []state.NodeRef, docs map[string]bool) error {
 	if len(nodes) == 0 {
 		return nil
@@ -329,7 +387,12 @@ func (r *run) unlisted(ctx context.Context, nodes []state.NodeRef, docs map[stri
 			r.reread(n.Doc)
 		}
 	}
-	r.report.Verify.NodesUnlisted += len(nodes)
+	if r.opts.DryRun {
+		r.report.ChunksDeleted += len(nodes)
+	}
+	if v := r.report.Verify; v != nil {
+		v.NodesUnlisted += len(nodes)
+	}
 	return nil
 }
 
@@ -646,14 +709,14 @@ func (r *run) conclude(ctx context.Context) error {
 	for id := range r.pendingOnly {
 		ids = append(ids, id)
 	}
-	for id := range r.storeDocs {
+	for _, id := range slices.Sorted(maps.Keys(r.storeDocs)) {
 		ids = append(ids, id)
 	}
 	var gone, unknown []string
 	for _, id := range ids {
 		if !r.seen[id] && r.opts.Reader.Match(id) && !r.protected(id) {
 			gone = append(gone, id)
-			if r.storeDocs[id] {
+			if _, ok := r.storeDocs[id]; ok {
 				unknown = append(unknown, id)
 			}
 		}
@@ -751,6 +814,7 @@ func (r *run) removeDocuments(ctx context.Context, ids []string) (n int, err err
 		return 0, err
 	}
 	for _, id := range ids {
+		n += r.storeDocs[id].nodes // the manifest knew none of them
 		r.opts.Logger.Debug("document deleted", "doc", id)
 	}
 	return n, nil

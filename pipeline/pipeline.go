@@ -332,10 +332,10 @@ type run struct {
 	missing *missingNodes        // the nodes Verify found missing from the store; nil without Verify
 	stamps  map[string]state.Stamp
 	// Loaded with stamps for a whole-folder run.
-	failed     map[string]bool // documents in the dead-letter table
-	storeDocs  map[string]bool // reference document ids in the store that the manifest does not know, for a Full or Verify run (NodeScanner)
-	storeEmpty bool            // the store held no node when the run started (EmptyReporter)
-	scanned    bool            // the manifest records every node of the store (NodeScanner): no document's nodes are looked up
+	failed     map[string]bool     // documents in the dead-letter table
+	storeDocs  map[string]storeDoc // reference documents in the store that the manifest does not know, for a Full or Verify run (NodeScanner)
+	storeEmpty bool                // the store held no node when the run started (EmptyReporter)
+	scanned    bool                // the manifest records every node of the store (NodeScanner): no document's nodes are looked up
 	// resplit: the splitter settings differ from those the manifest
 	// recorded, so no document counts as unchanged (see prepare).
 	resplit bool
@@ -496,7 +496,8 @@ func (r *run) prescan(ctx context.Context) error {
 // per-file set.
 func (r *run) recorded(id string) bool {
 	_, ok := r.stamps[id]
-	return ok || r.pendingOnly[id] || r.failed[id] || r.storeDocs[id]
+	_, stored := r.storeDocs[id]
+	return ok || stored || r.pendingOnly[id] || r.failed[id]
 }
 
 func (r *run) walk(ctx context.Context, out chan<- reader.File) error {

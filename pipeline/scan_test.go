@@ -72,13 +72,18 @@ func TestFullListsTheStoreOnce(t *testing.T) {
 			if got := lookups.Load(); got != tt.lookups {
 				t.Errorf("%d lookups of a document's nodes, want %d", got, tt.lookups)
 			}
-			if rep.FilesUpdated != 6 || rep.FilesFailed != 0 || rep.ChunksDeleted != 1 {
-				t.Errorf("--full run: %+v; want 6 updated and the orphan deleted", rep)
+			_, scanner := tt.wrap(in, &lookups).(NodeScanner)
+			wantDeleted := 1 // the orphan
+			if scanner {
+				wantDeleted++ // and gone.md's node, counted from the listing
+			}
+			if rep.FilesUpdated != 6 || rep.FilesFailed != 0 || rep.ChunksDeleted != wantDeleted {
+				t.Errorf("--full run: %+v; want 6 updated and %d chunks deleted", rep, wantDeleted)
 			}
 			if _, ok := in.store.nodes["orphan"]; ok {
 				t.Error("the orphan node of d00/f00.md is still stored")
 			}
-			if _, scanner := tt.wrap(in, &lookups).(NodeScanner); scanner == (len(in.texts("gone.md")) > 0) {
+			if scanner == (len(in.texts("gone.md")) > 0) {
 				t.Errorf("gone.md has %d nodes; want them deleted only by a run that can list the store", len(in.texts("gone.md")))
 			}
 			if err := in.store.Delete(context.Background(), "gone.md"); err != nil {
@@ -108,8 +113,8 @@ func TestVerifyDeletesNodesTheManifestDoesNotList(t *testing.T) {
 
 	before := len(in.store.nodes)
 	dry := in.run(func(o *Options) { in.verifying(true)(o); selectMD(o); o.DryRun = true; o.Embedder = nil })
-	if v := dry.Verify; v == nil || v.NodesUnlisted != 2 || v.DocumentsUnlisted != 1 || dry.FilesUpdated != 1 || dry.FilesUnchanged != 1 {
-		t.Errorf("dry run: %+v, verify %+v; want 2 unlisted nodes in 1 document, planned as updated", dry, dry.Verify)
+	if v := dry.Verify; v == nil || v.NodesUnlisted != 2 || v.DocumentsUnlisted != 1 || dry.FilesUpdated != 1 || dry.FilesUnchanged != 1 || dry.ChunksDeleted != 2 {
+		t.Errorf("dry run: %+v, verify %+v; want 2 unlisted nodes in 1 document, planned as updated, 2 chunks to delete", dry, dry.Verify)
 	}
 	if len(in.store.nodes) != before {
 		t.Errorf("the dry run changed the store: %d nodes, want %d", len(in.store.nodes), before)
@@ -175,30 +180,74 @@ func TestUnlistedNodesOutliveAStoppedRun(t *testing.T) {
 // ghostStore is a settlingCheckingStore whose listing still shows a node
 // it deleted just before (reads that lag deletes), as Cloud AI Search can
 // for about a second.
-type ghostStore struct{ settlingCheckingStore }
+type ghostStore struct {
+	settlingCheckingStore
+	ghost sink.NodeRef
+}
 
 func (s ghostStore) ScanNodes(ctx context.Context, fn func([]sink.NodeRef) error) error {
 	if err := s.settlingCheckingStore.ScanNodes(ctx, fn); err != nil {
 		return err
 	}
-	return fn([]sink.NodeRef{{ID: "ghost", RefDocID: "d00/f00.md"}})
+	return fn([]sink.NodeRef{s.ghost})
 }
 
-// TestVerifyAsksALaggingStoreAboutUnlistedNodes: a node that a lagging
+// TestLaggingStoreIsAskedAgainAboutListedNodes: a node that a lagging
 // store lists but no longer holds once asked again after Settle is not
-// taken for unlisted.
-func TestVerifyAsksALaggingStoreAboutUnlistedNodes(t *testing.T) {
+// taken for an unlisted node of a recorded document (by Verify or Full),
+// nor is its document, if the manifest does not know it, removed again
+// and counted as deleted.
+func TestLaggingStoreIsAskedAgainAboutListedNodes(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		ghost sink.NodeRef
+		full  bool
+	}{
+		{"verify, recorded document", sink.NodeRef{ID: "ghost", RefDocID: "d00/f00.md"}, false},
+		{"full, recorded document", sink.NodeRef{ID: "ghost", RefDocID: "d00/f00.md"}, true},
+		{"verify, deleted document", sink.NodeRef{ID: "ghost", RefDocID: "removed.md"}, false},
+		{"full, deleted document", sink.NodeRef{ID: "ghost", RefDocID: "removed.md"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, corpus(3))
+			in.run(in.verifying(false))
+			calls := 0
+			rep := in.run(func(o *Options) {
+				o.Store = ghostStore{settlingCheckingStore{checkingStore{scanningStore{nodeListingStore{in.store}}, &calls, 0}}, tt.ghost}
+				o.Verify, o.Full = !tt.full, tt.full
+			})
+			if rep.ChunksDeleted != 0 || rep.FilesDeleted != 0 || (rep.Verify != nil && rep.Verify.NodesUnlisted != 0) {
+				t.Errorf("report %+v, verify %+v; want the ghost neither unlisted nor deleted", rep, rep.Verify)
+			}
+			if !tt.full && rep.FilesUnchanged != 3 {
+				t.Errorf("%d unchanged, want 3", rep.FilesUnchanged)
+			}
+			if calls < 1 {
+				t.Errorf("ExistingIDs called %d times, want the ghost asked about", calls)
+			}
+			if ids, err := in.state.DocIDs(context.Background()); err != nil || len(ids) != 3 {
+				t.Errorf("manifest documents %v, %v; want the 3 files only", ids, err)
+			}
+			in.assertEqualsCleanRun()
+		})
+	}
+}
+
+// TestListedIDsThatAreNotUTF8: a node whose id is not valid UTF-8 (written
+// by another tool) can be neither recorded nor deleted through the
+// manifest: Verify leaves it alone instead of reading its document again
+// on every run.
+func TestListedIDsThatAreNotUTF8(t *testing.T) {
 	in := newIncr(t, corpus(3))
 	in.run(in.verifying(false))
-	calls := 0
-	rep := in.run(func(o *Options) {
-		o.Store = ghostStore{settlingCheckingStore{checkingStore{scanningStore{nodeListingStore{in.store}}, &calls, 0}}}
-		o.Verify = true
-	})
-	if rep.Verify == nil || rep.Verify.NodesUnlisted != 0 || rep.FilesUnchanged != 3 {
-		t.Errorf("report %+v, verify %+v; want the ghost not counted, 3 unchanged", rep, rep.Verify)
+	in.intrude("bad\xff\xfeid", "d00/f00.md")
+	for range 2 {
+		rep := in.run(in.verifying(true))
+		if rep.Verify == nil || rep.Verify.NodesUnlisted != 0 || rep.FilesUnchanged != 3 {
+			t.Errorf("report %+v, verify %+v; want the node left alone and 3 unchanged", rep, rep.Verify)
+		}
 	}
-	if calls < 2 {
-		t.Errorf("ExistingIDs called %d times, want the ghost asked about after the recorded nodes", calls)
+	if _, ok := in.store.nodes["bad\xff\xfeid"]; !ok {
+		t.Error("the node was deleted")
 	}
 }

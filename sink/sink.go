@@ -213,7 +213,7 @@ type UnsupportedError struct {
 }
 
 // Error returns the message of the UnsupportedError.
-func (e *UnsupportedError) Error() string { return withHint("sink: unsupported "+e.What, e.Hint) }
+func (e *UnsupportedError) Error() string { return withHint("sink: unsupported: "+e.What, e.Hint) }
 
 // Unwrap returns ErrUnsupported.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }

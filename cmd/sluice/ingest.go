@@ -81,8 +81,12 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 		if st != nil {
 			in.closers = append(in.closers, st.Close)
 			in.opts.State = st
-		} else {
-			in.opts.Verify = false // no manifest: no node recorded to look for
+		} else if in.opts.Verify {
+			// No manifest: no node recorded to look for, and every
+			// document is new. The store is still listed, as for
+			// --full, to plan the removal of documents whose files are
+			// gone, as the run removes them.
+			in.opts.Verify, in.opts.Full = false, true
 		}
 		if err := a.openStoreToPlan(ctx, cfg, in); err != nil {
 			in.Close()

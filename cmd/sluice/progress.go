@@ -214,9 +214,12 @@ func printVerify(w io.Writer, r *pipeline.Report) {
 	if v == nil {
 		return
 	}
-	if v.NodesMissing == 0 {
+	switch {
+	case v.NodesChecked == 0:
+		fmt.Fprint(w, "Verified the store: the manifest records no chunk to look up.")
+	case v.NodesMissing == 0:
 		fmt.Fprintf(w, "Verified the store: it holds all %s the manifest records.", plural(v.NodesChecked, "chunk", "chunks"))
-	} else {
+	default:
 		again := "were written again"
 		if r.DryRun {
 			again = "would be written again"
@@ -225,12 +228,12 @@ func printVerify(w io.Writer, r *pipeline.Report) {
 			v.NodesMissing, plural(v.NodesChecked, "chunk", "chunks"), plural(v.Documents, "file", "files"), again)
 	}
 	if v.NodesUnlisted > 0 {
-		deleted := "were deleted"
+		again := "were read again"
 		if r.DryRun {
-			deleted = "would be deleted"
+			again = "would be read again"
 		}
-		fmt.Fprintf(w, " It also held %s of %s that the manifest does not list: they %s.",
-			plural(v.NodesUnlisted, "chunk", "chunks"), plural(v.DocumentsUnlisted, "file", "files"), deleted)
+		fmt.Fprintf(w, " It also held %s of %s that the manifest did not list: those files %s, which deletes such chunks unless a file still has them or fails.",
+			plural(v.NodesUnlisted, "chunk", "chunks"), plural(v.DocumentsUnlisted, "file", "files"), again)
 	}
 	fmt.Fprintln(w)
 }

@@ -87,7 +87,7 @@ func TestRunVerify(t *testing.T) {
 	}
 	stdout, stderr, code := sluice(t, dir, "run", "corpus", "--verify")
 	if code != 0 || !strings.Contains(stdout, "Verified the store: 2 of the "+plural(total, "chunk", "chunks")+" the manifest records were missing, in 1 file") ||
-		!strings.Contains(stdout, "It also held 1 chunk of 1 file that the manifest does not list: they were deleted.") {
+		!strings.Contains(stdout, "It also held 1 chunk of 1 file that the manifest did not list: those files were read again") {
 		t.Fatalf("run --verify: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, "missing from the store") || !strings.Contains(stderr, "a.md") || !strings.Contains(stderr, "first=[b.md]") {
@@ -319,5 +319,32 @@ func TestDryRunVerifyDeletedIndex(t *testing.T) {
 				t.Errorf("dry run --verify: %s", stdout)
 			}
 		})
+	}
+}
+
+// TestDryRunVerifyWithoutManifest: with the state file lost, `run --verify
+// --dry-run` plans what `run --verify` does: every document new, and the
+// removal of the documents the store holds whose files are gone, as
+// `--full --dry-run` plans it.
+func TestDryRunVerifyWithoutManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"corpus/a.md": "Alpha is the first.", "corpus/b.md": "Beta is the second."})
+	if _, stderr, code := sluice(t, dir, "run", "corpus"); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(dir, ".sluice", "state.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "corpus", "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--verify", "--full"} {
+		stdout, stderr, code := sluice(t, dir, "run", "corpus", flag, "--dry-run", "--json")
+		if code != 0 || !strings.Contains(stdout, `"files_added":1`) || !strings.Contains(stdout, `"files_deleted":1`) {
+			t.Errorf("run %s --dry-run without a manifest: exit %d, want a.md added and b.md deleted; stdout %s, stderr %s", flag, code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".sluice", "state.db")); !os.IsNotExist(err) {
+		t.Errorf("a dry run created the manifest (%v)", err)
 	}
 }

@@ -706,12 +706,8 @@ func (r *run) conclude(ctx context.Context) error {
 	// Documents first recorded by this run were all seen: only those known
 	// before it can be missing.
 	ids := slices.Sorted(maps.Keys(r.stamps))
-	for id := range r.pendingOnly {
-		ids = append(ids, id)
-	}
-	for _, id := range slices.Sorted(maps.Keys(r.storeDocs)) {
-		ids = append(ids, id)
-	}
+	ids = append(ids, slices.Sorted(maps.Keys(r.pendingOnly))...)
+	ids = append(ids, slices.Sorted(maps.Keys(r.storeDocs))...)
 	var gone, unknown []string
 	for _, id := range ids {
 		if !r.seen[id] && r.opts.Reader.Match(id) && !r.protected(id) {

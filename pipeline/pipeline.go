@@ -320,6 +320,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		r.report.Error = err.Error()
 		r.report.Interrupted = ctx.Err() != nil
+		if r.report.Interrupted {
+			r.report.Error = "interrupted (" + r.report.Error + ") before every file was done; the store is consistent: run again to finish"
+		}
 	}
 	return r.report, err
 }

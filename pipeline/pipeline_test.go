@@ -398,7 +398,7 @@ func TestCancelStopsPromptly(t *testing.T) {
 		if !errors.Is(res.err, context.Canceled) {
 			t.Errorf("Run error = %v, want context.Canceled", res.err)
 		}
-		if rep := res.rep; rep == nil || rep.Complete || !rep.Interrupted || rep.Error == "" {
+		if rep := res.rep; rep == nil || rep.Complete || !rep.Interrupted || !strings.HasPrefix(rep.Error, "interrupted (context canceled)") || !strings.Contains(rep.Error, "run again to finish") {
 			t.Errorf("report of the interrupted run = %+v, want Complete false, Interrupted and the error", rep)
 		}
 	case <-time.After(5 * time.Second):

@@ -54,8 +54,9 @@ type Report struct {
 	// seen but in no other count were not finished; the next run takes
 	// them up.
 	Complete bool `json:"complete"`
-	// Error says why an incomplete run stopped (the error Run returned);
-	// empty for a complete run.
+	// Error says why an incomplete run stopped (the error Run returned;
+	// for an interrupted run, that it was interrupted and can be run
+	// again); empty for a complete run.
 	Error string `json:"error,omitempty"`
 	// Interrupted is true when an incomplete run stopped because its
 	// context was cancelled (Ctrl-C, SIGTERM).

@@ -230,7 +230,7 @@ func (a *app) queryCommand() *cobra.Command {
 		Long: "Search the vector store. Modes: vector (embedding similarity, default), hybrid (vector and\n" +
 			"full-text fused by reciprocal rank), semantic_hybrid (hybrid then semantic reranking; Cloud AI\n" +
 			"Search only) and sparse (full-text BM25 only).",
-		Args: positionalArgs(cobra.ExactArgs(1)),
+		Args: queryText,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			m, err := sink.ParseQueryMode(mode)
@@ -535,4 +535,16 @@ func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
 	}
 	_, err := fmt.Fprintf(w, "%2d. %s  %s  id=%s\n    %s\n", rank, r.DocID, score, r.ID[:min(12, len(r.ID))], string(text))
 	return err
+}
+
+// queryText checks query's one TEXT argument, saying to quote a text of
+// several words, which the shell splits.
+func queryText(_ *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("query needs the TEXT to search for: sluice query \"how are chunks embedded\"")
+	case len(args) > 1:
+		return usagef("query takes one TEXT, got %d words: quote a text of several words, as in sluice query %q", len(args), strings.Join(args, " "))
+	}
+	return nil
 }

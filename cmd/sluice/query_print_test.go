@@ -32,3 +32,20 @@ func TestPrintResultScores(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryTextArgument: query without its TEXT, or with a text the shell
+// split into words, exits 2 saying what to pass.
+func TestQueryTextArgument(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query"}, `query needs the TEXT to search for: sluice query "how are chunks embedded"`},
+		{[]string{"query", "the", "scheduler"}, `query takes one TEXT, got 2 words: quote a text of several words, as in sluice query "the scheduler"`},
+	} {
+		_, stderr, code := sluice(t, t.TempDir(), tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("sluice %v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr, exitUsage, tt.want)
+		}
+	}
+}

@@ -418,3 +418,31 @@ func TestDoctorBeforeTheFirstRun(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorChecksTheManifest: doctor compares the embedder the manifest
+// says built the index with the configured one, as run does, and fails
+// with exit 2 where run would refuse a change of model without --full.
+func TestDoctorChecksTheManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corpus/a.md": "Alpha is the first.",
+		"hash.yaml":   "embedder: {provider: hash, dimensions: 16}\n",
+		"other.yaml":  "embedder: {provider: instant, dimensions: 16}\n",
+	})
+	if stdout, _, code := sluice(t, dir, "doctor", "--config", "hash.yaml"); code != exitOK || !strings.Contains(stdout, "✓ manifest: .sluice/state.db (state.path) does not exist yet") {
+		t.Errorf("doctor before the first run: exit %d, %q", code, stdout)
+	}
+	if _, stderr, code := sluice(t, dir, "run", "corpus", "--config", "hash.yaml"); code != exitOK {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	if stdout, _, code := sluice(t, dir, "doctor", "--config", "hash.yaml"); code != exitOK || !strings.Contains(stdout, "✓ manifest: .sluice/state.db (state.path): the configured embedder is the one the index was built with") {
+		t.Errorf("doctor with the same embedder: exit %d, %q", code, stdout)
+	}
+	stdout, _, code := sluice(t, dir, "doctor", "--config", "other.yaml")
+	if code != exitUsage || !strings.Contains(stdout, "✗ manifest:") || !strings.Contains(stdout, "--full") {
+		t.Errorf("doctor with another embedder: exit %d, %q; want exit %d and the manifest check failed, naming --full", code, stdout, exitUsage)
+	}
+	if _, _, code := sluice(t, dir, "run", "corpus", "--config", "other.yaml"); code != exitUsage {
+		t.Errorf("run with another embedder: exit %d, want %d as doctor said", code, exitUsage)
+	}
+}

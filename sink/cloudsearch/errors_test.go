@@ -311,8 +311,8 @@ func TestDoctor(t *testing.T) {
 	s, _ := startStore(t, searchtest.Options{}, nil)
 	ctx := context.Background()
 	checks := s.Doctor(ctx, testDims)
-	if len(checks) != 3 {
-		t.Fatalf("checks = %+v, want 3", checks)
+	if len(checks) != 4 || checks[3].Name != "index definition" {
+		t.Fatalf("checks = %+v, want 4, the last of the index definition", checks)
 	}
 	for _, c := range checks {
 		if !c.OK {
@@ -323,6 +323,19 @@ func TestDoctor(t *testing.T) {
 	last := checks[len(checks)-1]
 	if last.OK || !errors.Is(last.Err, sink.ErrDimensionMismatch) || !strings.Contains(last.Detail, "1536") {
 		t.Errorf("doctor with a 1536-dim embedder: %+v", last)
+	}
+	// An index that differs from the settings fails as a run would, with
+	// ValidateIndex or CreateIfNotExists; NoValidation does not compare.
+	for mode, fails := range map[IndexManagement]bool{ValidateIndex: true, CreateIfNotExists: true, NoValidation: false} {
+		other, err := openStore(t, s.Config().Endpoint, func(c *Config) { c.IndexManagement = mode; c.VectorAlgorithmType = "hnsw" }, WithoutIndexManagement())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks := other.Doctor(ctx, testDims)
+		last := checks[len(checks)-1]
+		if last.Name != "index definition" || last.OK == fails || (fails && !strings.Contains(last.Detail, "vectorAlgorithmType")) {
+			t.Errorf("%s, index of another vector algorithm: %+v", mode, last)
+		}
 	}
 	if err := s.DeleteIndex(ctx); err != nil {
 		t.Fatal(err)

@@ -744,7 +744,15 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 	if embedderDims > 0 {
 		checks = append(checks, Check{Name: "embedder dimensions", OK: true, Detail: fmt.Sprintf("embedder and index agree on %d dimensions", dims)})
 	}
-	return checks
+	// As a run checks it: not at all with NoValidation.
+	if s.cfg.IndexManagement == NoValidation {
+		return append(checks, Check{Name: "index definition", OK: true,
+			Detail: "not compared with the settings (" + settingPrefix + "indexManagement is NoValidation); `sluice index validate` compares it"})
+	}
+	if err := s.ValidateIndex(ctx); err != nil {
+		return append(checks, Check{Name: "index definition", Detail: err.Error(), Err: err})
+	}
+	return append(checks, Check{Name: "index definition", OK: true, Detail: "matches the " + strings.TrimSuffix(settingPrefix, ".") + " settings"})
 }
 
 // indexToBeCreated are the checks of Doctor for an index that does not

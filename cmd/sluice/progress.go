@@ -171,14 +171,14 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 	files := fmt.Sprintf("%d new, %d changed, %d unchanged, %d deleted, %d failed",
 		r.FilesAdded, r.FilesUpdated, r.FilesUnchanged, r.FilesDeleted, r.FilesFailed)
 	if r.DryRun {
-		fmt.Fprintf(w, "Dry run over %d files (%s): would embed %d chunks, %d tokens", r.FilesSeen, files, r.ChunksPlanned, r.TokensPlanned)
+		fmt.Fprintf(w, "Dry run over %s (%s): would embed %s, %d tokens", plural(r.FilesSeen, "file", "files"), files, plural(r.ChunksPlanned, "chunk", "chunks"), r.TokensPlanned)
 		if r.EstimatedCost > 0 {
 			fmt.Fprintf(w, " (about %.4f at the configured price)", r.EstimatedCost)
 		}
-		fmt.Fprintf(w, ", and delete %d chunks; nothing was embedded or written.\n", r.ChunksDeleted)
+		fmt.Fprintf(w, ", and delete %s; nothing was embedded or written.\n", plural(r.ChunksDeleted, "chunk", "chunks"))
 	} else {
-		fmt.Fprintf(w, "Ingested %d of %d files (%s): %d chunks written, %d reused, %d deleted; %d tokens embedded; %s read in %.1fs (%.1f MB/s).\n",
-			r.FilesIngested, r.FilesSeen, files, r.ChunksWritten, r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
+		fmt.Fprintf(w, "Ingested %d of %s (%s): %s written, %d reused, %d deleted; %d tokens embedded; %s read in %.1fs (%.1f MB/s).\n",
+			r.FilesIngested, plural(r.FilesSeen, "file", "files"), files, plural(r.ChunksWritten, "chunk", "chunks"), r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
 	}
 	printVerify(w, r)
 	printEmbedding(w, r.Embedding)

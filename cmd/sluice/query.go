@@ -365,7 +365,7 @@ func (a *app) getCommand() *cobra.Command {
 					return err
 				}
 				if !asJSON {
-					fmt.Fprintf(a.stdout, "%d nodes\n", g.printed)
+					fmt.Fprintln(a.stdout, plural(g.printed, "node", "nodes"))
 				}
 				if g.printed == 0 {
 					a.hintDocIDFilter(mf)

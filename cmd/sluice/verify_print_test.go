@@ -34,3 +34,22 @@ func TestPrintVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintSummaryCounts: the summary's counts read as English for one
+// file and one chunk.
+func TestPrintSummaryCounts(t *testing.T) {
+	for _, tt := range []struct {
+		rep  pipeline.Report
+		want string
+	}{
+		{pipeline.Report{FilesSeen: 1, FilesIngested: 1, FilesAdded: 1, ChunksWritten: 1}, "Ingested 1 of 1 file (1 new, 0 changed, 0 unchanged, 0 deleted, 0 failed): 1 chunk written,"},
+		{pipeline.Report{DryRun: true, FilesSeen: 1, ChunksPlanned: 1, ChunksDeleted: 1}, "Dry run over 1 file (0 new, 0 changed, 0 unchanged, 0 deleted, 0 failed): would embed 1 chunk, 0 tokens, and delete 1 chunk;"},
+		{pipeline.Report{FilesSeen: 2, FilesIngested: 2, ChunksWritten: 3}, "Ingested 2 of 2 files (0 new, 0 changed, 0 unchanged, 0 deleted, 0 failed): 3 chunks written,"},
+	} {
+		var b strings.Builder
+		printSummary(&b, &tt.rep)
+		if !strings.HasPrefix(b.String(), tt.want) {
+			t.Errorf("printSummary = %q, want it to start with %q", b.String(), tt.want)
+		}
+	}
+}

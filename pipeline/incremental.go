@@ -224,54 +224,13 @@ func (r *run) scanStore(ctx context.Context) error {
 	if !ok || !(r.opts.Full || r.opts.Verify) || r.storeEmpty {
 		return nil
 	}
-	st := r.opts.State
-	settling, _ := r.opts.Store.(SettlingCounter)
-	var suspects []state.NodeRef
-	var badIDs []sink.NodeRef
-	docs := make(map[string]bool) // recorded documents with unlisted nodes
+	scan := storeScan{run: r, docs: make(map[string]bool)}
+	if _, lags := r.opts.Store.(SettlingCounter); lags {
+		scan.checker, _ = r.opts.Store.(NodeChecker)
+	}
 	r.storeDocs = make(map[string]storeDoc)
 	err := sc.ScanNodes(ctx, func(page []sink.NodeRef) error {
-		refs := make([]state.NodeRef, 0, len(page))
-		for _, n := range page {
-			if !utf8.ValidString(n.ID) || !utf8.ValidString(n.RefDocID) {
-				// Written by another tool: the manifest stores text,
-				// so such a node could be neither recorded nor deleted.
-				badIDs = append(badIDs[:min(len(badIDs), 4)], n)
-				continue
-			}
-			if _, ok := r.stamps[n.RefDocID]; !ok && !r.pendingOnly[n.RefDocID] {
-				d := r.storeDocs[n.RefDocID]
-				d.nodes++
-				d.sample = cmp.Or(d.sample, n.ID)
-				r.storeDocs[n.RefDocID] = d
-			}
-			if r.opts.Reader.Match(n.RefDocID) {
-				refs = append(refs, state.NodeRef{Doc: n.RefDocID, ID: n.ID})
-			}
-		}
-		if st == nil { // a dry run without a manifest plans removals only
-			return nil
-		}
-		unlisted, err := st.Unlisted(ctx, refs)
-		if err != nil {
-			return &stopError{err}
-		}
-		var found, extra []state.NodeRef
-		for _, n := range unlisted {
-			_, recorded := r.stamps[n.Doc]
-			switch {
-			case !recorded:
-				found = append(found, n)
-			case settling != nil && len(suspects) < maxRecheck:
-				suspects = append(suspects, n)
-			default:
-				extra = append(extra, n)
-			}
-		}
-		if err := r.found(ctx, found); err != nil {
-			return &stopError{err}
-		}
-		if err := r.unlisted(ctx, extra, docs); err != nil {
+		if err := scan.page(ctx, page); err != nil {
 			return &stopError{err}
 		}
 		return nil
@@ -292,21 +251,89 @@ func (r *run) scanStore(ctx context.Context) error {
 		return fmt.Errorf("pipeline: listing the nodes of the store: %w", err)
 	}
 	r.scanned = !r.opts.DryRun
-	if len(badIDs) > 0 {
-		r.opts.Logger.Warn("the store holds nodes whose id or document id is not valid UTF-8 (written by another tool): they are left alone; delete them with that tool",
-			"first", fmt.Sprintf("%+q", badIDs[0].ID), "doc", fmt.Sprintf("%+q", badIDs[0].RefDocID))
+	return scan.finish(ctx)
+}
+
+// storeScan is what scanStore gathers while the store lists its nodes.
+type storeScan struct {
+	run *run
+	// checker is set for a store whose reads lag its writes: the first
+	// maxRecheck unlisted nodes of recorded documents (suspects) wait to
+	// be asked about again after Settle.
+	checker  NodeChecker
+	suspects []state.NodeRef
+	docs     map[string]bool // recorded documents with unlisted nodes
+	badIDs   int             // nodes whose id or document id is not UTF-8
+	badID    sink.NodeRef    // the first of them
+}
+
+// page deals with one page of the store's listing.
+func (s *storeScan) page(ctx context.Context, page []sink.NodeRef) error {
+	r := s.run
+	refs := make([]state.NodeRef, 0, len(page))
+	for _, n := range page {
+		if !utf8.ValidString(n.ID) || !utf8.ValidString(n.RefDocID) {
+			// Written by another tool: the manifest stores text, so
+			// such a node could be neither recorded nor deleted.
+			if s.badIDs++; s.badIDs == 1 {
+				s.badID = n
+			}
+			continue
+		}
+		if _, ok := r.stamps[n.RefDocID]; !ok && !r.pendingOnly[n.RefDocID] {
+			d := r.storeDocs[n.RefDocID]
+			d.nodes++
+			d.sample = cmp.Or(d.sample, n.ID)
+			r.storeDocs[n.RefDocID] = d
+		}
+		if r.opts.Reader.Match(n.RefDocID) {
+			refs = append(refs, state.NodeRef{Doc: n.RefDocID, ID: n.ID})
+		}
 	}
-	if settling != nil && (len(suspects) > 0 || len(r.storeDocs) > 0) {
-		if err := settle(ctx, settling); err != nil {
+	if r.opts.State == nil { // a dry run without a manifest plans removals only
+		return nil
+	}
+	unlisted, err := r.opts.State.Unlisted(ctx, refs)
+	if err != nil {
+		return err
+	}
+	var found, extra []state.NodeRef
+	for _, n := range unlisted {
+		_, recorded := r.stamps[n.Doc]
+		switch {
+		case !recorded:
+			found = append(found, n)
+		case s.checker != nil && len(s.suspects) < maxRecheck:
+			s.suspects = append(s.suspects, n)
+		default:
+			extra = append(extra, n)
+		}
+	}
+	if err := r.found(ctx, found); err != nil {
+		return err
+	}
+	return r.unlisted(ctx, extra, s.docs)
+}
+
+// finish asks a lagging store again about what its listing found, and
+// reports what the listing found that the manifest did not list.
+func (s *storeScan) finish(ctx context.Context) error {
+	r := s.run
+	if s.badIDs > 0 {
+		r.opts.Logger.Warn("the store holds nodes whose id or document id is not valid UTF-8 (written by another tool): they are left alone; delete them with that tool",
+			"nodes", s.badIDs, "first", fmt.Sprintf("%+q", s.badID.ID), "doc", fmt.Sprintf("%+q", s.badID.RefDocID))
+	}
+	if s.checker != nil && (len(s.suspects) > 0 || len(r.storeDocs) > 0) {
+		if err := settle(ctx, r.opts.Store.(SettlingCounter)); err != nil {
 			return err
 		}
-		if err := r.recheck(ctx, suspects, docs); err != nil {
+		if err := s.recheck(ctx); err != nil {
 			return err
 		}
 	}
 	if v := r.report.Verify; v != nil && v.NodesUnlisted > 0 {
-		v.DocumentsUnlisted = len(docs)
-		first := slices.Sorted(maps.Keys(docs))
+		v.DocumentsUnlisted = len(s.docs)
+		first := slices.Sorted(maps.Keys(s.docs))
 		r.opts.Logger.Warn("the store holds chunks that the manifest does not list for their documents (written into the index behind the manifest's back, or an older state file): their documents are read again, which deletes such chunks unless the files still have them",
 			"chunks", v.NodesUnlisted, "documents", v.DocumentsUnlisted, "first", first[:min(len(first), 5)])
 	}
@@ -326,14 +353,14 @@ type storeDoc struct {
 // held are unlisted, and one node of each document the manifest does not
 // know, whose document is dropped from storeDocs (and from the manifest,
 // which recorded its nodes as found) if the node is gone.
-func (r *run) recheck(ctx context.Context, suspects []state.NodeRef, docs map[string]bool) error {
-	checker := r.opts.Store.(NodeChecker) // SettlingCounter stores are: see validate
-	for page := range slices.Chunk(suspects, verifyPage) {
-		held, _, err := lookUp(ctx, checker, page)
+func (s *storeScan) recheck(ctx context.Context) error {
+	r := s.run
+	for page := range slices.Chunk(s.suspects, verifyPage) {
+		held, _, err := lookUp(ctx, s.checker, page)
 		if err != nil {
 			return err
 		}
-		if err := r.unlisted(ctx, held, docs); err != nil {
+		if err := r.unlisted(ctx, held, s.docs); err != nil {
 			return err
 		}
 	}
@@ -342,7 +369,7 @@ func (r *run) recheck(ctx context.Context, suspects []state.NodeRef, docs map[st
 		samples = append(samples, state.NodeRef{Doc: doc, ID: d.sample})
 	}
 	for page := range slices.Chunk(samples, verifyPage) {
-		_, gone, err := lookUp(ctx, checker, page)
+		_, gone, err := lookUp(ctx, s.checker, page)
 		if err != nil {
 			return err
 		}

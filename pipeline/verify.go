@@ -196,7 +196,7 @@ func lookUp(ctx context.Context, c NodeChecker, page []state.NodeRef) (held, mis
 	}
 	has, err := c.ExistingIDs(ctx, ids)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipeline: verifying the store holds the nodes the manifest records: %w", err)
+		return nil, nil, fmt.Errorf("pipeline: asking the store which of %d nodes it holds: %w", len(ids), err)
 	}
 	for _, n := range page {
 		if has[n.ID] {

@@ -79,18 +79,26 @@ func (a *app) configFlag() string {
 // configuration error (exit 2). Without a manifest (another machine built
 // the index, say) there is nothing to compare and the query goes on.
 func (a *app) checkQueryEmbedder(ctx context.Context, cfg Config) error {
-	st, err := readManifest(ctx, cfg)
-	if err != nil {
-		a.log.Debug("cannot read the manifest to compare embedders", "err", err)
-	}
-	if st == nil {
-		return nil
-	}
-	defer st.Close()
+	_, err := compareManifestEmbedder(ctx, cfg)
 	var changed *state.ModelChangedError
-	if err := st.CheckEmbedder(ctx, embedderInfo(cfg)); errors.As(err, &changed) {
+	if errors.As(err, &changed) {
 		return &ConfigError{Err: fmt.Errorf("the index %s was built with %s, but the query would be embedded with %s, whose vectors cannot be compared with its: query with the embedder settings the index was built with, or re-embed the index with these (`sluice run --full%s`)",
 			changed.Scope, changed.Built, changed.Want, a.configFlag())}
 	}
+	if err != nil {
+		a.log.Debug("cannot read the manifest to compare embedders", "err", err)
+	}
 	return nil
+}
+
+// compareManifestEmbedder reads cfg's manifest, if there is one (found),
+// and compares the embedder it says built the index with the configured
+// one: a change of model is a *state.ModelChangedError.
+func compareManifestEmbedder(ctx context.Context, cfg Config) (found bool, err error) {
+	st, err := readManifest(ctx, cfg)
+	if err != nil || st == nil {
+		return false, err
+	}
+	defer st.Close()
+	return true, st.CheckEmbedder(ctx, embedderInfo(cfg))
 }

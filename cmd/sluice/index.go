@@ -393,7 +393,7 @@ func (a *app) doctorCommand() *cobra.Command {
 					report("local store", err, strings.TrimSpace(out.String()))
 				}
 			}
-			detail, err := a.manifestCheck(ctx, cfg)
+			detail, err := manifestCheck(ctx, cfg)
 			report("manifest", err, detail)
 			if failed > 0 {
 				// A check that failed for a configuration reason (a
@@ -414,17 +414,13 @@ func (a *app) doctorCommand() *cobra.Command {
 // with the configured one, as `sluice run` does (a change of model needs
 // --full): it reads the manifest only, and notes that a missing one is
 // created by the first run.
-func (a *app) manifestCheck(ctx context.Context, cfg Config) (string, error) {
-	st, err := readManifest(ctx, cfg)
-	if err != nil {
+func manifestCheck(ctx context.Context, cfg Config) (string, error) {
+	found, err := compareManifestEmbedder(ctx, cfg)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if st == nil {
+	case !found:
 		return cfg.State.Path + " (state.path) does not exist yet: the first `sluice run` creates it", nil
-	}
-	defer st.Close()
-	if err := st.CheckEmbedder(ctx, embedderInfo(cfg)); err != nil {
-		return "", err
 	}
 	return cfg.State.Path + " (state.path): the configured embedder is the one the index was built with, or none is recorded yet", nil
 }

@@ -297,6 +297,11 @@ func (s *Store) ValidateIndex(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.validate(def)
+}
+
+// validate is ValidateIndex of the definition def, already fetched.
+func (s *Store) validate(def IndexDefinition) error {
 	if err := s.cfg.checkDefinition(def); err != nil {
 		return err
 	}
@@ -607,6 +612,11 @@ func (s *Store) Dimensions(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.dimensionsOf(def)
+}
+
+// dimensionsOf is Dimensions of the definition def, already fetched.
+func (s *Store) dimensionsOf(def IndexDefinition) (int, error) {
 	for _, f := range def.Fields {
 		if f.Name == s.cfg.EmbeddingFieldKey {
 			return f.Dimensions, nil
@@ -723,9 +733,13 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 		return append(checks, Check{Name: "endpoint and credentials", Detail: err.Error(), Err: err})
 	}
 	checks = append(checks, Check{Name: "endpoint and credentials", OK: true, Detail: fmt.Sprintf("%s answers; %d indexes listed", s.cfg.Endpoint, len(names))})
-	dims, err := s.Dimensions(ctx)
+	def, err := s.GetIndex(ctx)
 	if errors.Is(err, ErrIndexNotFound) && s.cfg.IndexManagement == CreateIfNotExists {
 		return append(checks, s.indexToBeCreated(embedderDims)...)
+	}
+	dims := 0
+	if err == nil {
+		dims, err = s.dimensionsOf(def)
 	}
 	if err != nil {
 		return append(checks, Check{Name: "index " + s.cfg.IndexName, Detail: err.Error(), Err: err})
@@ -749,7 +763,7 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 		return append(checks, Check{Name: "index definition", OK: true,
 			Detail: "not compared with the settings (" + settingPrefix + "indexManagement is NoValidation); `sluice index validate` compares it"})
 	}
-	if err := s.ValidateIndex(ctx); err != nil {
+	if err := s.validate(def); err != nil {
 		return append(checks, Check{Name: "index definition", Detail: err.Error(), Err: err})
 	}
 	return append(checks, Check{Name: "index definition", OK: true, Detail: "matches the " + strings.TrimSuffix(settingPrefix, ".") + " settings"})

@@ -189,7 +189,7 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 		return err
 	}
 	if s, ok := r.opts.Store.(SettlingCounter); ok {
-		if err := settle(ctx, s); err != nil {
+		if err := r.awaitStore(ctx, s); err != nil {
 			return err
 		}
 		if r.storeEmpty, err = s.Empty(ctx); err != nil || !r.storeEmpty {
@@ -250,7 +250,6 @@ func (r *run) scanStore(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("pipeline: listing the nodes of the store: %w", err)
 	}
-	r.scanned = !r.opts.DryRun
 	return scan.finish(ctx)
 }
 
@@ -286,7 +285,7 @@ func (s *storeScan) page(ctx context.Context, page []sink.NodeRef) error {
 			d.sample = cmp.Or(d.sample, n.ID)
 			r.storeDocs[n.RefDocID] = d
 		}
-		if r.opts.Reader.Match(n.RefDocID) {
+		if r.selects(n.RefDocID) {
 			refs = append(refs, state.NodeRef{Doc: n.RefDocID, ID: n.ID})
 		}
 	}
@@ -324,7 +323,7 @@ func (s *storeScan) finish(ctx context.Context) error {
 			"nodes", s.badIDs, "first", fmt.Sprintf("%+q", s.badID.ID), "doc", fmt.Sprintf("%+q", s.badID.RefDocID))
 	}
 	if s.checker != nil && (len(s.suspects) > 0 || len(r.storeDocs) > 0) {
-		if err := settle(ctx, r.opts.Store.(SettlingCounter)); err != nil {
+		if err := r.awaitStore(ctx, r.opts.Store.(SettlingCounter)); err != nil {
 			return err
 		}
 		if err := s.recheck(ctx); err != nil {
@@ -574,8 +573,9 @@ func (r *run) clearEarlier(ctx context.Context, d *document) error {
 		return nil
 	}
 	d.clear = false
-	if r.scanned {
-		// Recorded already, with every node of the store.
+	if r.storeDocs != nil {
+		// Recorded already, from the listing of every node of the store
+		// (scanStore; clearEarlier runs in real runs only).
 		d.found = true
 		return nil
 	}
@@ -737,7 +737,7 @@ func (r *run) conclude(ctx context.Context) error {
 	ids = append(ids, slices.Sorted(maps.Keys(r.storeDocs))...)
 	var gone, unknown []string
 	for _, id := range ids {
-		if !r.seen[id] && r.opts.Reader.Match(id) && !r.protected(id) {
+		if !r.seen[id] && r.selects(id) && !r.protected(id) {
 			gone = append(gone, id)
 			if _, ok := r.storeDocs[id]; ok {
 				unknown = append(unknown, id)

@@ -99,9 +99,10 @@ type Options struct {
 	// Embedder embeds chunks. Required unless DryRun.
 	Embedder embedder.Embedder
 	// Store receives the nodes. Required unless DryRun; a dry run writes
-	// nothing to it and only lists it, when it is a NodeScanner and Full
-	// or Verify is set, to plan the removal of documents whose files are
-	// gone.
+	// nothing to it and only reads it: with Verify it asks which recorded
+	// nodes the store holds (NodeChecker), and with Full or Verify it lists
+	// a NodeScanner store, to plan the removal of documents whose files
+	// are gone and of chunks the manifest does not list.
 	Store Writer
 	// BatchSize is the number of chunks per embedding request (default 100).
 	BatchSize int
@@ -285,6 +286,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r.updater, _ = opts.Store.(sink.MetadataUpdater)
 	r.lister, _ = opts.Store.(NodeLister)
+	r.selects = opts.Reader.Matcher()
 	start := time.Now()
 	sr, _ := opts.Embedder.(embedder.StatsReporter)
 	var before embedder.Stats
@@ -332,13 +334,14 @@ type run struct {
 	budget  *semaphore.Weighted
 	updater sink.MetadataUpdater // nil if the store cannot update metadata alone
 	lister  NodeLister           // nil if the store cannot list a document's node ids
+	selects func(id string) bool // Options.Reader.Match, compiled once
 	missing *missingNodes        // the nodes Verify found missing from the store; nil without Verify
 	stamps  map[string]state.Stamp
 	// Loaded with stamps for a whole-folder run.
-	failed     map[string]bool     // documents in the dead-letter table
-	storeDocs  map[string]storeDoc // reference documents in the store that the manifest does not know, for a Full or Verify run (NodeScanner)
-	storeEmpty bool                // the store held no node when the run started (EmptyReporter)
-	scanned    bool                // the manifest records every node of the store (NodeScanner): no document's nodes are looked up
+	failed       map[string]bool     // documents in the dead-letter table
+	storeDocs    map[string]storeDoc // reference documents in the store that the manifest does not know, for a Full or Verify run (NodeScanner)
+	storeEmpty   bool                // the store held no node when the run started (EmptyReporter)
+	storeSettled bool                // a lagging store was waited for once (awaitStore)
 	// resplit: the splitter settings differ from those the manifest
 	// recorded, so no document counts as unchanged (see prepare).
 	resplit bool

@@ -41,10 +41,20 @@ type SettlingCounter interface {
 	Settle() time.Duration
 }
 
-// settle waits until s has counted and can find what was written before
-// the call (its Settle), or until ctx is done.
-func settle(ctx context.Context, s SettlingCounter) error {
-	return wait.Sleep(ctx, s.Settle())
+// awaitStore waits until the store, a SettlingCounter, has counted and can
+// find what was written before the run started (its Settle), or until ctx
+// is done. Only the first call of a run waits: the checks that ask a
+// lagging store again (checkStoreLost, verify, scanStore) are all about
+// writes made before the run.
+func (r *run) awaitStore(ctx context.Context, s SettlingCounter) error {
+	if r.storeSettled {
+		return nil
+	}
+	if err := wait.Sleep(ctx, s.Settle()); err != nil {
+		return err
+	}
+	r.storeSettled = true
+	return nil
 }
 
 // NodeScanner is implemented by NodeLister stores that can also list

@@ -55,8 +55,10 @@ const (
 	// about at once.
 	verifyPage = 1000
 	// maxRecheck bounds the missing ids a SettlingCounter store is asked
-	// about again after Settle: nodes a run wrote just before are at
-	// most a few batches; more missing nodes than that were lost.
+	// about again after Settle (and the unlisted nodes of recorded
+	// documents that scanStore holds back to ask about): nodes a run wrote
+	// or deleted just before are at most a few batches; more than that
+	// were lost, or written behind the manifest's back.
 	maxRecheck = 10 * verifyPage
 )
 
@@ -139,7 +141,7 @@ func (r *run) verify(ctx context.Context) error {
 		after = page[len(page)-1]
 		// Documents the run does not select are not looked at: it would
 		// not write their missing nodes again.
-		page = slices.DeleteFunc(page, func(n state.NodeRef) bool { return !r.opts.Reader.Match(n.Doc) })
+		page = slices.DeleteFunc(page, func(n state.NodeRef) bool { return !r.selects(n.Doc) })
 		rep.NodesChecked += len(page)
 		_, missing, err := lookUp(ctx, checker, page)
 		if err != nil {
@@ -156,7 +158,7 @@ func (r *run) verify(ctx context.Context) error {
 		}
 	}
 	if len(suspects) > 0 {
-		if err := settle(ctx, settling); err != nil {
+		if err := r.awaitStore(ctx, settling); err != nil {
 			return err
 		}
 		for page := range slices.Chunk(suspects, verifyPage) {

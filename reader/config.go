@@ -108,7 +108,13 @@ func validatePattern(setting, p string) error {
 // Invalid patterns match nothing; call Validate to report them. Empty
 // patterns lists get their defaults.
 func (c Config) Match(relPath string) bool {
-	return compile(c.WithDefaults()).match(relPath)
+	return c.Matcher()(relPath)
+}
+
+// Matcher returns Match with c's patterns compiled once, for a caller that
+// tests many paths.
+func (c Config) Matcher() func(relPath string) bool {
+	return compile(c.WithDefaults()).match
 }
 
 // Excludes reports whether c's exclude patterns leave out the

@@ -167,7 +167,7 @@ func chartLayout(c draw.Canvas, p *plot.Plot, legend *plot.Legend) (plotArea, le
 
 // rateTicks marks the throughput axis at round values (steps of 1, 2, 2.5
 // or 5 times a power of ten, about chartYTicks of them), labelled in the
-// table's units: 0, 2.5k, 5k, 7.5k; 0, 50k, 100k; 0, 0.5M, 1M.
+// table's units: 0, 2.5k, 5k, 7.5k; 0, 50k, 100k; 0, 500k, 1M, 1.5M.
 type rateTicks struct{}
 
 // Ticks returns the ticks from min to max.

@@ -11,10 +11,10 @@
 // folder that could not be watched), a pending set larger than
 // Config.MaxPending and the optional periodic safety rescan all lead to a
 // full reconciliation instead, so nothing is silently lost and the pending
-// set stays bounded however large a burst is (a full reconciliation that
-// fails paths which then turn out to be gone, removed while it walked, is
-// followed by one more, which deletes their documents) (the watcher and the manifest
-// still hold one entry per file). Folders that the system's watch limit
+// set stays bounded however large a burst is (the watcher and the manifest
+// still hold one entry per file). A full reconciliation that fails paths
+// which then turn out to be gone, removed while it walked, is followed by
+// one more, which deletes their documents. Folders that the system's watch limit
 // keeps from being watched are counted (Loop.Unwatched, warned about once)
 // and tried again, each time with a full reconciliation, every minute (or
 // Config.RescanInterval, if shorter) until they are watched.

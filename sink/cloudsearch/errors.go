@@ -305,9 +305,14 @@ func (e *ScanLimitError) Error() string {
 	default:
 		why = fmt.Sprintf("more documents match than the %d that paging with skip reaches (the service refuses a skip above %d)", e.Reach, e.Reach-maxPageSize)
 	}
+	narrow := "or narrow the request: filters, ids or a limit for GetNodes, fewer nodes per reference document for Delete"
+	if e.Op == listNodesOp {
+		// A listing of every node cannot be narrowed.
+		narrow = "or delete documents whose files are gone with `sluice delete --doc-id`"
+	}
 	return fmt.Sprintf("cloudsearch: %s: index %q: %s; the index's key field %q is not sortable, so Sluice cannot read the documents in key order, which has no such limit. "+
-		"Recreate the index with Sluice's definition, whose key is sortable (%s), or narrow the request: filters, ids or a limit for GetNodes, fewer nodes per reference document for Delete",
-		e.Op, e.Index, why, e.KeyField, recreateSteps)
+		"Recreate the index with Sluice's definition, whose key is sortable (%s), %s",
+		e.Op, e.Index, why, e.KeyField, recreateSteps, narrow)
 }
 
 // Unwrap returns ErrScanLimit and sink.ErrUnsupported.

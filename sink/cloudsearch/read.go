@@ -313,21 +313,25 @@ func (s *Store) NodeIDs(ctx context.Context, refDocID string, fn func(ids []stri
 // not know them (after a lost state file), and chunks written behind the
 // manifest's back, and so that --full need not look up each document's
 // nodes. On an index whose key is not sortable it reads at most 101,000
-// nodes and fails with a *ScanLimitError beyond, before calling fn; that
-// error wraps sink.ErrUnsupported, as does the error for a doc_id field in
-// hiddenFieldKeys, which cannot be read. Nodes written less than about a
-// second before may be missed (see Settle).
+// nodes and fails with a *ScanLimitError beyond (before calling fn, when
+// the service counts more; after some pages, when pages with skip do not
+// line up); that error wraps sink.ErrUnsupported, as does the error for
+// a doc_id field in hiddenFieldKeys, which cannot be read. Nodes written
+// less than about a second before may be missed (see Settle).
 func (s *Store) ScanNodes(ctx context.Context, fn func(nodes []sink.NodeRef) error) error {
 	field := s.cfg.DocIDFieldKey
 	if s.cfg.hidden()[field] {
 		return &sink.UnsupportedError{What: "listing the nodes of index " + strconv.Quote(s.cfg.IndexName),
 			Hint: "its " + field + " field is hidden (hiddenFieldKeys), so it cannot be read"}
 	}
-	return scanPages(ctx, s, "list nodes", "", s.cfg.IDFieldKey+","+field, func(key string, doc map[string]any) (sink.NodeRef, bool) {
+	return scanPages(ctx, s, listNodesOp, "", s.cfg.IDFieldKey+","+field, func(key string, doc map[string]any) (sink.NodeRef, bool) {
 		id, ok := doc[field].(string)
 		return sink.NodeRef{ID: key, RefDocID: id}, ok && id != ""
 	}, fn)
 }
+
+// listNodesOp names the listing of every node (ScanNodes) in errors.
+const listNodesOp = "list nodes"
 
 // nodesOfDocOp names the search for the nodes of reference document
 // refDocID in errors.

@@ -89,6 +89,11 @@ func TestScanNodesPastScanReach(t *testing.T) {
 	if !errors.As(err, &sle) || !errors.Is(err, sink.ErrUnsupported) || sle.Op != "list nodes" || calls != 0 {
 		t.Fatalf("ScanNodes = %v after %d calls, want a *ScanLimitError for \"list nodes\" wrapping sink.ErrUnsupported, before any", err, calls)
 	}
+	// A listing of every node cannot be narrowed: the advice says what can
+	// be done instead.
+	if msg := err.Error(); !strings.Contains(msg, "sluice delete --doc-id") || strings.Contains(msg, "narrow the request") {
+		t.Errorf("ScanNodes error %q: want the advice for a listing, not for a narrowed read", msg)
+	}
 }
 
 // TestScanNodesHiddenDocID: an index whose doc_id field is hidden

@@ -97,7 +97,8 @@
 //
 // Store implements the pipeline's optional interfaces: Empty
 // (pipeline.EmptyReporter: a first load into an empty store deletes
-// nothing by document), NodeIDs (pipeline.NodeLister), ScanNodes
+// nothing by document), DeleteDocs (pipeline.DocsDeleter: many documents
+// removed in one transaction), NodeIDs (pipeline.NodeLister), ScanNodes
 // (pipeline.NodeScanner: a --full or --verify run removes the documents
 // whose files are gone even when the manifest was lost, and --verify the
 // chunks the manifest does not list) and CheckDimensions (pipeline.DimensionChecker).

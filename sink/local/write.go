@@ -213,12 +213,7 @@ func (s *Store) DeleteDocs(ctx context.Context, refDocIDs []string) error {
 	if len(refDocIDs) == 0 {
 		return nil
 	}
-	arr, err := jsonArray(refDocIDs)
-	if err != nil {
-		return err
-	}
-	return s.exec(ctx, "delete "+strconv.Itoa(len(refDocIDs))+" documents",
-		`DELETE FROM nodes WHERE doc_id IN (SELECT value FROM json_each(?))`, arr)
+	return s.deleteIn(ctx, "doc_id", "documents", refDocIDs)
 }
 
 // DeleteNodes removes the nodes with the given ids in one transaction;
@@ -227,12 +222,18 @@ func (s *Store) DeleteNodes(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	arr, err := jsonArray(ids)
+	return s.deleteIn(ctx, "id", "nodes", ids)
+}
+
+// deleteIn deletes, in one transaction, the nodes whose column (id or
+// doc_id) is one of values; what names them in errors.
+func (s *Store) deleteIn(ctx context.Context, column, what string, values []string) error {
+	arr, err := jsonArray(values)
 	if err != nil {
 		return err
 	}
-	return s.exec(ctx, "delete "+strconv.Itoa(len(ids))+" nodes",
-		`DELETE FROM nodes WHERE id IN (SELECT value FROM json_each(?))`, arr)
+	return s.exec(ctx, "delete "+strconv.Itoa(len(values))+" "+what,
+		`DELETE FROM nodes WHERE `+column+` IN (SELECT value FROM json_each(?))`, arr)
 }
 
 // exec runs one delete statement in a write transaction (writeTx) that

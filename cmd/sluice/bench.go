@@ -203,9 +203,11 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 				// keeps it): its own message names it.
 				return cfg, nil, usagef("%v (with --simulate, embedder.tokensPerMinute stays the client's budget; set it to 0 to pace at --sim-tpm)", err)
 			}
-			size := cfg.Splitter.WithDefaults().ChunkSize
-			return cfg, nil, usagef("--sim-tpm %d is below one chunk: splitter.chunkSize is %d tokens, more than the simulated quota allows a minute, so every document with a chunk that long would fail; "+
-				"raise --sim-tpm to at least %d, or lower splitter.chunkSize to at most %d", f.sim.TPM, size, size, f.sim.TPM)
+			if size := cfg.Splitter.WithDefaults().ChunkSize; size > f.sim.TPM {
+				return cfg, nil, usagef("--sim-tpm %d is below one chunk: splitter.chunkSize is %d tokens, more than the simulated quota allows a minute, so every document with a chunk that long would fail; "+
+					"raise --sim-tpm to at least %d, or lower splitter.chunkSize to at most %d", f.sim.TPM, size, size, f.sim.TPM)
+			}
+			return cfg, nil, usagef("%v (the simulated provider has the caps of embedder %s)", err, emb.Provider) // another cap, such as maxTokensPerInput, which the message names
 		}
 		// A request of one full chunk must be answered within
 		// embedder.timeout, or no configuration could embed one.
@@ -437,7 +439,7 @@ func checkBenchOut(dir string) error {
 		return err
 	}
 	// The files the results go to must be files that can be replaced.
-	for _, file := range benchOutFiles {
+	for _, file := range []string{benchCSV, benchSVG} {
 		p := filepath.Join(dir, file)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			return usagef("--out %s holds a folder named %s, where the results go; move it or name another --out folder", dir, file)
@@ -451,9 +453,6 @@ const (
 	benchCSV = "bench.csv"
 	benchSVG = "bench.svg"
 )
-
-// benchOutFiles are the files bench writes into --out.
-var benchOutFiles = [...]string{benchCSV, benchSVG}
 
 func (f *benchFlags) validate() error {
 	switch {

@@ -109,3 +109,18 @@ func TestBenchSimTPMBelowChunk(t *testing.T) {
 		t.Errorf("stderr %q names embedder.tokensPerMinute, which --sim-tpm replaces", stderr)
 	}
 }
+
+// TestBenchSimChunkAboveInputCap: a chunk above the simulated provider's
+// per-input cap is refused naming that cap, not --sim-tpm, which is large
+// enough.
+func TestBenchSimChunkAboveInputCap(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corpus/a.md": "Quotas limit tokens per minute.",
+		"sluice.yaml": "splitter: {chunkSize: 10000, chunkOverlap: 20}\n",
+	})
+	_, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--sim-tpm", "1000000")
+	if code != exitUsage || !strings.Contains(stderr, "maxTokensPerInput") || strings.Contains(stderr, "--sim-tpm 1000000 is below one chunk") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming maxTokensPerInput, not --sim-tpm", code, stderr)
+	}
+}

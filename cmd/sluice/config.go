@@ -361,9 +361,9 @@ func checkSourceDir(dir string, includeFlag bool) error {
 	st, err := os.Stat(dir)
 	if err == nil && !st.IsDir() {
 		if includeFlag {
-			return usagef("source directory %q is a file, not a folder; to read just this file pass its folder %q as DIR with --include %q", dir, filepath.Dir(dir), filepath.Base(dir))
+			return usagef("source directory %q is a file, not a folder; to read just this file pass its folder %q as DIR with --include %q", dir, filepath.Dir(dir), globLiteral(filepath.Base(dir)))
 		}
-		return usagef("source directory %q is a file, not a folder; to read just this file pass its folder %q as DIR and set source.include to [%q] in the config file", dir, filepath.Dir(dir), filepath.Base(dir))
+		return usagef("source directory %q is a file, not a folder; to read just this file pass its folder %q as DIR and set source.include to [%q] in the config file", dir, filepath.Dir(dir), globLiteral(filepath.Base(dir)))
 	}
 	if err == nil {
 		var f *os.File
@@ -374,5 +374,18 @@ func checkSourceDir(dir string, includeFlag bool) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return usagef("source directory %q does not exist; pass the folder to read as DIR or set source.dir", dir)
 	}
-	return usagef("source directory %q cannot be read (%v); check its permissions, or pass another folder as DIR or set source.dir", dir, err)
+	return usagef("source directory %q cannot be read (%v); check its permissions, or pass another folder as DIR or set source.dir", dir, unwrapPathError(err))
+}
+
+// globLiteral escapes the characters that a source.include pattern reads
+// as a glob, so that the pattern matches the file name name alone.
+func globLiteral(name string) string {
+	var b strings.Builder
+	for _, c := range name {
+		if strings.ContainsRune(`\*?[]{}`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

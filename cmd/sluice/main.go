@@ -75,8 +75,13 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	code := exitCodeOf(err)
 	switch {
 	case err == nil || errors.Is(err, errPartial):
-	case a.logFormat == "json" && a.log != nil:
-		a.log.Error(err.Error(), "exit_code", code) // one more line for the log collector
+	case a.logFormat == "json":
+		log := a.log
+		if log == nil { // an error in the arguments, before the logger was made
+			h, _ := newLogHandler(a.logFormat, stderr, nil)
+			log = slog.New(h)
+		}
+		log.Error(err.Error(), "exit_code", code) // one more line for the log collector
 	default:
 		fmt.Fprintln(stderr, "sluice:", err)
 	}

@@ -154,3 +154,33 @@ func TestRunFileForFolder(t *testing.T) {
 		t.Errorf("run docs/a.md: exit %d, stderr %q; want exit 2 saying %s", code, stderr, want)
 	}
 }
+
+// TestRunFileForFolderGlobName: the --include suggested for a file whose
+// name holds glob characters matches that file, as the user then passes
+// it.
+func TestRunFileForFolderGlobName(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/notes[1].md": "Alpha.", "docs/notes1.md": "Beta."})
+	_, stderr, code := sluice(t, dir, "run", filepath.Join("docs", "notes[1].md"))
+	want := `--include "notes\\[1\\].md"`
+	if code != exitUsage || !strings.Contains(stderr, want) {
+		t.Fatalf("run docs/notes[1].md: exit %d, stderr %q; want exit 2 saying %s", code, stderr, want)
+	}
+	stdout, stderr, code := sluice(t, dir, "run", "docs", "--include", `notes\[1\].md`, "--json")
+	if code != exitOK || !strings.Contains(stdout, `"files_added":1`) {
+		t.Errorf("run docs with the suggested --include: exit %d, stdout %s, stderr %s; want notes[1].md alone added", code, stdout, stderr)
+	}
+}
+
+// TestJSONLogOfAnArgumentError: with --log-format json, an error in the
+// arguments, found before the logger is made, is a JSON line too.
+func TestJSONLogOfAnArgumentError(t *testing.T) {
+	_, stderr, code := sluice(t, t.TempDir(), "--log-format", "json", "query")
+	var line struct {
+		Msg      string `json:"msg"`
+		ExitCode int    `json:"exit_code"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stderr)), &line); err != nil || code != exitUsage || line.ExitCode != exitUsage || !strings.Contains(line.Msg, "query needs the TEXT") {
+		t.Errorf("exit %d, stderr %q (%v); want one JSON line with the error and exit_code %d", code, stderr, err, exitUsage)
+	}
+}

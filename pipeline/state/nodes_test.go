@@ -8,14 +8,19 @@ import (
 	"testing"
 )
 
+// twoScopes opens one manifest file as two scopes, local:a and local:b.
+func twoScopes(t *testing.T) (s, other *Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	return open(t, path, "local:a"), open(t, path, "local:b")
+}
+
 // TestNodesPages reads every committed node a page at a time: in document
 // then node order, each once, without pending ids of an unfinished run and
 // without another scope's nodes.
 func TestNodesPages(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s := open(t, path, "local:a")
-	other := open(t, path, "local:b")
+	s, other := twoScopes(t)
 
 	run := begin(t, s)
 	ackCommit(t, run, "b.md", "h", "n3", "n1")
@@ -57,9 +62,7 @@ func TestNodesPages(t *testing.T) {
 // those documents with LostSize; other documents and scopes are untouched.
 func TestLost(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s := open(t, path, "local:a")
-	other := open(t, path, "local:b")
+	s, other := twoScopes(t)
 	run := begin(t, s)
 	ackCommit(t, run, "a.md", "h", "n1", "n2", "n3")
 	ackCommit(t, run, "b.md", "h", "n4")
@@ -97,9 +100,7 @@ func TestLost(t *testing.T) {
 // untouched.
 func TestLostAll(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s := open(t, path, "local:a")
-	other := open(t, path, "local:b")
+	s, other := twoScopes(t)
 	run := begin(t, s)
 	ackCommit(t, run, "a.md", "h", "n1", "n2")
 	ackCommit(t, run, "b.md", "h", "n3")
@@ -134,9 +135,7 @@ func TestLostAll(t *testing.T) {
 // lists change nothing, and neither scope sees the other's.
 func TestUnlistedAndFound(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s := open(t, path, "local:a")
-	other := open(t, path, "local:b")
+	s, other := twoScopes(t)
 	run := begin(t, s)
 	ackCommit(t, run, "a.md", "h", "n1", "n2")
 	ackCommit(t, run, "b.md", "h", "n3")

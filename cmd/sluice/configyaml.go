@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agnivade/levenshtein"
 	"gopkg.in/yaml.v3"
 )
 
@@ -293,7 +294,10 @@ func checkKind(s setting) *settingError {
 		}
 		return nil
 	case reflect.Slice, reflect.Array:
-		if n.Kind != yaml.SequenceNode {
+		switch {
+		case n.Kind == yaml.ScalarNode:
+			return bad(listHint(s))
+		case n.Kind != yaml.SequenceNode:
 			return bad("")
 		}
 		return nil
@@ -311,6 +315,18 @@ func checkKind(s setting) *settingError {
 		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: "beyond the range of numbers (about ±1.8e308)"}
 	}
 	return nil // yaml.v3 checks the other scalars (a string, true or false, a duration)
+}
+
+// listHint shows a single value given for a list setting written as a
+// list of that one value, as the setting's key and a flow sequence
+// (include: ["*.md"]).
+func listHint(s setting) string {
+	key := s.name[strings.LastIndexByte(s.name, '.')+1:]
+	v := s.node.Value
+	if s.node.ShortTag() == "!!str" {
+		v = strconv.Quote(v)
+	}
+	return fmt.Sprintf("write a list, even of one value: %s: [%s]", key, v)
 }
 
 // checkDuration refuses a bare number for a duration setting, saying what
@@ -630,19 +646,43 @@ var settingAliases = map[string]map[string]settingAlias{
 
 // suggestSetting returns the setting of the section (a dotted name, of Go
 // type typ) that key most likely means: a LlamaIndex alias from
-// settingAliases, or a setting spelled the same but for letter case and
-// underscores (index_name for indexName, as in LlamaIndex for Python).
+// settingAliases, a setting spelled the same but for letter case and
+// underscores (index_name for indexName, as in LlamaIndex for Python), or
+// else the one setting nearest to it in spelling (dimension for
+// dimensions, pth for path; see nearestSetting).
 func suggestSetting(section string, typ reflect.Type, key string) (setting, note string) {
 	folded := foldKey(key)
 	if a, ok := settingAliases[section][folded]; ok {
 		return a.setting, a.note
 	}
-	for _, k := range settingKeys(typ) {
+	keys := settingKeys(typ)
+	for _, k := range keys {
 		if foldKey(k) == folded {
 			return k, ""
 		}
 	}
-	return "", ""
+	return nearestSetting(keys, folded), ""
+}
+
+// nearestSetting returns the key whose folded form is nearest to folded
+// by edit distance, if it is near enough to be a slip (at most 2 edits,
+// and fewer than a third of the key's letters for short keys) and no other
+// key is as near; "" otherwise.
+func nearestSetting(keys []string, folded string) string {
+	limit := min(2, (utf8.RuneCountInString(folded)+1)/3)
+	best, bestDist, tie := "", limit+1, false
+	for _, k := range keys {
+		switch d := levenshtein.ComputeDistance(foldKey(k), folded); {
+		case d < bestDist:
+			best, bestDist, tie = k, d, false
+		case d == bestDist:
+			tie = true
+		}
+	}
+	if best == "" || tie {
+		return ""
+	}
+	return best
 }
 
 // foldKey is key lower-cased, without underscores or dashes.

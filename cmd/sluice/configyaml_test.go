@@ -141,6 +141,8 @@ func TestWrongKindNamesTheSetting(t *testing.T) {
 		{"list for the file", "- source\n", "line 1: the configuration is a list, which is not a mapping"},
 		{"list for a list element", "source:\n  include:\n    - [a]\n", "line 3: source.include[0] is a list, which is not a string"},
 		{"mapping for a list", "source: {include: {a: 1}}\n", "line 1: source.include is a mapping, which is not a list of strings"},
+		{"string for a list", "source:\n  include: \"*.md\"\n", `line 2: source.include is "*.md", which is not a list of strings; write a list, even of one value: include: ["*.md"]`},
+		{"number for a list", "source: {exclude: 5}\n", `line 1: source.exclude is 5, which is not a list of strings; write a list, even of one value: exclude: [5]`},
 		{"scalar for a list of rules", "source: {metadata: 5}\n", "line 1: source.metadata is 5, which is not a list of mappings"},
 		{"list for a duration", "embedder:\n  timeout: [1]\n", "line 2: embedder.timeout is a list, which is not a duration such as 500ms, 60s or 2m"},
 		{"number for a duration", "embedder:\n  timeout: 5\n", "line 2: embedder.timeout is 5, which is not a duration such as 500ms, 60s or 2m"},
@@ -236,9 +238,15 @@ func TestFriendlyYAMLError(t *testing.T) {
 func TestUnknownSettingHint(t *testing.T) {
 	testFriendly(t, []friendlyCase{
 		{"typo in a local section", "splitter:\n  chunkSise: 10\n",
-			`line 2: unknown setting "chunkSise" (in section splitter); check its spelling against configs/local.yaml`},
+			`line 2: unknown setting "chunkSise" (in section splitter); did you mean chunkSize? (see configs/local.yaml)`},
 		{"typo in sink.cloudsearch", "sink:\n  cloudsearch:\n    indexNam: docs\n",
-			`line 3: unknown setting "indexNam" (in section sink.cloudsearch); check its spelling against configs/cloudsearch.yaml`},
+			`line 3: unknown setting "indexNam" (in section sink.cloudsearch); did you mean indexName? (see configs/cloudsearch.yaml)`},
+		{"singular for plural", "embedder:\n  dimension: 256\n",
+			`line 2: unknown setting "dimension" (in section embedder); did you mean dimensions? (see configs/local.yaml)`},
+		{"too far from any setting", "splitter:\n  size: 10\n",
+			`line 2: unknown setting "size" (in section splitter); check its spelling against configs/local.yaml`},
+		{"short key, two slips", "sink:\n  tpe: local\n",
+			`line 2: unknown setting "tpe" (in section sink); did you mean type? (see configs/local.yaml)`},
 		{"LlamaIndex.TS serviceApiVersion", "sink:\n  type: cloudsearch\n  cloudsearch:\n    indexName: docs\n    serviceApiVersion: 2024-07-01\n",
 			`line 5: unknown setting "serviceApiVersion" (in section sink.cloudsearch); did you mean apiVersion? (see configs/cloudsearch.yaml)`},
 		{"Python semantic_configuration_name", "sink: {cloudsearch: {semantic_configuration_name: sem}}\n",
@@ -253,7 +261,8 @@ func TestUnknownSettingHint(t *testing.T) {
 			`line 2: unknown setting "apiKey" (in section embedder); did you mean apiKeyEnv? It names the environment variable`},
 		{"alias of another section", "embedder:\n  serviceApiVersion: 2024-07-01\n",
 			`line 2: unknown setting "serviceApiVersion" (in section embedder); check its spelling against configs/local.yaml`},
-		{"top level", "sinks: {}\n", `line 1: unknown setting "sinks" (in section top level); check its spelling against configs/local.yaml`},
+		{"top level", "sinks: {}\n", `line 1: unknown setting "sinks" (in section top level); did you mean sink? (see configs/local.yaml)`},
+		{"top level, far", "output: {}\n", `line 1: unknown setting "output" (in section top level); check its spelling against configs/local.yaml`},
 		{"through a merge key", "sink:\n  cloudsearch:\n    <<: {serviceApiVersion: x}\n",
 			`line 3: unknown setting "serviceApiVersion" (in section sink.cloudsearch); check its spelling against configs/cloudsearch.yaml`},
 	})
@@ -365,6 +374,26 @@ func TestEmptyProviderIsTheDefault(t *testing.T) {
 	for _, args := range [][]string{{"run", "docs", "--config", "empty.yaml"}, {"run", "docs", "--config", "hash.yaml"}, {"run", "docs"}, {"run", "docs", "--config", "empty.yaml"}} {
 		if out, stderr, code := sluice(t, dir, args...); code != exitOK {
 			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+}
+
+// TestNearestSetting: a slip suggests the one setting it is near; a key
+// as near to two settings, or far from all, suggests none.
+func TestNearestSetting(t *testing.T) {
+	keys := []string{"maxBatch", "maxMatch", "debounce", "path"}
+	tests := []struct{ key, want string }{
+		{"debounse", "debounce"},
+		{"DEBOUNCE_", "debounce"}, // folded before comparing
+		{"maxCatch", ""},          // one edit from both maxBatch and maxMatch
+		{"pth", "path"},
+		{"pt", ""},   // two letters: no edit is a slip
+		{"debt", ""}, // beyond two edits
+		{"paths", "path"},
+	}
+	for _, tt := range tests {
+		if got := nearestSetting(keys, foldKey(tt.key)); got != tt.want {
+			t.Errorf("nearestSetting(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
 }

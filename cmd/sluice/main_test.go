@@ -96,7 +96,7 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"bad budget", "pipeline:\n  memoryBudgetMB: 0\n", "pipeline.memoryBudgetMB"},
 		{"duration not a duration", "embedder:\n  timeout: abc\n", `line 2: embedder.timeout is "abc", which is not a duration`},
 		{"number not a number", "splitter: {chunkSize: big}\n", `line 1: splitter.chunkSize is "big", which is not a whole number`},
-		{"list not a list", "source:\n  dir: .\n  include: 5\n", `line 3: source.include is 5, which is not a list of strings`},
+		{"list not a list", "source:\n  dir: .\n  include: 5\n", `line 3: source.include is 5, which is not a list of strings; write a list, even of one value: include: [5]`},
 		{"empty state path", "state:\n  path: \"\"\n", "state.path is empty"},
 		{"rate limit below zero", "embedder:\n  requestsPerMinute: -1\n", "0 means unlimited"},
 		{"split concurrency too large", "pipeline:\n  splitConcurrency: 1000000000000\n", "pipeline.splitConcurrency"},

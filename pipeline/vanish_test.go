@@ -16,11 +16,17 @@ import (
 // it passes the file on as the walk reports a file that vanished before it
 // could be looked at: with a *reader.FileError wrapping reader.ErrVanished.
 func removingAfterListing(t *testing.T, cfg reader.Config, walkErr bool, gone ...string) FileSource {
+	return changingAfterListing(t, cfg, walkErr, os.Remove, gone...)
+}
+
+// changingAfterListing is removingAfterListing with the change made to the
+// path of each id in gone given by change.
+func changingAfterListing(t *testing.T, cfg reader.Config, walkErr bool, change func(path string) error, gone ...string) FileSource {
 	return func(ctx context.Context, fn func(reader.File, error) error) error {
 		return reader.Walk(ctx, cfg, func(f reader.File, err error) error {
 			if err == nil && slices.Contains(gone, f.ID) {
-				if rerr := os.Remove(f.Path); rerr != nil {
-					t.Error(rerr)
+				if cerr := change(f.Path); cerr != nil {
+					t.Error(cerr)
 				}
 				if walkErr {
 					f, err = reader.File{ID: f.ID}, &reader.FileError{Path: f.ID, Err: reader.ErrVanished, Detail: "removed before it could be read"}
@@ -119,6 +125,38 @@ func TestVanishedFileIsDeleted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFolderReplacedByFile: a branch switch that puts a file where the
+// folder of a listed document was, between the walk and the read, deletes
+// the document as one that vanished: its path gives ENOTDIR, not "no such
+// file", and the run neither fails it nor keeps its nodes.
+func TestFolderReplacedByFile(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Alpha text stays.", "sub/b.md": "Bravo text, soon gone."})
+	in.run(nil)
+	if len(in.texts("sub/b.md")) == 0 {
+		t.Fatal("setup: sub/b.md not ingested")
+	}
+	in.write("sub/b.md", "Bravo text, edited before the switch.")
+	o := in.options()
+	o.Source = changingAfterListing(t, o.Reader, false, func(p string) error {
+		folder := filepath.Dir(p)
+		if err := os.RemoveAll(folder); err != nil {
+			return err
+		}
+		return os.WriteFile(folder, []byte("a file where the folder was"), 0o644)
+	}, "sub/b.md")
+	rep, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.FilesFailed != 0 || rep.FilesDeleted != 1 || len(rep.Failures) != 0 {
+		t.Errorf("report: %d failed %v, %d deleted; want sub/b.md deleted", rep.FilesFailed, rep.Failures, rep.FilesDeleted)
+	}
+	if n := len(in.texts("sub/b.md")); n != 0 {
+		t.Errorf("sub/b.md keeps %d nodes in the store", n)
+	}
+	in.assertEqualsCleanRun()
 }
 
 // TestVanishedFileDryRun: a dry run plans the deletion of a file that

@@ -284,6 +284,9 @@ func TestLargeWhitespaceFileStreams(t *testing.T) {
 
 func TestOpenFailures(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("a file where a folder was"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		file    File
@@ -291,6 +294,7 @@ func TestOpenFailures(t *testing.T) {
 		mention string
 	}{
 		{"vanished before open", File{ID: "gone.md", Path: filepath.Join(dir, "gone.md")}, ErrVanished, "gone.md"},
+		{"folder replaced by a file", File{ID: "f/x.md", Path: filepath.Join(dir, "file", "x.md")}, ErrVanished, "f/x.md"},
 		{"directory named like a file", File{ID: "dir.md", Path: dir}, ErrNotRegular, "directory"},
 		{"directory is unreadable too", File{ID: "dir.md", Path: dir}, ErrUnreadable, "not a regular file"},
 		{"path too long", File{ID: "long.md", Path: filepath.Join(dir, strings.Repeat("n", 300)+".md")}, ErrUnreadable, "path too long"},

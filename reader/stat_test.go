@@ -12,7 +12,7 @@ func TestStat(t *testing.T) {
 	writeTree(t, outside, map[string]string{"o.md": "o"})
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"a/b.md": "hello", "in.md": "->a/b.md", "out.md": "->" + filepath.Join(outside, "o.md"), "dir.md/": "",
+		"a/b.md": "hello", "in.md": "->a/b.md", "out.md": "->" + filepath.Join(outside, "o.md"), "dir.md/": "", "file": "now a file",
 	})
 	tests := []struct {
 		id      string
@@ -23,6 +23,7 @@ func TestStat(t *testing.T) {
 		{"in.md", nil, 5},
 		{"out.md", ErrOutsideRoot, 0},
 		{"gone.md", ErrVanished, 0},
+		{"file/was-a-folder.md", ErrVanished, 0}, // ENOTDIR: a branch switch put a file where its folder was
 		{"dir.md", ErrUnreadable, 0},
 		{"../x.md", ErrConfig, 0},
 		{"/etc/passwd", ErrConfig, 0},

@@ -272,8 +272,11 @@ func (w *walker) display(real string) string {
 	return filepath.ToSlash(r)
 }
 
+// statFault describes a failed stat or open of document id: ErrVanished
+// if nothing stands at its path any more (see removed), ErrUnreadable
+// otherwise.
 func statFault(id string, err error) *FileError {
-	if errors.Is(err, fs.ErrNotExist) {
+	if removed(err) {
 		return &FileError{Path: id, Err: ErrVanished, Detail: "removed before it could be read", Cause: err}
 	}
 	return &FileError{Path: id, Err: ErrUnreadable, Cause: err}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
@@ -134,15 +133,15 @@ func stillGone(cfg reader.Config, ids []string) (gone, back []string) {
 }
 
 // isGone reports whether err, from reader.Stat of id, means that no
-// document is at id any more, as a Walk would find: the file was removed, a
+// document is at id any more, as a Walk would find: the file was removed or
+// a folder above it was replaced by a file (reader.ErrVanished), or a
 // folder stands at its path now (Walk enters it instead: its files are
-// documents of their own), or a folder above it was replaced by a file
-// (ENOTDIR).
+// documents of their own).
 func isGone(cfg reader.Config, id string, err error) bool {
 	switch {
 	case err == nil:
 		return false
-	case errors.Is(err, reader.ErrVanished), errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, reader.ErrVanished):
 		return true
 	case errors.Is(err, reader.ErrUnreadable):
 		fi, serr := os.Stat(filepath.Join(cfg.Dir, filepath.FromSlash(id)))

@@ -215,6 +215,10 @@ type resultLine struct {
 	Metadata map[string]any `json:"metadata"`
 	// RerankerScore is set by semantic_hybrid queries.
 	RerankerScore *float64 `json:"reranker_score,omitempty"`
+	// Unranked marks a node that get listed rather than a query ranked:
+	// the text output shows no score for it (the JSON keeps score 0, as
+	// DESIGN.md's line shape has it).
+	Unranked bool `json:"-"`
 }
 
 func (a *app) queryCommand() *cobra.Command {
@@ -354,7 +358,7 @@ func (a *app) getCommand() *cobra.Command {
 			}
 			return a.withStore(ctx, cfg, a.openStoreToRead, func(store sink.VectorStore) error {
 				g := getter{store: store, filters: mf, limit: limit, print: func(rank int, n sink.Node) error {
-					return printResult(a.stdout, asJSON, rank, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata})
+					return printResult(a.stdout, asJSON, rank, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata, Unranked: true})
 				}}
 				if docID != "" {
 					err = g.document(ctx, docID, idList)
@@ -529,11 +533,15 @@ func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
 		text = append(text[:200], '…')
 	}
 	// semantic_hybrid ranks by the reranker's score: show it first.
-	score := fmt.Sprintf("score=%.4f", r.Score)
-	if r.RerankerScore != nil {
-		score = fmt.Sprintf("reranker_score=%.4f  score=%.4f", *r.RerankerScore, r.Score)
+	var score string
+	switch {
+	case r.Unranked:
+	case r.RerankerScore != nil:
+		score = fmt.Sprintf("reranker_score=%.4f  score=%.4f  ", *r.RerankerScore, r.Score)
+	default:
+		score = fmt.Sprintf("score=%.4f  ", r.Score)
 	}
-	_, err := fmt.Fprintf(w, "%2d. %s  %s  id=%s\n    %s\n", rank, r.DocID, score, r.ID[:min(12, len(r.ID))], string(text))
+	_, err := fmt.Fprintf(w, "%2d. %s  %sid=%s\n    %s\n", rank, r.DocID, score, r.ID[:min(12, len(r.ID))], string(text))
 	return err
 }
 

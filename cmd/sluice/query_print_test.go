@@ -7,7 +7,8 @@ import (
 
 // TestPrintResultScores: the text output shows the score the results are
 // ranked by; for semantic_hybrid that is the reranker's, shown first, so
-// that the list does not look unsorted by the fusion score beside it.
+// that the list does not look unsorted by the fusion score beside it; get,
+// which ranks nothing, shows no score.
 func TestPrintResultScores(t *testing.T) {
 	reranked := 2.5
 	tests := []struct {
@@ -19,6 +20,8 @@ func TestPrintResultScores(t *testing.T) {
 			" 1. a.md  score=0.0325  id=0123456789ab\n    Alpha beta gamma\n"},
 		{"semantic_hybrid", resultLine{ID: "0123456789abcdef", DocID: "a.md", Score: 0.0318, RerankerScore: &reranked, Text: "Alpha"},
 			" 1. a.md  reranker_score=2.5000  score=0.0318  id=0123456789ab\n    Alpha\n"},
+		{"get lists without ranking", resultLine{ID: "0123456789abcdef", DocID: "a.md", Text: "Alpha", Unranked: true},
+			" 1. a.md  id=0123456789ab\n    Alpha\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/credential"
 )
 
 // Sentinel errors. The typed errors below wrap them (and ErrEmbed, for errors
@@ -135,7 +137,10 @@ type APIError struct {
 // hint on what to change.
 func (e *APIError) Error() string {
 	s := "embedder: " + e.Provider + " returned HTTP " + strconv.Itoa(e.Status)
-	if e.Message != "" {
+	switch {
+	case e.Message != "" && e.Hint != "":
+		s += ": " + credential.Clause(e.Message)
+	case e.Message != "":
 		s += ": " + e.Message
 	}
 	if e.Hint != "" {

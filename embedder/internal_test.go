@@ -516,3 +516,15 @@ func TestSecretHidden(t *testing.T) {
 		t.Fatal("value() does not return the key")
 	}
 }
+
+// TestAPIErrorJoinsItsHint: the provider's message and the hint read as one
+// sentence, without ".;" between them.
+func TestAPIErrorJoinsItsHint(t *testing.T) {
+	got := (&APIError{Provider: "openai", Status: 401, Message: "Incorrect API key provided.", Hint: "check OPENAI_API_KEY"}).Error()
+	if want := "embedder: openai returned HTTP 401: Incorrect API key provided; check OPENAI_API_KEY"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := (&APIError{Provider: "openai", Status: 400, Message: "Bad input."}).Error(); !strings.HasSuffix(got, ": Bad input.") {
+		t.Errorf("without a hint: %q", got)
+	}
+}

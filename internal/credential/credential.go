@@ -1,7 +1,8 @@
 // Package credential removes credentials from the text that remote services
 // send back, and checks that a key can travel in an HTTP header. The
 // embedder and the Cloud AI Search sink use it for every message of a
-// service before the message reaches an error, a log or a report.
+// service before the message reaches an error, a log or a report, and
+// Clause to join such a message to their own advice.
 package credential
 
 import (
@@ -57,6 +58,16 @@ func redactRuns(text, secret string) string {
 		i++
 	}
 	return b.String()
+}
+
+// Clause returns a service's message made ready to be followed by "; " and
+// advice: without its final full stop ("Invalid key." becomes "Invalid
+// key"), so that errors do not read ".;". An ellipsis ("...") is kept.
+func Clause(msg string) string {
+	if strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "..") {
+		return msg[:len(msg)-1]
+	}
+	return msg
 }
 
 // FromHeader returns the credentials a request's headers carry: the value

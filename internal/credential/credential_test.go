@@ -79,3 +79,18 @@ func TestEnvNameProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestClause(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Invalid key.", "Invalid key"},
+		{"Invalid key", "Invalid key"},
+		{"cut short...", "cut short..."},
+		{"v1.", "v1"},
+		{".", ""},
+		{"", ""},
+	} {
+		if got := credential.Clause(tt.in); got != tt.want {
+			t.Errorf("credential.Clause(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

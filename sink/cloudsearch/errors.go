@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/credential"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -119,30 +120,40 @@ type ServiceError struct {
 // statuses a user can act on, what to do.
 func (e *ServiceError) Error() string {
 	s := "cloudsearch: " + e.Op + ": " + strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode)
-	if e.Message != "" {
+	advice := e.advice()
+	switch {
+	case e.Message != "" && advice != "":
+		s += ": " + credential.Clause(e.Message)
+	case e.Message != "":
 		s += ": " + e.Message
 	}
+	return s + advice
+}
+
+// advice says what to do about the error, as "; " and the remedy, or ""
+// where the status and message say all there is.
+func (e *ServiceError) advice() string {
 	switch {
 	case e.StatusCode == http.StatusNotFound && e.Index != "" && e.createsIndex && e.indexOpened:
-		s += fmt.Sprintf("; index %q no longer exists at %s: it was deleted after the store opened it; the next `sluice run` creates it again (sink.cloudsearch.indexManagement is CreateIfNotExists), as `sluice index create` does", e.Index, e.Endpoint)
+		return fmt.Sprintf("; index %q no longer exists at %s: it was deleted after the store opened it; the next `sluice run` creates it again (sink.cloudsearch.indexManagement is CreateIfNotExists), as `sluice index create` does", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusNotFound && e.Index != "" && e.createsIndex:
-		s += fmt.Sprintf("; index %q does not exist yet at %s: `sluice index create` or the first `sluice run` creates it (sink.cloudsearch.indexManagement is CreateIfNotExists)", e.Index, e.Endpoint)
+		return fmt.Sprintf("; index %q does not exist yet at %s: `sluice index create` or the first `sluice run` creates it (sink.cloudsearch.indexManagement is CreateIfNotExists)", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusNotFound && e.Index != "":
-		s += fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create`, or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint)
+		return fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create`, or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
 		creds := e.credentials
 		if creds == "" {
 			creds = EnvKey + " (an admin key of this service) or the identity's role assignments"
 		}
-		s += "; the service refused the credentials: check " + creds + ", then verify by listing indexes (`sluice doctor` does)"
+		return "; the service refused the credentials: check " + creds + ", then verify by listing indexes (`sluice doctor` does)"
 	case (e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable) && e.RetryAfter > MaxRetryWait:
-		s += fmt.Sprintf("; the service is throttling and asked to wait %s (Retry-After), longer than the %s a retry waits at most, so it was not retried: try again later, %s", e.RetryAfter.Round(time.Second), MaxRetryWait, e.throttleRemedy())
+		return fmt.Sprintf("; the service is throttling and asked to wait %s (Retry-After), longer than the %s a retry waits at most, so it was not retried: try again later, %s", e.RetryAfter.Round(time.Second), MaxRetryWait, e.throttleRemedy())
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
-		s += "; the service is throttling: raise " + settingPrefix + "maxRetries, " + e.throttleRemedy()
+		return "; the service is throttling: raise " + settingPrefix + "maxRetries, " + e.throttleRemedy()
 	case e.StatusCode == http.StatusInternalServerError || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout:
-		s += "; the service kept failing through the retries of sink.cloudsearch.maxRetries: try again later, raise maxRetries, or check the service's health in the Azure portal"
+		return "; the service kept failing through the retries of sink.cloudsearch.maxRetries: try again later, raise maxRetries, or check the service's health in the Azure portal"
 	}
-	return s
+	return ""
 }
 
 // throttleRemedy says what eases the throttling of the request: for an

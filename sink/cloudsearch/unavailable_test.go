@@ -90,3 +90,17 @@ func TestValidateAcceptsUnsortableKey(t *testing.T) {
 		t.Error("keyFieldSortable = false for Sluice's own definition")
 	}
 }
+
+// TestServiceErrorJoinsItsAdvice: the service's message and Sluice's advice
+// read as one sentence, without ".;" between them; a message without advice
+// keeps its full stop.
+func TestServiceErrorJoinsItsAdvice(t *testing.T) {
+	withAdvice := (&ServiceError{Op: "upload", StatusCode: http.StatusForbidden, Message: "Authorization failed."}).Error()
+	if !strings.Contains(withAdvice, ": Authorization failed; the service refused the credentials") {
+		t.Errorf("403: %q", withAdvice)
+	}
+	plain := (&ServiceError{Op: "upload", StatusCode: http.StatusBadRequest, Message: "The request is invalid."}).Error()
+	if !strings.HasSuffix(plain, ": The request is invalid.") {
+		t.Errorf("400: %q", plain)
+	}
+}

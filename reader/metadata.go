@@ -1,10 +1,13 @@
 package reader
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -60,11 +63,28 @@ func validateMetadata(rules []MetadataRule) error {
 	return nil
 }
 
+// maxExactInt is the largest whole number metadata can hold exactly: 2^53,
+// beyond which JSON readers (LlamaIndex's included) round it as a float64.
+const maxExactInt = 1 << 53
+
 // metadataValue normalises a YAML value to a metadata value.
 func metadataValue(v any) (any, error) {
 	switch x := v.(type) {
-	case string, bool, int, int64, float64:
+	case string, bool:
 		return x, nil
+	case int:
+		return x, checkExactInt(x > maxExactInt || x < -maxExactInt)
+	case int64:
+		return x, checkExactInt(x > maxExactInt || x < -maxExactInt)
+	case uint64: // beyond int64: YAML decodes it so
+		return x, checkExactInt(x > maxExactInt)
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, fmt.Errorf("is %v, which metadata (JSON) cannot hold; use a finite number, or quote it to keep it as a string", x)
+		}
+		return x, nil
+	case time.Time:
+		return nil, errors.New("is a date, which YAML reads as a timestamp; quote it (\"2024-01-01\") to keep it as a string")
 	case []string:
 		return x, nil
 	case []any:
@@ -79,6 +99,14 @@ func metadataValue(v any) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("is %s; use a string, a number, a bool or a list of strings", sink.Kind(v))
+}
+
+// checkExactInt refuses a whole number beyond ±2^53 (tooLarge).
+func checkExactInt(tooLarge bool) error {
+	if tooLarge {
+		return fmt.Errorf("is a whole number beyond ±%d, which metadata (JSON) cannot hold exactly; quote it to keep it as a string", maxExactInt)
+	}
+	return nil
 }
 
 // applyMetadata adds the metadata of the matching rules to f.

@@ -3,10 +3,12 @@ package reader
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestMetadataRules(t *testing.T) {
@@ -60,6 +62,16 @@ func TestMetadataRules(t *testing.T) {
 	}
 }
 
+// TestMetadataValuesAccepted: the edges of what metadata holds exactly are
+// accepted as they are.
+func TestMetadataValuesAccepted(t *testing.T) {
+	for _, v := range []any{1 << 53, -1 << 53, int64(1 << 53), uint64(1 << 53), 1e300, -0.5, "∞", true, []any{"a"}} {
+		if _, err := metadataValue(v); err != nil {
+			t.Errorf("metadataValue(%v) = %v, want it accepted", v, err)
+		}
+	}
+}
+
 func TestMetadataRulesValidate(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -73,6 +85,12 @@ func TestMetadataRulesValidate(t *testing.T) {
 		{"map value", MetadataRule{Match: "*.md", Set: map[string]any{"x": map[string]any{}}}, "source.metadata[0].set.x"},
 		{"empty set", MetadataRule{Match: "*.md"}, "source.metadata[0].set"},
 		{"bad glob", MetadataRule{Match: "[", Set: map[string]any{"a": "b"}}, "source.metadata[0].match"},
+		{"infinity", MetadataRule{Match: "*.md", Set: map[string]any{"score": math.Inf(1)}}, "source.metadata[0].set.score"},
+		{"not a number", MetadataRule{Match: "*.md", Set: map[string]any{"score": math.NaN()}}, "source.metadata[0].set.score"},
+		{"beyond 2^53", MetadataRule{Match: "*.md", Set: map[string]any{"n": 1<<53 + 1}}, "source.metadata[0].set.n"},
+		{"below -2^53", MetadataRule{Match: "*.md", Set: map[string]any{"n": int64(-1<<53 - 1)}}, "source.metadata[0].set.n"},
+		{"beyond int64", MetadataRule{Match: "*.md", Set: map[string]any{"n": uint64(12345678901234567890)}}, "source.metadata[0].set.n"},
+		{"date", MetadataRule{Match: "*.md", Set: map[string]any{"d": time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}}, "source.metadata[0].set.d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -127,6 +127,47 @@ func TestLostManifestLeavesNoStaleNodes(t *testing.T) {
 	}
 }
 
+// TestLostManifestThenFailureThenRemoval: a document that fails in the run
+// after the manifest was lost, before its first chunk (its file cannot be
+// read) or after (its embedding fails), keeps its nodes, and the manifest
+// keeps knowing them, so that they go, and are counted, when its file is
+// removed later. Before, the manifest forgot them with the failure, and
+// they stayed in the store for good. Stores that cannot list a document's
+// nodes (NodeLister) are not covered: nothing can tell their ids.
+func TestLostManifestThenFailureThenRemoval(t *testing.T) {
+	for _, kind := range storeKinds {
+		if _, ok := kind.wrap(newMemStore()).(NodeLister); !ok {
+			continue
+		}
+		for _, at := range []string{"read", "embedding"} {
+			t.Run(kind.name+", fails at the "+at, func(t *testing.T) {
+				in := newIncr(t, map[string]string{"a.md": "Alpha stays.", "b.md": "Bravo goes. " + paragraphText("bravo", 40)})
+				wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+				in.run(wrap)
+				before := len(in.texts("b.md"))
+				in.loseManifest()
+				if at == "read" {
+					in.write("b.md", "Bravo \xff broken.")
+				} else {
+					in.emb.poison = "bravo"
+				}
+				if rep := in.run(wrap); rep.FilesFailed != 1 || len(in.texts("b.md")) != before {
+					t.Fatalf("the failing run: %d failed, b.md has %d nodes; want 1 failed and its %d nodes kept", rep.FilesFailed, len(in.texts("b.md")), before)
+				}
+				in.emb.poison = ""
+				if err := os.Remove(filepath.Join(in.root, "b.md")); err != nil {
+					t.Fatal(err)
+				}
+				rep := in.run(wrap)
+				if rep.FilesDeleted != 1 || rep.ChunksDeleted != before || len(in.texts("b.md")) != 0 {
+					t.Errorf("the run after b.md was removed: %d deleted, %d chunks deleted, b.md has %d nodes; want 1, %d and none", rep.FilesDeleted, rep.ChunksDeleted, len(in.texts("b.md")), before)
+				}
+				in.assertEqualsCleanRun()
+			})
+		}
+	}
+}
+
 // TestFullRemovesNodesTheManifestDoesNotList: --full rewrites a document
 // whole, so nodes of it that no manifest lists (left by an earlier lost
 // state file) go too.

@@ -561,7 +561,8 @@ func (e *stopError) Unwrap() error { return e.err }
 
 // clearEarlier deals with the nodes a document may have in the store beyond
 // what the manifest lists, if mustClear said so, before its first chunk is
-// emitted: a document that cannot even be opened keeps them. A NodeLister
+// emitted: a document that cannot even be opened keeps them (deadLetter
+// only has them recorded). A NodeLister
 // store's ids for the document are recorded in the manifest (Run.Found),
 // and commit deletes those the run did not write again once the new ones
 // are acknowledged. Another store's nodes of the document are deleted now;
@@ -678,6 +679,18 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 func (r *run) deadLetter(ctx context.Context, d *document, cause error) (int, error) {
 	if r.opts.State == nil || r.opts.DryRun || d.file.ID == "" {
 		return 0, nil
+	}
+	if d.clear && (r.storeDocs != nil || r.lister != nil) {
+		// It failed before its first chunk (it could not be opened or
+		// read): the manifest still learns its nodes in the store, which
+		// it keeps, so that they go with it once its file is gone.
+		if err := r.clearEarlier(ctx, d); err != nil {
+			var stop *stopError
+			if errors.As(err, &stop) {
+				err = stop.err
+			}
+			return 0, err
+		}
 	}
 	n, err := r.rollback(ctx, d)
 	if err != nil {
@@ -818,26 +831,29 @@ func readableDir(p string) bool {
 }
 
 // removeDocuments deletes every node of documents whose source is gone (in
-// a dry run, only counts them) and returns the number of chunks the
-// manifest knew them by; the caller counts the documents in the report.
+// a dry run, only counts them) and returns the number of chunks the store
+// held for them: those the manifest knew them by, which include those the
+// listing of the store recorded (Run.Found); in a dry run, which records
+// nothing, those the listing counted for documents the manifest does not
+// know. The caller counts the documents in the report.
 func (r *run) removeDocuments(ctx context.Context, ids []string) (n int, err error) {
-	switch st := r.opts.State; {
-	case !r.opts.DryRun:
-		n, err = RemoveDocuments(ctx, r.opts.Store, st, ids)
-	case st != nil: // a dry run without a manifest knows no chunk
-		for _, id := range ids {
-			committed, acked, _, rerr := recordedNodes(ctx, st, id)
-			if rerr != nil {
-				return 0, rerr
-			}
-			n += len(committed) + len(acked)
+	if !r.opts.DryRun {
+		n, err = RemoveDocuments(ctx, r.opts.Store, r.opts.State, ids)
+		if err != nil {
+			return 0, err
 		}
 	}
-	if err != nil {
-		return 0, err
-	}
 	for _, id := range ids {
-		n += r.storeDocs[id].nodes // the manifest knew none of them
+		if r.opts.DryRun {
+			n += r.storeDocs[id].nodes // unknown to the manifest
+			if st := r.opts.State; st != nil {
+				_, stored, err := recordedNodes(ctx, st, id)
+				if err != nil {
+					return 0, err
+				}
+				n += stored
+			}
+		}
 		r.opts.Logger.Debug("document deleted", "doc", id)
 	}
 	return n, nil

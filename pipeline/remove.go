@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 )
@@ -84,7 +85,7 @@ func RemoveDocuments(ctx context.Context, store Deleter, manifest *state.Store, 
 
 // deleteKnown deletes by id, knownPage at a time, the nodes the manifest
 // records for the documents docIDs, committed or pending, and returns the
-// number of committed and acknowledged ones.
+// number the store held for sure (see recordedNodes).
 func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) (int, error) {
 	var page []string
 	flush := func() error {
@@ -94,17 +95,15 @@ func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docI
 	}
 	known := 0
 	for _, id := range docIDs {
-		committed, acked, intended, err := recordedNodes(ctx, manifest, id)
+		ids, stored, err := recordedNodes(ctx, manifest, id)
 		if err != nil {
 			return 0, err
 		}
-		known += len(committed) + len(acked)
-		for _, ids := range [][]string{committed, acked, intended} {
-			for _, n := range ids {
-				if page = append(page, n); len(page) == knownPage {
-					if err := flush(); err != nil {
-						return 0, err
-					}
+		known += stored
+		for _, n := range ids {
+			if page = append(page, n); len(page) == knownPage {
+				if err := flush(); err != nil {
+					return 0, err
 				}
 			}
 		}
@@ -117,16 +116,41 @@ func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docI
 	return known, nil
 }
 
-// recordedNodes returns the node ids the manifest records for document id:
-// those of its record, and the pending ones of a run that did not finish
-// it, acknowledged (stored) or only intended (maybe stored).
-func recordedNodes(ctx context.Context, manifest *state.Store, id string) (committed, acked, intended []string, err error) {
+// recordedNodes returns the node ids the manifest records for document id,
+// each once (those of its record, and the pending ones of a run that did
+// not finish it or that a listing of the store found), and how many of them
+// the store holds for sure: the record's, the acknowledged ones and the
+// found ones; the others were only intended (maybe stored). A run that
+// stopped, or a document that vanished, while reusing the record's chunks
+// has acknowledged some of them again: they count once.
+func recordedNodes(ctx context.Context, manifest *state.Store, id string) (ids []string, stored int, err error) {
 	rec, _, err := manifest.Doc(ctx, id)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, 0, err
 	}
-	acked, intended, err = manifest.Pending(ctx, id)
-	return rec.NodeIDs, acked, intended, err
+	acked, intended, err := manifest.Pending(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	found, err := manifest.FoundCount(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	seen := make(map[string]bool, len(rec.NodeIDs)+len(acked))
+	for _, n := range slices.Concat(rec.NodeIDs, acked) {
+		if !seen[n] {
+			seen[n] = true
+			ids = append(ids, n)
+		}
+	}
+	stored = len(ids) + found
+	for _, n := range intended { // found ones among them
+		if !seen[n] {
+			seen[n] = true
+			ids = append(ids, n)
+		}
+	}
+	return ids, stored, nil
 }
 
 // docList names the documents of a removal in an error: the one id, or the

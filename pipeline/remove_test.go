@@ -205,7 +205,10 @@ func (blindStore) Delete(context.Context, string) error { return nil }
 // TestRemoveDocumentsByKnownIDs: the nodes the manifest records for a
 // removed document, committed or pending, are deleted by id, so that a
 // store whose lookups lag behind its writes keeps none of them (a file
-// that watch mode ingests and that is removed a moment later).
+// that watch mode ingests and that is removed a moment later). The count
+// is of the nodes the store held for sure, each once: the committed ones
+// (which a dead run that reused them acknowledged again) and those a
+// listing found.
 func TestRemoveDocumentsByKnownIDs(t *testing.T) {
 	ctx := context.Background()
 	in := newIncr(t, map[string]string{"a.md": paragraphText("alpha", 30), "b.md": "Bravo."})
@@ -219,7 +222,22 @@ func TestRemoveDocumentsByKnownIDs(t *testing.T) {
 	if err := run.Intend(ctx, map[string][]state.Node{"a.md": {{ID: pending.ID}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.store.Add(ctx, []sink.Node{pending}); err != nil {
+	rec, _, err := in.state.Doc(ctx, "a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := make([]state.Node, len(rec.NodeIDs))
+	for i, id := range rec.NodeIDs {
+		reused[i] = state.Node{ID: id}
+	}
+	if err := run.Ack(ctx, map[string][]state.Node{"a.md": reused}); err != nil {
+		t.Fatal(err)
+	}
+	found := sink.Node{ID: "found-a", RefDocID: "a.md", Text: "found", Embedding: make([]float32, 8)}
+	if err := run.Found(ctx, []state.NodeRef{{Doc: "a.md", ID: found.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.store.Add(ctx, []sink.Node{pending, found}); err != nil {
 		t.Fatal(err)
 	}
 	n := len(in.texts("a.md"))
@@ -231,7 +249,7 @@ func TestRemoveDocumentsByKnownIDs(t *testing.T) {
 		t.Errorf("%d of a.md's %d nodes left in a store that could not find them by document id", left, n)
 	}
 	if got != n-1 {
-		t.Errorf("RemoveDocuments = %d, want the %d committed chunks", got, n-1)
+		t.Errorf("RemoveDocuments = %d, want the %d committed chunks and the found one", got, n-1)
 	}
 	if len(in.texts("b.md")) == 0 {
 		t.Error("b.md lost its nodes")

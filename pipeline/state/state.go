@@ -606,6 +606,16 @@ func (s *Store) Pending(ctx context.Context, id string) (acked, intended []strin
 	return acked, intended, nil
 }
 
+// FoundCount returns how many of a document's pending ids a listing of the
+// store found there (Run.Found) and no run acknowledged since: nodes the
+// store holds that its record does not list. Pending counts them as
+// intended, since no run wrote them.
+func (s *Store) FoundCount(ctx context.Context, id string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pending WHERE scope = ? AND id = ? AND found = 1 AND acked = 0`, s.scope, id).Scan(&n)
+	return n, err
+}
+
 // ids returns the first column of the rows of query.
 func (s *Store) ids(ctx context.Context, query string, args ...any) ([]string, error) {
 	var out []string
@@ -841,14 +851,20 @@ func (r *Run) Written(ctx context.Context, id, after string, n int) ([]string, e
 		ORDER BY node_id LIMIT ?4`, r.s.scope, id, after, n)
 }
 
-// Abandon drops a failed document's pending node ids, keeping its record
-// and its dead-letter entry: the nodes Written listed have been deleted from
-// the sink, and the others are committed ones or were there before the
-// run (Found).
+// Abandon drops the pending node ids of a failed document that runs
+// recorded as written, keeping its record, its dead-letter entry and the
+// ids Found recorded: the nodes Written listed have been deleted from the
+// sink, and the others are committed ones or were there before the run.
+// The found ids stay pending, as a dead run's would, so that the manifest
+// still knows the document's nodes that its record does not list: the run
+// that commits the document deletes those it does not write again, and a
+// run that finds its file gone deletes them with it (a document without a
+// record is then one Uncommitted returns).
 func (r *Run) Abandon(ctx context.Context, id string) error {
 	s := r.s
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		return s.clear(ctx, tx, id, "pending")
+		_, err := tx.ExecContext(ctx, `DELETE FROM pending WHERE scope = ? AND id = ? AND found = 0`, s.scope, id)
+		return err
 	})
 }
 

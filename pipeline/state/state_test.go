@@ -230,8 +230,9 @@ func TestStale(t *testing.T) {
 // acknowledged again; Retract marks what runs recorded beyond the record as
 // maybe stored and counts the acknowledged ones; Written lists them,
 // without the found ids, even those the run wrote again (the sink held
-// them before the run), page by page; Abandon keeps the record and drops
-// the rest.
+// them before the run), page by page; Abandon keeps the record and the
+// found ids, which the next run still deletes if it does not write them
+// again, and drops the rest.
 func TestFoundRetractWrittenAbandon(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
@@ -293,8 +294,11 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 	}
 	doc, ok, err := s.Doc(ctx, "d")
 	acked, intended, _ := s.Pending(ctx, "d")
-	if err != nil || !ok || !slices.Equal(doc.NodeIDs, []string{"a", "b"}) || len(acked)+len(intended) != 0 || doc.MetaHash != "" {
-		t.Errorf("after Abandon: record %+v (%v, %v), pending %v %v; want the record with a and b, its metadata hash cleared, nothing pending", doc, ok, err, acked, intended)
+	if err != nil || !ok || !slices.Equal(doc.NodeIDs, []string{"a", "b"}) || !slices.Equal(acked, []string{"o1"}) || !slices.Equal(intended, []string{"o2"}) || doc.MetaHash != "" {
+		t.Errorf("after Abandon: record %+v (%v, %v), pending %v %v; want the record with a and b, its metadata hash cleared, only the found o1 and o2 pending", doc, ok, err, acked, intended)
+	}
+	if stale, err := begin(t, s).Stale(ctx, "d"); err != nil || !slices.Equal(stale, []string{"a", "b", "o1", "o2"}) {
+		t.Errorf("next run's Stale = %v, %v; want the record's a and b and the found o1 and o2, which the store still holds", stale, err)
 	}
 }
 

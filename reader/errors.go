@@ -3,7 +3,10 @@ package reader
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Sentinel errors. A per-file problem is reported as a *FileError that wraps
@@ -81,9 +84,22 @@ type FileError struct {
 // Error names the file and the reason, and says how to fix it where that
 // helps; the remedy may name a source setting (source.exclude).
 func (e *FileError) Error() string {
-	s := "reader: " + e.Path + ": " + e.Problem()
+	s := "reader: " + Printable(e.Path) + ": " + e.Problem()
 	if h := e.hint(); h != "" {
 		s += "; " + h
+	}
+	return s
+}
+
+// Printable returns s, a document id or a message naming one, as it may be
+// printed on a terminal or in a line of text output: as it is, or, if it
+// holds a control character (a line break, an escape sequence) or is not
+// valid UTF-8, quoted with Go's escapes ("new\nline.md"), so that a file
+// name can neither break a line of output in two nor recolour or move the
+// terminal's cursor. JSON output needs none of this: it escapes them.
+func Printable(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
 	}
 	return s
 }

@@ -59,3 +59,20 @@ func TestNotRegularIsUnreadable(t *testing.T) {
 		t.Errorf("CheckRegular(dir) = %v", err)
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"guides/a.md", "guides/a.md"},
+		{"café/naïve ✓.md", "café/naïve ✓.md"},
+		{"with space.md", "with space.md"},
+		{"new\nline.md", `"new\nline.md"`},
+		{"esc\x1b[31mred.md", `"esc\x1b[31mred.md"`},
+		{"tab\t.md", `"tab\t.md"`},
+		{"caf\xe9.md", `"caf\xe9.md"`},
+		{"del\x7f.md", `"del\x7f.md"`},
+	} {
+		if got := Printable(tt.in); got != tt.want {
+			t.Errorf("Printable(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

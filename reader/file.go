@@ -3,7 +3,6 @@ package reader
 import (
 	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -112,12 +111,12 @@ func CheckRegular(id string, fi fs.FileInfo) error {
 
 // checkName returns nil if the document id is valid UTF-8, and otherwise a
 // *FileError wrapping ErrInvalidName with the offset of the first bad byte
-// and the id quoted with that byte escaped.
+// (its message shows the id quoted, the byte escaped: see Printable).
 func checkName(id string) error {
 	if utf8.ValidString(id) {
 		return nil
 	}
-	return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(invalidAt([]byte(id))), Detail: strconv.Quote(id)}
+	return &FileError{Path: id, Err: ErrInvalidName, Offset: int64(invalidAt([]byte(id)))}
 }
 
 // fileKind names the type of a file that is not regular.

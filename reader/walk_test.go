@@ -400,8 +400,8 @@ func TestInvalidUTF8Names(t *testing.T) {
 		t.Errorf("files read %q, want %q", res.files, want)
 	}
 	want := map[string]string{
-		"caf\xe9.md":      `reader: caf` + "\xe9" + `.md: path not valid UTF-8: bad byte at offset 3 of the path ("caf\xe9.md"); rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names) or exclude it with source.exclude`,
-		"d\xe9j\xe0/x.md": `reader: d` + "\xe9j\xe0" + `/x.md: path not valid UTF-8: bad byte at offset 1 of the path ("d\xe9j\xe0/x.md"); rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names) or exclude it with source.exclude`,
+		"caf\xe9.md":      `reader: "caf\xe9.md": path not valid UTF-8: bad byte at offset 3 of the path; rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names) or exclude it with source.exclude`,
+		"d\xe9j\xe0/x.md": `reader: "d\xe9j\xe0/x.md": path not valid UTF-8: bad byte at offset 1 of the path; rename it in UTF-8 (convmv -f latin1 -t utf8 converts Latin-1 names) or exclude it with source.exclude`,
 	}
 	if len(res.failures) != len(want) {
 		t.Errorf("failures %v, want %d", res.failures, len(want))

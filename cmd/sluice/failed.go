@@ -56,7 +56,7 @@ func (a *app) failedCommand() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "DOCUMENT\tATTEMPTS\tLAST TRY\tERROR")
 			for _, f := range fails {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", f.ID, f.Attempts, f.LastTry.Format(time.RFC3339), f.Reason)
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", reader.Printable(f.ID), f.Attempts, f.LastTry.Format(time.RFC3339), reader.Printable(f.Reason))
 			}
 			return tw.Flush()
 		},

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/reader"
 )
 
 // progress shows a running pipeline's counters: a redrawn status line on a
@@ -185,13 +186,18 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 	if r.FilesFailed == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%s failed (see `sluice failed list`, replay with `sluice failed retry`):\n", plural(r.FilesFailed, "file", "files"))
+	if r.DryRun {
+		// Nothing was recorded: `sluice failed` would not list them.
+		fmt.Fprintf(w, "%s would fail (a dry run records nothing; a run lists them in `sluice failed list`):\n", plural(r.FilesFailed, "file", "files"))
+	} else {
+		fmt.Fprintf(w, "%s failed (see `sluice failed list`, replay with `sluice failed retry`):\n", plural(r.FilesFailed, "file", "files"))
+	}
 	for _, f := range r.Failures {
 		msg := f.Error
-		if !strings.Contains(msg, f.Path) {
-			msg = f.Path + ": " + msg
+		if !strings.Contains(msg, f.Path) && !strings.Contains(msg, reader.Printable(f.Path)) {
+			msg = reader.Printable(f.Path) + ": " + msg
 		}
-		fmt.Fprintf(w, "  %s\n", msg)
+		fmt.Fprintf(w, "  %s\n", reader.Printable(msg))
 	}
 }
 

@@ -125,6 +125,33 @@ func TestSummaryFailures(t *testing.T) {
 	}
 }
 
+// TestSummaryFailuresPrintable: a failed file's name with a line break or
+// an escape sequence is printed quoted, on one line, with no raw control
+// character; a dry run's failures are ones that would fail, and the
+// summary does not send the user to `sluice failed list`, which a dry run
+// does not fill.
+func TestSummaryFailuresPrintable(t *testing.T) {
+	var b strings.Builder
+	printSummary(&b, &pipeline.Report{FilesFailed: 2, Failures: []pipeline.Failure{
+		{Path: "new\nline.md", Error: "not valid UTF-8"},
+		{Path: "esc\x1b[31mred.md", Error: "reader: esc\x1b[31mred.md: binary file"},
+	}})
+	out := b.String()
+	for _, want := range []string{`  "new\nline.md": not valid UTF-8` + "\n", `  "reader: esc\x1b[31mred.md: binary file"` + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary:\n%s\nwant the line %q", out, want)
+		}
+	}
+	if strings.ContainsRune(out, 0x1b) || strings.Count(out, "\n") != 4 {
+		t.Errorf("summary %q holds a raw escape or a broken line", out)
+	}
+	b.Reset()
+	printSummary(&b, &pipeline.Report{DryRun: true, FilesFailed: 1, Failures: []pipeline.Failure{{Path: "a.md", Error: "a.md: empty"}}})
+	if out := b.String(); !strings.Contains(out, "1 file would fail (a dry run records nothing") || strings.Contains(out, "replay with") {
+		t.Errorf("dry-run summary:\n%s", out)
+	}
+}
+
 // TestSummaryEmbedding: the summary counts a remote embedder's requests,
 // 429s and retries, with what to change when the provider throttled, and
 // says nothing of a local embedder.

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 	"github.com/sluice-dev/sluice/sink/local"
 )
@@ -541,7 +542,7 @@ func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
 	default:
 		score = fmt.Sprintf("score=%.4f  ", r.Score)
 	}
-	_, err := fmt.Fprintf(w, "%2d. %s  %sid=%s\n    %s\n", rank, r.DocID, score, r.ID[:min(12, len(r.ID))], string(text))
+	_, err := fmt.Fprintf(w, "%2d. %s  %sid=%s\n    %s\n", rank, reader.Printable(r.DocID), score, r.ID[:min(12, len(r.ID))], string(text))
 	return err
 }
 

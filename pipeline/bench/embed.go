@@ -38,7 +38,19 @@ type recorder struct {
 	openAfter time.Time
 	open      bool
 	start     mark
-	lat       []latency // observed since the window opened
+	// closeAfter and closeCalls, once set, close the window at the first
+	// successful Embed call that ends it at least closeAfter after it
+	// opened with at least closeCalls calls in it; closed reports that it
+	// did, at end. Closing at a call as it returns, not at the next poll,
+	// matters with concurrency: requests sent together return together,
+	// and a window that opened at the first of such a cluster and closed
+	// at the last of another would count a whole cluster more than its
+	// time holds (5 requests in 1.02s for 4 workers whose requests take 1s).
+	closeAfter time.Duration
+	closeCalls int64
+	closed     bool
+	end        mark
+	lat        []latency // observed since the window opened
 }
 
 // latency is a request latency and when it was observed.
@@ -72,7 +84,7 @@ func (r *recorder) embedded(d time.Duration, inputs, tokens int, timedLatency bo
 	r.calls++
 	r.inputs += int64(inputs)
 	r.tokens += int64(tokens)
-	m := mark{at: now, tokens: r.tokens, calls: r.calls, requests: r.calls, inputs: r.inputs}
+	m := mark{at: now, tokens: r.tokens, calls: r.calls, embedded: r.inputs, requests: r.calls, inputs: r.inputs}
 	if r.fill != nil {
 		r.fill(&m)
 	}
@@ -80,9 +92,28 @@ func (r *recorder) embedded(d time.Duration, inputs, tokens int, timedLatency bo
 	if r.first.IsZero() {
 		r.first = now
 	}
-	if !r.open && !r.openAfter.IsZero() && !now.Before(r.openAfter) {
+	switch {
+	case !r.open && !r.openAfter.IsZero() && !now.Before(r.openAfter):
 		r.open, r.start = true, m
+	case r.open && !r.closed && r.closeCalls > 0 && m.at.Sub(r.start.at) >= r.closeAfter && m.calls-r.start.calls >= r.closeCalls:
+		r.closed, r.end = true, m
 	}
+}
+
+// closeWhen sets when the window closes: at the first successful Embed
+// call at least d after it opened with at least calls calls (at least one)
+// in it.
+func (r *recorder) closeWhen(d time.Duration, calls int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closeAfter, r.closeCalls = d, max(int64(calls), 1)
+}
+
+// closing returns the mark that closed the window, and whether it closed.
+func (r *recorder) closing() (end mark, closed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.end, r.closed
 }
 
 // firstCall returns when the first successful Embed call returned, or

@@ -48,11 +48,10 @@ type Harness struct {
 // the recorder as a successful Embed call returns (see recorder).
 type mark struct {
 	at time.Time
-	// tokens are the tokens of the successful Embed calls so far, calls
-	// their number; chunks the chunks written so far (the call's own are
-	// not yet).
-	tokens, calls, chunks int64
-	throttled, retries    int64
+	// tokens are the tokens of the successful Embed calls so far (the
+	// call's own included), calls their number and embedded their inputs.
+	tokens, calls, embedded int64
+	throttled, retries      int64
 	// requests is the embedding requests completed so far and inputs
 	// their inputs, counted together (by the client's Stats, or by the
 	// recorder for an embedder without them): the inputs of the requests
@@ -60,12 +59,11 @@ type mark struct {
 	requests, inputs int64
 }
 
-// fillMark returns the recorder's fill for a trial: the chunks written,
-// from ps, and the client's counters, when emb keeps Stats.
-func fillMark(ps *pipeline.Stats, emb embedder.Embedder) func(*mark) {
+// fillMark returns the recorder's fill for a trial: the client's
+// counters, when emb keeps Stats.
+func fillMark(emb embedder.Embedder) func(*mark) {
 	sr, _ := emb.(embedder.StatsReporter)
 	return func(m *mark) {
-		m.chunks = ps.ChunksDone.Load()
 		if sr != nil {
 			st := sr.Stats()
 			m.throttled, m.retries = st.Throttled, st.Retries
@@ -79,7 +77,8 @@ func fillMark(ps *pipeline.Stats, emb embedder.Embedder) func(*mark) {
 // measures a window of at least Options.Duration holding at least
 // Options.MinRequests requests (up to Options.MaxDuration), then cancels
 // the run. The window runs from one request's completion to another's, so
-// that it holds the whole time of every request it counts. PeakRSSMB is
+// that it holds the whole time of every request it counts (see recorder);
+// HTTP429 and Retries count the whole trial, warm-up included. PeakRSSMB is
 // the running peak of this process. A corpus from which a whole pass
 // embeds no token fails the trial with an error wrapping
 // ErrNothingEmbedded.
@@ -121,7 +120,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	po.State, po.Prescan = nil, false
 	po.BatchSize, po.EmbedConcurrency = t.BatchSize, t.Concurrency
 	po.MaxBatchTokens = cfg.Limits().MaxTokens
-	rec.fill = fillMark(po.Stats, inner)
+	rec.fill = fillMark(inner)
 	done := make(chan error, 1)
 	go func() {
 		_, err := pipeline.Run(runCtx, po)
@@ -196,6 +195,7 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 					continue
 				}
 				warmEnd = first.Add(warmup)
+				rec.closeWhen(opts.Duration, opts.MinRequests)
 				rec.openAt(warmEnd)
 			}
 			start, last, open := rec.window()
@@ -206,8 +206,10 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 				}
 				continue
 			}
-			el, calls := last.at.Sub(start.at), last.calls-start.calls
-			if el >= opts.Duration && calls >= int64(opts.MinRequests) || now.Sub(start.at) >= opts.MaxDuration {
+			if end, closed := rec.closing(); closed {
+				return h.result(start, end, rec.latencies(end.at)), false, nil
+			}
+			if now.Sub(start.at) >= opts.MaxDuration {
 				return h.result(start, last, rec.latencies(last.at)), false, nil
 			}
 		}
@@ -223,14 +225,21 @@ func (h *Harness) result(start, end mark, lat []time.Duration) Result {
 	}
 	tokens := float64(end.tokens - start.tokens)
 	r := Result{
-		ChunksPerS: float64(end.chunks-start.chunks) / secs,
+		// The chunks of the calls that the tokens count: the chunks
+		// written lag their calls, and would count the chunks of the call
+		// that opened the window (a request more than the window holds).
+		ChunksPerS: float64(end.embedded-start.embedded) / secs,
 		TokensPerS: tokens / secs,
-		HTTP429:    end.throttled - start.throttled,
-		Retries:    end.retries - start.retries,
-		P50Ms:      millis(percentile(lat, 0.50)),
-		P95Ms:      millis(percentile(lat, 0.95)),
-		Requests:   int64(len(lat)),
-		Seconds:    secs,
+		// The whole trial's, warm-up included: a budget above the
+		// provider's quota is throttled as it starts, then the client
+		// slows down, so that a window after the warm-up may see no 429
+		// although the budget is wrong.
+		HTTP429:  end.throttled,
+		Retries:  end.retries,
+		P50Ms:    millis(percentile(lat, 0.50)),
+		P95Ms:    millis(percentile(lat, 0.95)),
+		Requests: int64(len(lat)),
+		Seconds:  secs,
 	}
 	// Chunks written over requests completed would mix counts taken at
 	// different moments (a chunk is written after its request completes),

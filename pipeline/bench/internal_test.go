@@ -92,10 +92,10 @@ func TestResultChunksPerRequest(t *testing.T) {
 		lat        []time.Duration
 		want       float64
 	}{
-		{"full batches", mark{at: t0, chunks: 0, requests: 10, inputs: 640}, mark{at: t0.Add(time.Second), chunks: 6400, requests: 110, inputs: 7040}, lat(100), 64},
-		{"a backlog written in the window", mark{at: t0, chunks: 0, requests: 10, inputs: 640}, mark{at: t0.Add(time.Second), chunks: 7000, requests: 110, inputs: 7040}, lat(100), 64},
-		{"batches cut by the caps", mark{at: t0, requests: 4, inputs: 100}, mark{at: t0.Add(time.Second), chunks: 300, requests: 14, inputs: 400}, lat(10), 30},
-		{"no request completed", mark{at: t0, requests: 4, inputs: 100}, mark{at: t0.Add(time.Second), chunks: 64, requests: 4, inputs: 100}, nil, 0},
+		{"full batches", mark{at: t0, requests: 10, inputs: 640}, mark{at: t0.Add(time.Second), requests: 110, inputs: 7040}, lat(100), 64},
+		{"a backlog written in the window", mark{at: t0, requests: 10, inputs: 640}, mark{at: t0.Add(time.Second), requests: 110, inputs: 7040}, lat(100), 64},
+		{"batches cut by the caps", mark{at: t0, requests: 4, inputs: 100}, mark{at: t0.Add(time.Second), requests: 14, inputs: 400}, lat(10), 30},
+		{"no request completed", mark{at: t0, requests: 4, inputs: 100}, mark{at: t0.Add(time.Second), requests: 4, inputs: 100}, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,4 +162,20 @@ type failing struct{ embedder.Embedder }
 
 func (failing) Embed(context.Context, []embedder.Input) ([][]float32, error) {
 	return nil, errors.New("refused")
+}
+
+// TestResultCountsTheWholeTrialsThrottling: the 429s and retries of a
+// result are the trial's from its start, warm-up included. With a budget
+// above the provider's quota the client is throttled as it starts, then
+// slows down, and a window after the warm-up alone may see none: "0
+// throttled" for a budget that is wrong (the audit: 2 429s in the warm-up
+// of a budget five times the quota, none reported).
+func TestResultCountsTheWholeTrialsThrottling(t *testing.T) {
+	t0 := time.Unix(5000, 0)
+	start := mark{at: t0, throttled: 2, retries: 2, requests: 4, inputs: 32}
+	end := mark{at: t0.Add(time.Second), throttled: 2, retries: 3, requests: 14, inputs: 112}
+	var h Harness
+	if r := h.result(start, end, make([]time.Duration, 10)); r.HTTP429 != 2 || r.Retries != 3 {
+		t.Errorf("HTTP429 = %d, Retries = %d; want the trial's 2 and 3, not the window's 0 and 1", r.HTTP429, r.Retries)
+	}
 }

@@ -22,7 +22,8 @@ type Result struct {
 	// the measured window (1 is all of it); null without a quota.
 	TPMUtilization *float64 `json:"tpm_utilization"`
 	// HTTP429 counts the requests answered 429 (throttled) and Retries the
-	// retried requests in the window; both 0 for embedders without HTTP.
+	// retried requests of the whole trial, warm-up included; both 0 for
+	// embedders without HTTP.
 	HTTP429 int64 `json:"http_429"`
 	Retries int64 `json:"retries"`
 	// P50Ms and P95Ms are percentiles of the request latency in

@@ -79,7 +79,7 @@ func (a *app) benchCommand() *cobra.Command {
 	fl.StringVar(&f.sink, "sink", benchSinkDiscard, "where nodes go: discard (measure embedding alone), or configured (also measure writing, to a scratch index of the configured kind and settings, deleted afterwards; the configured index is never touched)")
 	fl.DurationVar(&f.opts.Warmup, "warmup", bench.DefaultWarmup, "run and discard this long before measuring each configuration (0s: none; against a quota, raised to its burst window)")
 	fl.DurationVar(&f.opts.Duration, "duration", bench.DefaultDuration, "shortest measured window per configuration (more than 0s)")
-	fl.DurationVar(&f.opts.MaxDuration, "max-duration", bench.DefaultMaxDuration, "longest measured window, when --min-requests takes long to reach")
+	fl.DurationVar(&f.opts.MaxDuration, "max-duration", bench.DefaultMaxDuration, "longest measured window, when --min-requests takes long to reach (0s: the default, 30s)")
 	fl.IntVar(&f.opts.MinRequests, "min-requests", bench.DefaultMinRequests, "fewest embedding requests per measured window, for stable medians (1 or more); the window stays open until they complete, at the pace of the provider or its quota, up to --max-duration")
 	fl.DurationVar(&f.opts.Cooldown, "cooldown", bench.DefaultCooldown, "pause before each configuration against a quota, so that it refills (0s: none)")
 	fl.BoolVar(&f.inProcess, "in-process", false, "measure in this process instead of one process per configuration (peak RSS is then the running peak)")
@@ -191,6 +191,13 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 	emb, _ := benchEmbedder(cfg, f)
 	if err := checkTrialLimits(emb, f.opts); err != nil {
 		return cfg, nil, err
+	}
+	if !f.simulate && f.simURL == "" {
+		// A missing API key (or credential setting) is found once, here,
+		// not by every trial process in turn.
+		if _, err := embedder.New(ctx, emb); err != nil {
+			return cfg, nil, err
+		}
 	}
 	if f.simulate {
 		// The simulated quota caps each input as a configured one does:

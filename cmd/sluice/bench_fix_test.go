@@ -44,7 +44,8 @@ var quickBench = []string{"--batch-sizes", "4", "--concurrency", "1", "--warmup"
 func TestBenchUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	benchCorpus(t, dir)
-	writeFiles(t, dir, map[string]string{"afile": "not a folder", "taken/bench.svg/x": "a folder where the chart goes"})
+	writeFiles(t, dir, map[string]string{"afile": "not a folder", "taken/bench.svg/x": "a folder where the chart goes",
+		"nokey.yaml": "embedder: {provider: openai, model: text-embedding-3-small, apiKeyEnv: SLUICE_TEST_UNSET_BENCH_KEY}\n"})
 	tests := []struct {
 		name string
 		args []string
@@ -60,6 +61,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"out under a file", []string{"--out", "afile/sub"}, "--out afile/sub cannot be created"},
 		{"out holds a folder named bench.svg", []string{"--out", "taken"}, "--out taken holds a folder named bench.svg, where the results go"},
 		{"unknown sink", []string{"--sink", "index"}, `--sink is "index"`},
+		// Found once, not by every trial process in turn (exit 1 after all of them).
+		{"missing API key", []string{"--config", "nokey.yaml"}, "environment variable SLUICE_TEST_UNSET_BENCH_KEY is not set"},
 		// A --duration above the default --max-duration raises it: the
 		// refusal is the next setting's, not --max-duration's.
 		{"duration above the default max-duration", []string{"--duration", "40s", "--sink", "index"}, `--sink is "index"`},

@@ -171,8 +171,22 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 		if err := a.writeBenchResults(results, f, render...); err != nil {
 			return errors.Join(runErr, err)
 		}
+	} else if err := removeBenchResults(f.out); err != nil {
+		return errors.Join(runErr, err)
 	}
 	return benchOutcome(results, runErr, f.out)
+}
+
+// removeBenchResults removes the CSV and the chart an earlier run left in
+// the --out folder dir, when this run has none to write (interrupted
+// before its first configuration completed): they would read as its own.
+func removeBenchResults(dir string) error {
+	for _, name := range []string{benchCSV, benchSVG} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("bench: removing the results of an earlier run, %s: %w", filepath.Join(dir, name), err)
+		}
+	}
+	return nil
 }
 
 // benchPreflight checks, before anything is started or measured, what

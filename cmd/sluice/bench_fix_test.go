@@ -539,3 +539,23 @@ func TestBenchTrialsReadTheParentsEnvFile(t *testing.T) {
 		t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestRemoveBenchResults: a benchmark interrupted before its first
+// configuration completed has no results to write; those of an earlier
+// run in --out are removed, not left to read as its own, and other files
+// are kept.
+func TestRemoveBenchResults(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{benchCSV: "old", benchSVG: "<svg/>", "notes.txt": "mine"})
+	if err := removeBenchResults(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{benchCSV: false, benchSVG: false, "notes.txt": true} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	if err := removeBenchResults(dir); err != nil {
+		t.Errorf("with nothing to remove: %v", err)
+	}
+}

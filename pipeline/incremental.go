@@ -685,11 +685,7 @@ func (r *run) deadLetter(ctx context.Context, d *document, cause error) (int, er
 		// read): the manifest still learns its nodes in the store, which
 		// it keeps, so that they go with it once its file is gone.
 		if err := r.clearEarlier(ctx, d); err != nil {
-			var stop *stopError
-			if errors.As(err, &stop) {
-				err = stop.err
-			}
-			return 0, err
+			return 0, err // stops the run, as it does for a document that has chunks
 		}
 	}
 	n, err := r.rollback(ctx, d)
@@ -837,24 +833,34 @@ func readableDir(p string) bool {
 // nothing, those the listing counted for documents the manifest does not
 // know. The caller counts the documents in the report.
 func (r *run) removeDocuments(ctx context.Context, ids []string) (n int, err error) {
-	if !r.opts.DryRun {
+	if r.opts.DryRun {
+		n, err = r.plannedRemoval(ctx, ids)
+	} else {
 		n, err = RemoveDocuments(ctx, r.opts.Store, r.opts.State, ids)
-		if err != nil {
-			return 0, err
-		}
+	}
+	if err != nil {
+		return 0, err
 	}
 	for _, id := range ids {
-		if r.opts.DryRun {
-			n += r.storeDocs[id].nodes // unknown to the manifest
-			if st := r.opts.State; st != nil {
-				_, stored, err := recordedNodes(ctx, st, id)
-				if err != nil {
-					return 0, err
-				}
-				n += stored
-			}
-		}
 		r.opts.Logger.Debug("document deleted", "doc", id)
+	}
+	return n, nil
+}
+
+// plannedRemoval counts the chunks a removal of the documents ids would
+// delete, in a dry run: those the manifest knows them by, and those the
+// listing of the store counted for documents the manifest does not know.
+func (r *run) plannedRemoval(ctx context.Context, ids []string) (int, error) {
+	n := 0
+	for _, id := range ids {
+		n += r.storeDocs[id].nodes
+		if st := r.opts.State; st != nil {
+			_, stored, err := recordedNodes(ctx, st, id)
+			if err != nil {
+				return 0, err
+			}
+			n += stored
+		}
 	}
 	return n, nil
 }

@@ -128,11 +128,7 @@ func recordedNodes(ctx context.Context, manifest *state.Store, id string) (ids [
 	if err != nil {
 		return nil, 0, err
 	}
-	acked, intended, err := manifest.Pending(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	found, err := manifest.FoundCount(ctx, id)
+	acked, intended, found, err := manifest.PendingFound(ctx, id)
 	if err != nil {
 		return nil, 0, err
 	}

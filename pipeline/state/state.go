@@ -587,33 +587,34 @@ func (s *Store) Uncommitted(ctx context.Context) ([]string, error) {
 // the sink; intended ids were being written when that run stopped and may or
 // may not be stored.
 func (s *Store) Pending(ctx context.Context, id string) (acked, intended []string, err error) {
+	acked, intended, _, err = s.PendingFound(ctx, id)
+	return acked, intended, err
+}
+
+// PendingFound is Pending, with how many of the intended ids a listing of
+// the store found there (Run.Found) and no run acknowledged since: nodes
+// the store holds although no run wrote them.
+func (s *Store) PendingFound(ctx context.Context, id string) (acked, intended []string, found int, err error) {
 	err = s.each(ctx, func(rows *sql.Rows) error {
 		var n string
-		var ok bool
-		if err := rows.Scan(&n, &ok); err != nil {
+		var ok, wasFound bool
+		if err := rows.Scan(&n, &ok, &wasFound); err != nil {
 			return err
 		}
 		if ok {
 			acked = append(acked, n)
-		} else {
-			intended = append(intended, n)
+			return nil
+		}
+		intended = append(intended, n)
+		if wasFound {
+			found++
 		}
 		return nil
-	}, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
+	}, `SELECT node_id, acked, found FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	return acked, intended, nil
-}
-
-// FoundCount returns how many of a document's pending ids a listing of the
-// store found there (Run.Found) and no run acknowledged since: nodes the
-// store holds that its record does not list. Pending counts them as
-// intended, since no run wrote them.
-func (s *Store) FoundCount(ctx context.Context, id string) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pending WHERE scope = ? AND id = ? AND found = 1 AND acked = 0`, s.scope, id).Scan(&n)
-	return n, err
+	return acked, intended, found, nil
 }
 
 // ids returns the first column of the rows of query.

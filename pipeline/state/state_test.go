@@ -297,6 +297,9 @@ func TestFoundRetractWrittenAbandon(t *testing.T) {
 	if err != nil || !ok || !slices.Equal(doc.NodeIDs, []string{"a", "b"}) || !slices.Equal(acked, []string{"o1"}) || !slices.Equal(intended, []string{"o2"}) || doc.MetaHash != "" {
 		t.Errorf("after Abandon: record %+v (%v, %v), pending %v %v; want the record with a and b, its metadata hash cleared, only the found o1 and o2 pending", doc, ok, err, acked, intended)
 	}
+	if _, _, found, err := s.PendingFound(ctx, "d"); err != nil || found != 1 {
+		t.Errorf("PendingFound: %d found, %v; want 1, o2 (o1, written again, is acknowledged)", found, err)
+	}
 	if stale, err := begin(t, s).Stale(ctx, "d"); err != nil || !slices.Equal(stale, []string{"a", "b", "o1", "o2"}) {
 		t.Errorf("next run's Stale = %v, %v; want the record's a and b and the found o1 and o2, which the store still holds", stale, err)
 	}

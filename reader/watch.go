@@ -75,7 +75,11 @@ const (
 	// Changed means the document was created or modified and should be
 	// (re)read.
 	Changed EventOp = iota + 1
-	// Removed means the document no longer exists.
+	// Removed means the document no longer exists. It is final: if a file
+	// appears at the path again, a Changed event of its own follows once it
+	// is quiet. It is also sent for a file created and removed within one
+	// quiet period, which no Changed event named: a reader of the folder
+	// that ran meanwhile (a Walk) may have seen it.
 	Removed
 	// Rescan means events may have been lost (the kernel's event queue
 	// overflowed, or the watch limit kept a folder from being watched):
@@ -1108,8 +1112,10 @@ func (w *Watcher) arm(t *time.Timer) {
 // of their last change, deciding each from the file's current state: a
 // selected path that is not a folder is Changed (a regular file is read;
 // anything else, a FIFO or a link that cannot be followed say, fails as in
-// Walk), and a known id with nothing but a folder, or nothing at all, at
-// its path is Removed. A selected path that a folder's permissions keep
+// Walk), a known id with a folder at its path is Removed, and so is a
+// selected id with nothing at its path, even one never reported Changed
+// (created and removed within its quiet period): a Walk running meanwhile
+// may have read it. A selected path that a folder's permissions keep
 // from being looked up may be a document: the folder is reported Failed
 // (see closedAbove; without one, the id is Changed and its read fails),
 // and the change of permissions that opens it again reports the
@@ -1168,7 +1174,7 @@ func (w *Watcher) flush(now time.Time) {
 				w.known.add(d.id)
 				w.enqueue(Event{ID: d.id, Op: Changed})
 			}
-		case w.known.contains(d.id):
+		case w.known.contains(d.id) || (err != nil && w.selected(d.id)):
 			w.known.remove(d.id)
 			w.enqueue(Event{ID: d.id, Op: Removed})
 		}

@@ -142,19 +142,19 @@ func TestWatchCreateModifyRemove(t *testing.T) {
 	if err := os.Remove(r.path("b.md")); err != nil {
 		t.Fatal(err)
 	}
-	// Nothing, unless this goroutine was held up between the two calls for
-	// longer than the quiet period; TestDebounceBurst checks the quiet
-	// period itself with explicit times.
-	if got := r.until(); len(got) != 0 && !equalStrings(got, []string{"changed b.md", "removed b.md"}) {
-		t.Errorf("created and removed within the quiet period: %q, want nothing", got)
+	// Its removal only, unless this goroutine was held up between the two
+	// calls for longer than the quiet period; TestDebounceBurst checks the
+	// quiet period itself with explicit times.
+	if got := r.until(); !equalStrings(got, []string{"removed b.md"}) && !equalStrings(got, []string{"changed b.md", "removed b.md"}) {
+		t.Errorf("created and removed within the quiet period: %q, want %q", got, "removed b.md")
 	}
 }
 
 // TestDebounceBurst plays the file-system events of a burst of writes and
 // of a file created and removed at once, with explicit times: the burst
 // gives one event one quiet period after its last write, and the
-// short-lived file none. The live tests cannot promise this: the watcher's
-// goroutine may be held up between two events of one change.
+// short-lived file its removal only. The live tests cannot promise this:
+// the watcher's goroutine may be held up between two events of one change.
 func TestDebounceBurst(t *testing.T) {
 	root := t.TempDir()
 	const debounce = 500 * time.Millisecond
@@ -203,8 +203,11 @@ func TestDebounceBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.handle(fsnotify.Event{Name: b, Op: fsnotify.Remove}, t1.Add(time.Millisecond))
-	if got := sent(t1.Add(time.Millisecond + debounce)); len(got) != 0 {
-		t.Errorf("created and removed within the quiet period: %q, want nothing", got)
+	// Reported removed although never reported changed: a Walk running
+	// meanwhile (a watch's reconciliation) may have read it, and its reader
+	// must not keep it.
+	if got, want := sent(t1.Add(time.Millisecond+debounce)), []string{"removed b.md"}; !equalStrings(got, want) {
+		t.Errorf("created and removed within the quiet period: %q, want %q", got, want)
 	}
 }
 

@@ -230,3 +230,40 @@ func TestUnreadable(t *testing.T) {
 		e.step("readable again", []string{"expect-docs", "nd/x.md"}, "")
 	})
 }
+
+// TestRemovalIsFinal plays what a branch switched back and forth under a
+// lagging watcher produced: the watcher found a.md gone and reported it
+// Removed, but by the time the round ran, a.md was back on disk for a
+// moment. The round must remove a.md all the same. Had it read a.md
+// again, the index would keep it once it went again: the watcher, which
+// never saw it back, reports nothing more. A file that does come back is
+// reported Changed by the watcher, which sees it created, and is ingested
+// then.
+func TestRemovalIsFinal(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile("a.md", "Alpha.")
+	e.writeFile("b.md", "Bravo.")
+	out := e.startFake(nil)
+	e.waitReady()
+	if got := docsOf(nodesOf(t, e.store)); !slices.Equal(got, []string{"a.md", "b.md"}) {
+		t.Fatalf("after reconciling, the store holds %q", got)
+	}
+
+	from := e.log.len()
+	out <- reader.Event{ID: "a.md", Op: reader.Removed} // a.md is on disk again
+	i := e.log.await(t, from, "removing a.md", func(r Round) bool { return r.Kind == Update })
+	if r := e.log.since(i)[0]; r.Err != nil || !slices.Equal(r.Removed, []string{"a.md"}) || len(r.Changed) != 0 {
+		t.Errorf("round Removed %q, Changed %q, Err %v; want a.md removed, nothing read", r.Removed, r.Changed, r.Err)
+	}
+	if got := docsOf(nodesOf(t, e.store)); !slices.Equal(got, []string{"b.md"}) {
+		t.Errorf("after the removal, the store holds %q, want [b.md]", got)
+	}
+	if ids, err := e.state.DocIDs(context.Background()); err != nil || !slices.Equal(ids, []string{"b.md"}) {
+		t.Errorf("after the removal, the manifest holds %q (%v), want [b.md]", ids, err)
+	}
+
+	from = e.log.len()
+	out <- reader.Event{ID: "a.md", Op: reader.Changed} // the watcher saw it come back
+	e.log.await(t, from, "ingesting a.md", func(r Round) bool { return slices.Contains(r.Changed, "a.md") })
+	e.checkClean()
+}

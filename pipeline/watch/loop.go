@@ -686,8 +686,14 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 		return r
 	}
 	opts.Verify = false // a run over named files: the whole-folder rounds verify
-	removed, back := stillGone(opts.Reader, p.removed)
-	changed := append(p.changed, back...)
+	// A removal is final, even if a file stands at the path again by now:
+	// the watcher saw it gone, and reports its return as a change of its
+	// own once it is quiet. Read here, a file that came back for a moment
+	// would stay in the index if it went again before the watcher looked
+	// (a branch switched back and forth): the watcher, which never saw it
+	// back, would report nothing more.
+	removed := p.removed
+	changed := p.changed
 	if len(changed)+len(p.failed) > 0 {
 		var gone []string
 		opts.Source = changedFiles(opts.Reader, p.failed, changed, &gone)

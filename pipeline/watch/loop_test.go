@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/local"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -390,12 +391,17 @@ func TestRemoveGone(t *testing.T) {
 	if err := e.state.Fail(ctx, "bad.md", "invalid UTF-8", time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	asked := &docsAsked{Store: e.store}
+	opts.Store = asked
 	removed, cleared, err := removeGone(ctx, opts, []string{"a.md", "never-there.md", "bad.md"})
 	// never-there.md, unknown to the manifest, is neither: a file removed
 	// before a round read it, of which the round log must not count a
-	// cleared failure.
+	// cleared failure, nor ask the store to delete anything.
 	if err != nil || !slices.Equal(removed, []string{"a.md"}) || !slices.Equal(cleared, []string{"bad.md"}) {
 		t.Fatalf("removeGone = %q, %q, %v; want [a.md], [bad.md], nil", removed, cleared, err)
+	}
+	if slices.Contains(asked.ids, "never-there.md") || !slices.Contains(asked.ids, "a.md") {
+		t.Errorf("store asked to delete the documents %q, want a.md and not never-there.md", asked.ids)
 	}
 	if fails, err := e.state.Failures(ctx); err != nil || len(fails) != 0 {
 		t.Errorf("dead-letter table %+v (%v), want it empty", fails, err)
@@ -407,6 +413,22 @@ func TestRemoveGone(t *testing.T) {
 	if err != nil || !slices.Equal(ids, []string{"b.md"}) {
 		t.Errorf("manifest holds %q (%v), want [b.md]", ids, err)
 	}
+}
+
+// docsAsked records the documents a local store is asked to delete.
+type docsAsked struct {
+	*local.Store
+	ids []string
+}
+
+func (d *docsAsked) DeleteDocs(ctx context.Context, refDocIDs []string) error {
+	d.ids = append(d.ids, refDocIDs...)
+	return d.Store.DeleteDocs(ctx, refDocIDs)
+}
+
+func (d *docsAsked) Delete(ctx context.Context, refDocID string) error {
+	d.ids = append(d.ids, refDocID)
+	return d.Store.Delete(ctx, refDocID)
 }
 
 func TestPeriodicRescan(t *testing.T) {

@@ -19,27 +19,31 @@ import (
 // them), which a whole-folder run would count as deleted, and apart from
 // them those whose only record was a dead letter: a folder that can be
 // watched again, or a file that failed before it was ever stored. An id
-// the manifest knew nothing of (a file removed before a round read it) is
-// in neither. On error both hold the ids of the batches removed before it.
+// the manifest knew nothing of (a file created and removed before a round
+// read it) is in neither, and costs the store no request: the manifest
+// records the nodes of a document before they are written. On error both hold the ids of the batches removed before it.
 func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
 	for batch := range slices.Chunk(ids, pipeline.RemoveBatch) {
-		kinds := make([]record, len(batch))
-		for i, id := range batch {
-			if kinds[i], err = recordOf(ctx, opts.State, id); err != nil {
+		var recorded, docs, dead []string
+		for _, id := range batch {
+			kind, err := recordOf(ctx, opts.State, id)
+			if err != nil {
 				return removed, cleared, err
 			}
+			switch kind {
+			case document:
+				docs = append(docs, id)
+			case deadLetter:
+				dead = append(dead, id)
+			default:
+				continue // nothing of it was ever stored: no request to the store
+			}
+			recorded = append(recorded, id)
 		}
-		if _, err := pipeline.RemoveDocuments(ctx, opts.Store, opts.State, batch); err != nil {
+		if _, err := pipeline.RemoveDocuments(ctx, opts.Store, opts.State, recorded); err != nil {
 			return removed, cleared, err
 		}
-		for i, id := range batch {
-			switch kinds[i] {
-			case document:
-				removed = append(removed, id)
-			case deadLetter:
-				cleared = append(cleared, id)
-			}
-		}
+		removed, cleared = append(removed, docs...), append(cleared, dead...)
 	}
 	return removed, cleared, nil
 }
@@ -116,20 +120,6 @@ func changedFiles(cfg reader.Config, failed []reader.Event, ids []string, gone *
 		}
 		return nil
 	}
-}
-
-// stillGone keeps the ids whose file is really gone and returns the others,
-// which came back (a delete followed by a create within one round).
-func stillGone(cfg reader.Config, ids []string) (gone, back []string) {
-	cfg = cfg.WithDefaults()
-	for _, id := range ids {
-		if _, err := reader.Stat(cfg, id); isGone(cfg, id, err) {
-			gone = append(gone, id)
-		} else {
-			back = append(back, id)
-		}
-	}
-	return gone, back
 }
 
 // isGone reports whether err, from reader.Stat of id, means that no

@@ -79,7 +79,10 @@ const (
 	// appears at the path again, a Changed event of its own follows once it
 	// is quiet. It is also sent for a file created and removed within one
 	// quiet period, which no Changed event named: a reader of the folder
-	// that ran meanwhile (a Walk) may have seen it.
+	// that ran meanwhile (a Walk) may have seen it. For the same reason, ID
+	// may be a folder where something was created and gone before the
+	// watcher could look into it: its reader should remove what it holds
+	// below ID whose file is gone.
 	Removed
 	// Rescan means events may have been lost (the kernel's event queue
 	// overflowed, or the watch limit kept a folder from being watched):
@@ -262,6 +265,7 @@ type pending struct {
 	first, due time.Time
 	seq        uint64
 	recheck    bool // id is a watched folder whose permissions changed: see recheck
+	vanished   bool // something was created at id and gone before the watcher looked: see created
 }
 
 // link is a symbolic link that Walk follows.
@@ -480,7 +484,7 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		w.appeared(rel, now)
 	}
 	if ev.Has(fsnotify.Create) {
-		w.appeared(rel, now)
+		w.created(rel, now)
 	}
 	if ev.Has(fsnotify.Write) {
 		w.mark(rel, now)
@@ -507,15 +511,32 @@ func (w *Watcher) forget(rel string, now time.Time) {
 	}
 }
 
+// created handles a Create event at rel, as appeared. If nothing stands
+// there any more, what was created came and went before the watcher could
+// look: a folder, say, of a branch checked out and switched away at once,
+// whose files no event names. A Walk may have read them meanwhile, so rel
+// is reported Removed once quiet (see flush), and its reader removes what
+// it holds below rel. An editor's temporary file, the common case of a
+// path created and gone at once (an atomic save), is left out; other short-
+// lived files (sed -i's, say) cannot be told from folders once gone, and
+// are reported too.
+func (w *Watcher) created(rel string, now time.Time) {
+	if !w.appeared(rel, now) && w.m.descend(rel) && !isEditorTemp(path.Base(rel)) {
+		w.touch(rel, now)
+		w.pending[rel].vanished = true
+	}
+}
+
 // appeared handles whatever stands at rel now (after a Create, or after a
-// Remove in case it came back): a folder is watched afresh and its files
-// are reported, even if a folder of that name was watched before (it may
-// be another folder renamed over it); a link is followed; a file is touched.
-func (w *Watcher) appeared(rel string, now time.Time) {
+// Remove in case it came back) and reports whether anything does: a folder
+// is watched afresh and its files are reported, even if a folder of that
+// name was watched before (it may be another folder renamed over it); a
+// link is followed; a file is touched.
+func (w *Watcher) appeared(rel string, now time.Time) bool {
 	fi, err := os.Lstat(w.abs(rel))
 	if err != nil {
 		w.mark(rel, now) // gone again: flush decides
-		return
+		return false
 	}
 	w.forget(rel, now)
 	switch {
@@ -526,6 +547,7 @@ func (w *Watcher) appeared(rel string, now time.Time) {
 	default:
 		w.mark(rel, now)
 	}
+	return true
 }
 
 // enter watches the folder rel, unless it is watched already or not to be
@@ -1115,7 +1137,8 @@ func (w *Watcher) arm(t *time.Timer) {
 // Walk), a known id with a folder at its path is Removed, and so is a
 // selected id with nothing at its path, even one never reported Changed
 // (created and removed within its quiet period): a Walk running meanwhile
-// may have read it. A selected path that a folder's permissions keep
+// may have read it, as is a path where something was created and gone
+// before the watcher looked (see created). A selected path that a folder's permissions keep
 // from being looked up may be a document: the folder is reported Failed
 // (see closedAbove; without one, the id is Changed and its read fails),
 // and the change of permissions that opens it again reports the
@@ -1174,7 +1197,7 @@ func (w *Watcher) flush(now time.Time) {
 				w.known.add(d.id)
 				w.enqueue(Event{ID: d.id, Op: Changed})
 			}
-		case w.known.contains(d.id) || (err != nil && w.selected(d.id)):
+		case w.known.contains(d.id) || (err != nil && (w.selected(d.id) || d.p.vanished)):
 			w.known.remove(d.id)
 			w.enqueue(Event{ID: d.id, Op: Removed})
 		}

@@ -531,3 +531,33 @@ func TestWatchWaitingCountsUnsentChanges(t *testing.T) {
 		t.Errorf("events for %q, want a.md and b.md", got)
 	}
 }
+
+// TestCreatedAndGoneBeforeLooked plays a folder created and removed
+// before the watcher handled its creation (a branch checked out and
+// switched away at once, on a busy machine): no event names the files it
+// held, which a Walk may have read meanwhile, so the folder itself is
+// reported Removed. A folder still there is entered instead, and one the
+// Walk would not enter (hidden, here) is not reported.
+func TestCreatedAndGoneBeforeLooked(t *testing.T) {
+	root := t.TempDir()
+	const debounce = 500 * time.Millisecond
+	w, err := NewWatcher(Config{Dir: root}, WatchOptions{Debounce: debounce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeTree(t, root, map[string]string{"kept/a.md": "a"})
+	t0 := time.Unix(1000, 0)
+	for _, name := range []string{"gone", ".hidden", "kept"} {
+		w.handle(fsnotify.Event{Name: filepath.Join(root, name), Op: fsnotify.Create}, t0)
+	}
+	w.flush(t0.Add(debounce))
+	var got []string
+	for ; w.head < len(w.ready); w.pop() {
+		got = append(got, w.ready[w.head].Op.String()+" "+w.ready[w.head].ID)
+	}
+	sort.Strings(got)
+	if want := []string{"changed kept/a.md", "removed gone"}; !equalStrings(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}

@@ -499,6 +499,16 @@ func (s *Store) DocIDs(ctx context.Context) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ? UNION SELECT id FROM pending WHERE scope = ? ORDER BY 1`, s.scope, s.scope)
 }
 
+// DocIDsUnder returns the ids the manifest records below the folder dir,
+// a root-relative path without a trailing '/' (committed documents,
+// documents of a run that did not finish them, and dead letters), sorted.
+func (s *Store) DocIDsUnder(ctx context.Context, dir string) ([]string, error) {
+	lo, hi := dir+"/", dir+"0" // '0' follows '/': [lo, hi) holds the ids that start with lo
+	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ?1 AND id >= ?2 AND id < ?3
+		UNION SELECT id FROM pending WHERE scope = ?1 AND id >= ?2 AND id < ?3
+		UNION SELECT id FROM failures WHERE scope = ?1 AND id >= ?2 AND id < ?3 ORDER BY 1`, s.scope, lo, hi)
+}
+
 // NodeRef names one node the manifest records as stored: the document it
 // belongs to and its id in the sink.
 type NodeRef struct {

@@ -683,3 +683,39 @@ func TestSplitting(t *testing.T) {
 		t.Error("Drop kept the splitter record")
 	}
 }
+
+// TestDocIDsUnder checks that the ids below a folder are those of its
+// documents, pending and failed ones included, and of nothing beside it
+// whose name merely starts alike.
+func TestDocIDsUnder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, "local:a")
+	other := open(t, path, "local:b")
+	run := begin(t, s)
+	for _, id := range []string{"docs/a.md", "docs/api/b.md", "docs.md", "docs-old/c.md", "docsx/d.md", "other/docs/e.md"} {
+		ackCommit(t, run, id, "h", "n-"+id)
+	}
+	ackCommit(t, begin(t, other), "docs/other-scope.md", "h", "n")
+	if err := run.Intend(ctx, nodes("docs/pending.md", "p1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fail(ctx, "docs/api/failed.md", "boom", time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		dir  string
+		want []string
+	}{
+		{"docs", []string{"docs/a.md", "docs/api/b.md", "docs/api/failed.md", "docs/pending.md"}},
+		{"docs/api", []string{"docs/api/b.md", "docs/api/failed.md"}},
+		{"docs/a.md", nil},
+		{"nothing", nil},
+	}
+	for _, tt := range tests {
+		got, err := s.DocIDsUnder(ctx, tt.dir)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("DocIDsUnder(%q) = %q, %v; want %q", tt.dir, got, err, tt.want)
+		}
+	}
+}

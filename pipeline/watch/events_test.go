@@ -267,3 +267,31 @@ func TestRemovalIsFinal(t *testing.T) {
 	e.log.await(t, from, "ingesting a.md", func(r Round) bool { return slices.Contains(r.Changed, "a.md") })
 	e.checkClean()
 }
+
+// TestRemovedFolder plays a folder where something was created and gone
+// before the watcher looked into it: the watcher reports the folder
+// Removed, and the round removes the documents the manifest records below
+// it whose file is gone (a whole-folder round may have read them
+// meanwhile), and only those.
+func TestRemovedFolder(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"docs/x.md", "docs/api/y.md", "docs/still.md", "docs.md", "keep/z.md"} {
+		e.writeFile(name, "Text of "+name+".")
+	}
+	out := e.startFake(nil)
+	e.waitReady()
+	for _, name := range []string{"docs/x.md", "docs/api/y.md"} {
+		if err := os.Remove(e.path(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from := e.log.len()
+	out <- reader.Event{ID: "docs", Op: reader.Removed}
+	i := e.log.await(t, from, "removing below docs", func(r Round) bool { return r.Kind == Update })
+	r := e.log.since(i)[0]
+	removed := slices.Sorted(slices.Values(r.Removed))
+	if want := []string{"docs/api/y.md", "docs/x.md"}; r.Err != nil || !slices.Equal(removed, want) {
+		t.Errorf("round removed %q (%v), want %q", removed, r.Err, want)
+	}
+	e.checkClean()
+}

@@ -584,7 +584,7 @@ func (s *runState) finish(r Round) {
 			s.ready = true
 			l.ready.Store(true)
 		}
-		l.log.Info("watch: round done", roundAttrs(r)...)
+		l.log.Log(context.Background(), roundLevel(r), "watch: round done", roundAttrs(r)...)
 		logFailures(l.log, r.Report)
 		if r.Kind != Update && !again {
 			s.reconcileVanished(r.Report)
@@ -653,6 +653,16 @@ func logFailures(log *slog.Logger, rep *pipeline.Report) {
 		}
 		log.Warn("watch: document failed", "doc", f.Path, "err", f.Error)
 	}
+}
+
+// roundLevel is the level of the log line of a completed round: Debug for
+// an update that found nothing to do (the removal of a short-lived file
+// never stored, say: see reader.Removed), Info otherwise.
+func roundLevel(r Round) slog.Level {
+	if r.Kind == Update && r.Report == nil && len(r.Removed)+len(r.Cleared) == 0 {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 func roundAttrs(r Round) []any {

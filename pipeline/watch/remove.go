@@ -12,8 +12,9 @@ import (
 	"github.com/sluice-dev/sluice/reader"
 )
 
-// removeGone removes the documents ids, whose files are gone, from the
-// store and the manifest, pipeline.RemoveBatch at a time
+// removeGone removes the documents ids, whose files are gone, and those
+// below them whose files are gone (see withGoneBelow), from the store and
+// the manifest, pipeline.RemoveBatch at a time
 // (pipeline.RemoveDocuments). It returns the ids the manifest held as
 // documents (committed, or written in part by a run that did not finish
 // them), which a whole-folder run would count as deleted, and apart from
@@ -23,6 +24,9 @@ import (
 // read it) is in neither, and costs the store no request: the manifest
 // records the nodes of a document before they are written. On error both hold the ids of the batches removed before it.
 func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
+	if ids, err = withGoneBelow(ctx, opts, ids); err != nil {
+		return nil, nil, err
+	}
 	for batch := range slices.Chunk(ids, pipeline.RemoveBatch) {
 		var recorded, docs, dead []string
 		for _, id := range batch {
@@ -46,6 +50,36 @@ func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (remov
 		removed, cleared = append(removed, docs...), append(cleared, dead...)
 	}
 	return removed, cleared, nil
+}
+
+// withGoneBelow returns ids followed by the ids the manifest records below
+// any of them whose file is gone. A removed id may name a folder where
+// something was created and gone before the watcher could look into it
+// (reader.Removed): a whole-folder round may have read its files
+// meanwhile, and no event names them.
+func withGoneBelow(ctx context.Context, opts pipeline.Options, ids []string) ([]string, error) {
+	cfg := opts.Reader.WithDefaults()
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	out := slices.Clip(ids)
+	for _, dir := range ids {
+		below, err := opts.State.DocIDsUnder(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range below {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			if _, err := reader.Stat(cfg, id); isGone(cfg, id, err) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
 }
 
 // record is what the manifest holds of an id.

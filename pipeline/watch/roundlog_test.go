@@ -52,3 +52,24 @@ func TestRoundLine(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundLevel checks that a round that did nothing (the removal of a
+// file no round stored) is logged at Debug, and any other at Info.
+func TestRoundLevel(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Round
+		want slog.Level
+	}{
+		{"nothing to remove", Round{Kind: Update}, slog.LevelDebug},
+		{"removed", Round{Kind: Update, Removed: []string{"a.md"}}, slog.LevelInfo},
+		{"cleared", Round{Kind: Update, Cleared: []string{"nd"}}, slog.LevelInfo},
+		{"read", Round{Kind: Update, Report: &pipeline.Report{FilesUnchanged: 1}}, slog.LevelInfo},
+		{"rescan that found nothing", Round{Kind: Rescan, Report: &pipeline.Report{}}, slog.LevelInfo},
+	}
+	for _, tt := range tests {
+		if got := roundLevel(tt.r); got != tt.want {
+			t.Errorf("%s: level %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

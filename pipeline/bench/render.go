@@ -127,15 +127,42 @@ type jsonLine struct {
 	Partial bool `json:"partial,omitempty"`
 }
 
+// failedLine is the line of WriteJSON for a trial that could not be
+// measured: jsonLine's keys, in the same order, with null for each figure,
+// as the table shows "-", so that no figure reads as a measured 0.
+type failedLine struct {
+	BatchSize        int       `json:"batch_size"`
+	Concurrency      int       `json:"concurrency"`
+	ChunksPerS       *struct{} `json:"chunks_per_s"`
+	TokensPerS       *struct{} `json:"tokens_per_s"`
+	TPMUtilization   *struct{} `json:"tpm_utilization"`
+	HTTP429          *struct{} `json:"http_429"`
+	Retries          *struct{} `json:"retries"`
+	P50Ms            *struct{} `json:"p50_ms"`
+	P95Ms            *struct{} `json:"p95_ms"`
+	PeakRSSMB        *struct{} `json:"peak_rss_mb"`
+	Requests         *struct{} `json:"requests"`
+	ChunksPerRequest *struct{} `json:"chunks_per_request"`
+	Seconds          *struct{} `json:"seconds"`
+	Error            string    `json:"error"`
+	Winner           bool      `json:"winner"`
+	Partial          bool      `json:"partial,omitempty"`
+}
+
 // WriteJSON writes one JSON object per result, one per line: the keys of
 // Result plus winner (true on the recommended configuration's line) and,
-// for an interrupted benchmark (see Interrupted), partial.
+// for an interrupted benchmark (see Interrupted), partial. The figures of
+// a trial that could not be measured (Result.Error) are null.
 func WriteJSON(w io.Writer, results []Result, opts ...RenderOption) error {
 	o := renderOpts(results, opts)
 	win := o.winner(results)
 	enc := json.NewEncoder(w)
 	for i, r := range results {
-		if err := enc.Encode(jsonLine{Result: r, Winner: i == win, Partial: o.interrupted}); err != nil {
+		var line any = jsonLine{Result: r, Winner: i == win, Partial: o.interrupted}
+		if r.Error != "" {
+			line = failedLine{BatchSize: r.BatchSize, Concurrency: r.Concurrency, Error: r.Error, Winner: i == win, Partial: o.interrupted}
+		}
+		if err := enc.Encode(line); err != nil {
 			return err
 		}
 	}
@@ -152,7 +179,8 @@ var csvHeader = []string{
 // WriteCSV writes results as CSV with a header row; the columns are the
 // JSON keys plus winner (true for the recommended row) and partial (true on
 // every row of an interrupted benchmark, see Interrupted). An absent quota
-// utilisation is an empty cell.
+// utilisation is an empty cell, as are the figures of a trial that could
+// not be measured (Result.Error).
 func WriteCSV(w io.Writer, results []Result, opts ...RenderOption) error {
 	o := renderOpts(results, opts)
 	win := o.winner(results)
@@ -171,6 +199,9 @@ func WriteCSV(w io.Writer, results []Result, opts ...RenderOption) error {
 			strconv.FormatInt(r.HTTP429, 10), strconv.FormatInt(r.Retries, 10), f(r.P50Ms), f(r.P95Ms),
 			f(r.PeakRSSMB), strconv.FormatInt(r.Requests, 10), f(r.ChunksPerRequest), f(r.Seconds), strconv.FormatBool(i == win), r.Error,
 			strconv.FormatBool(o.interrupted),
+		}
+		if r.Error != "" {
+			clear(rec[2:13]) // the figures, chunks_per_s to seconds
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

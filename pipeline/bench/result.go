@@ -48,7 +48,8 @@ type Result struct {
 	// whole time of the requests it counts.
 	Seconds float64 `json:"seconds"`
 	// Error, when set, says why the trial could not be measured; the other
-	// figures are then zero.
+	// figures are then zero here, and null (JSON), empty (CSV) or "-" (the
+	// table) when written.
 	Error string `json:"error,omitempty"`
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -120,6 +121,14 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	}
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
+	}
+	if !cmd.Flags().Changed("batch-sizes") {
+		emb, _ := benchEmbedder(cfg, f)
+		if fit, cut := fitBatchSizes(emb, f.opts.BatchSizes); cut {
+			fmt.Fprintf(a.stderr, "bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s of the default list (--batch-sizes tries others)\n",
+				emb.MaxInputsPerRequest, joinInts(fit))
+			f.opts.BatchSizes = fit
+		}
 	}
 	preflight := time.Now()
 	cfg, files, err := benchPreflight(ctx, cfg, f)
@@ -413,6 +422,46 @@ func roundDuration(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// fitBatchSizes cuts sizes, the default --batch-sizes, to those emb allows
+// as embedder.batchSize (an HTTP provider no more than
+// embedder.maxInputsPerRequest) and adds the largest it allows, so that a
+// provider with a lower cap is measured up to it instead of refused. It
+// reports whether it cut anything; an invalid emb is left to
+// checkTrialLimits.
+func fitBatchSizes(emb embedder.Config, sizes []int) ([]int, bool) {
+	if emb.Validate() != nil {
+		return sizes, false
+	}
+	allowed := func(v int) bool {
+		c := emb
+		c.BatchSize = v
+		return c.Validate() == nil
+	}
+	var fit []int
+	for _, v := range sizes {
+		if allowed(v) {
+			fit = append(fit, v)
+		}
+	}
+	if len(fit) == len(sizes) {
+		return sizes, false
+	}
+	if top := emb.MaxInputsPerRequest; allowed(top) && !slices.Contains(fit, top) {
+		fit = append(fit, top)
+		slices.Sort(fit)
+	}
+	return fit, true
+}
+
+// joinInts formats vs as a --batch-sizes value.
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
 }
 
 // checkTrialLimits refuses, before anything is measured, every batch size

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +123,63 @@ func TestBenchSimChunkAboveInputCap(t *testing.T) {
 	_, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--sim-tpm", "1000000")
 	if code != exitUsage || !strings.Contains(stderr, "maxTokensPerInput") || strings.Contains(stderr, "--sim-tpm 1000000 is below one chunk") {
 		t.Errorf("exit %d, stderr %q; want exit 2 naming maxTokensPerInput, not --sim-tpm", code, stderr)
+	}
+}
+
+// TestFitBatchSizes checks how the default --batch-sizes are cut to what
+// the embedder allows: an HTTP provider's maxInputsPerRequest is the
+// largest size tried, and a list that fits is left as it is.
+func TestFitBatchSizes(t *testing.T) {
+	defaults := []int{1, 8, 16, 32, 64, 100, 256, 512, 1024, 2048}
+	openai := func(maxInputs int) embedder.Config {
+		c := embedder.Config{Provider: embedder.ProviderOpenAI, Model: "text-embedding-3-small", MaxInputsPerRequest: maxInputs, BatchSize: 16}
+		c.ApplyDefaults()
+		return c
+	}
+	hash := embedder.Config{}
+	hash.ApplyDefaults()
+	tests := []struct {
+		name    string
+		emb     embedder.Config
+		want    []int
+		wantCut bool
+	}{
+		{"cap of 16, in the list", openai(16), []int{1, 8, 16}, true},
+		{"cap of 50, added", openai(50), []int{1, 8, 16, 32, 50}, true},
+		{"default cap", openai(0), defaults, false},
+		{"local embedder", hash, defaults, false},
+		{"invalid configuration: left to checkTrialLimits", embedder.Config{Provider: "nope"}, defaults, false},
+	}
+	for _, tt := range tests {
+		got, cut := fitBatchSizes(tt.emb, slices.Clone(defaults))
+		if !slices.Equal(got, tt.want) || cut != tt.wantCut {
+			t.Errorf("%s: fitBatchSizes = %v, %v; want %v, %v", tt.name, got, cut, tt.want, tt.wantCut)
+		}
+	}
+}
+
+// TestBenchDefaultBatchSizesFitTheCap: without --batch-sizes, a provider
+// capped at 16 inputs per request is measured at 1, 8 and 16, and bench
+// says so, instead of refusing the default list.
+func TestBenchDefaultBatchSizesFitTheCap(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"corpus/a.md": strings.Repeat("Quotas limit tokens per minute and requests per minute. ", 300),
+		"sluice.yaml": "embedder: {provider: openai, model: text-embedding-3-small, batchSize: 16, maxInputsPerRequest: 16}\n",
+	})
+	out, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--in-process", "--json", "--concurrency", "1",
+		"--sim-latency", "2ms", "--warmup", "0s", "--cooldown", "0s", "--duration", "100ms", "--min-requests", "2", "--out", "results")
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s\n%s", code, out, stderr)
+	}
+	var sizes []float64
+	for _, l := range jsonLines(t, out) {
+		sizes = append(sizes, l["batch_size"].(float64))
+	}
+	if !slices.Equal(sizes, []float64{1, 8, 16}) {
+		t.Errorf("batch sizes measured %v, want [1 8 16]", sizes)
+	}
+	if !strings.Contains(stderr, "embedder.maxInputsPerRequest is 16: trying batch sizes 1,8,16") {
+		t.Errorf("stderr %q does not say why the list was cut", stderr)
 	}
 }

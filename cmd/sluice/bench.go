@@ -125,8 +125,8 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if !cmd.Flags().Changed("batch-sizes") {
 		emb, _ := benchEmbedder(cfg, f)
 		if fit, cut := fitBatchSizes(emb, f.opts.BatchSizes); cut {
-			fmt.Fprintf(a.stderr, "bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s of the default list (--batch-sizes tries others)\n",
-				emb.MaxInputsPerRequest, joinInts(fit))
+			a.benchNote(fmt.Sprintf("bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s of the default list (--batch-sizes tries others)",
+				emb.MaxInputsPerRequest, joinInts(fit)))
 			f.opts.BatchSizes = fit
 		}
 	}
@@ -143,8 +143,8 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 		}
 		defer sim.Close()
 		f.simURL = sim.URL()
-		fmt.Fprintf(a.stderr, "bench: simulated provider at %s (latency %s + %s/token, rpm %d, tpm %d)\n",
-			f.simURL, f.sim.Latency, f.sim.TokenLatency, f.sim.RPM, f.sim.TPM)
+		a.benchNote(fmt.Sprintf("bench: simulated provider at %s (latency %s + %s/token, rpm %d, tpm %d)",
+			f.simURL, f.sim.Latency, f.sim.TokenLatency, f.sim.RPM, f.sim.TPM))
 	}
 	emb, tpm := benchEmbedder(cfg, f)
 	if f.sink == benchSinkConfigured {
@@ -167,10 +167,13 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	a.benchAnnounce(trials, cfg.Source.Dir, w, f)
 	results, runErr := bench.Run(ctx, m, trials, func(r bench.Result) {
 		if r.Error != "" {
-			fmt.Fprintf(a.stderr, "bench: %s failed: %s\n", r.Trial(), r.Error)
+			a.benchNote(fmt.Sprintf("bench: %s failed: %s", r.Trial(), r.Error),
+				"batch_size", r.BatchSize, "concurrency", r.Concurrency, "error", r.Error)
 			return
 		}
-		fmt.Fprintf(a.stderr, "bench: %s: %.0f tokens/s, %.1f chunks/s, %d throttled, p95 %.0f ms\n", r.Trial(), r.TokensPerS, r.ChunksPerS, r.HTTP429, r.P95Ms)
+		a.benchNote(fmt.Sprintf("bench: %s: %.0f tokens/s, %.1f chunks/s, %d throttled, p95 %.0f ms", r.Trial(), r.TokensPerS, r.ChunksPerS, r.HTTP429, r.P95Ms),
+			"batch_size", r.BatchSize, "concurrency", r.Concurrency, "tokens_per_s", r.TokensPerS, "chunks_per_s", r.ChunksPerS,
+			"http_429", r.HTTP429, "p95_ms", r.P95Ms)
 	})
 	var render []bench.RenderOption
 	if runErr != nil {
@@ -184,6 +187,17 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 		return errors.Join(runErr, err)
 	}
 	return benchOutcome(results, runErr, f.out)
+}
+
+// benchNote prints text, a line of bench's progress, on stderr; under
+// --log-format json, as an info log line whose message is text, with
+// attrs (key-value pairs) for log collectors.
+func (a *app) benchNote(text string, attrs ...any) {
+	if a.logFormat == "json" {
+		a.log.Info(text, attrs...)
+		return
+	}
+	fmt.Fprintln(a.stderr, text)
 }
 
 // removeBenchResults removes the CSV and the chart an earlier run left in
@@ -373,14 +387,14 @@ func (a *app) benchWorkload(ctx context.Context, cfg Config, files []reader.File
 // configuration can take), a quota that may throttle.
 func (a *app) benchAnnounce(trials []bench.Trial, dir string, w bench.Workload, f *benchFlags) {
 	if given, warm := max(f.opts.Warmup, 0), f.opts.WarmupFor(w.Embedder, w.TokensPerMinute); warm > given {
-		fmt.Fprintf(a.stderr, "bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent\n", given, warm)
+		a.benchNote(fmt.Sprintf("bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent", given, warm))
 	}
 	pace := "how fast the embedder answers"
 	if f.sink == benchSinkConfigured {
 		pace = "how fast the embedder answers and the store writes"
 	}
-	fmt.Fprintf(a.stderr, "bench: %s over %s, %s\n", plural(len(trials), "configuration", "configurations"), dir,
-		describePrediction(f.opts.Predict(trials, w), f.opts, pace))
+	a.benchNote(fmt.Sprintf("bench: %s over %s, %s", plural(len(trials), "configuration", "configurations"), dir,
+		describePrediction(f.opts.Predict(trials, w), f.opts, pace)))
 }
 
 // describePrediction says how long the trials of p take, for benchAnnounce;
@@ -648,7 +662,7 @@ func (a *app) openBenchScratch(ctx context.Context, cfg *Config, f *benchFlags) 
 		if err := s.CreateIndex(ctx); err != nil {
 			return nil, fmt.Errorf("bench: creating the scratch index %s: %w", name, err)
 		}
-		fmt.Fprintf(a.stderr, "bench: writing to the scratch index %s, deleted at the end\n", name)
+		a.benchNote(fmt.Sprintf("bench: writing to the scratch index %s, deleted at the end", name))
 		return func() error {
 			// Delete it even after Ctrl-C, within a bound.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -667,7 +681,7 @@ func (a *app) openBenchScratch(ctx context.Context, cfg *Config, f *benchFlags) 
 	}
 	f.scratchPath = filepath.Join(dir, "index.db")
 	cfg.Sink.Local.Path = f.scratchPath
-	fmt.Fprintf(a.stderr, "bench: writing to the scratch local store %s, removed at the end\n", f.scratchPath)
+	a.benchNote(fmt.Sprintf("bench: writing to the scratch local store %s, removed at the end", f.scratchPath))
 	return func() error {
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("bench: removing the scratch store %s: %w", dir, err)
@@ -747,7 +761,7 @@ func (a *app) writeBenchResults(results []bench.Result, f *benchFlags, render ..
 		if err := writeFileWith(svgPath, func(w *os.File) error { return bench.WriteChart(w, results, "svg", render...) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stderr, "bench: wrote %s and %s\n", csvPath, svgPath)
+		a.benchNote(fmt.Sprintf("bench: wrote %s and %s", csvPath, svgPath))
 		return nil
 	}
 	// No chart to go with this bench.csv: one an earlier run left would
@@ -755,7 +769,7 @@ func (a *app) writeBenchResults(results []bench.Result, f *benchFlags, render ..
 	if err := os.Remove(svgPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("bench: removing the chart of an earlier run, %s: %w", svgPath, err)
 	}
-	fmt.Fprintf(a.stderr, "bench: wrote %s (no chart: every configuration failed)\n", csvPath)
+	a.benchNote(fmt.Sprintf("bench: wrote %s (no chart: every configuration failed)", csvPath))
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 // naming the flag.
 func TestLogFormatJSON(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"docs/a.txt": "Plain text."})
+	writeFiles(t, dir, map[string]string{"docs/a.txt": "Plain text.", "corpus/b.md": strings.Repeat("Quotas limit tokens per minute. ", 200)})
 	tests := []struct {
 		name  string
 		args  []string
@@ -22,6 +22,8 @@ func TestLogFormatJSON(t *testing.T) {
 	}{
 		{"warning", []string{"--log-format", "json", "run", "docs"}, exitOK, "WARN", "no file of docs matches source.include"},
 		{"fatal error", []string{"--log-format=json", "query", "text", "--mode", "nonsense"}, exitUsage, "ERROR", "nonsense"},
+		{"bench's progress", []string{"--log-format", "json", "bench", "corpus", "--simulate", "--in-process", "--batch-sizes", "4", "--concurrency", "1",
+			"--sim-latency", "2ms", "--warmup", "0s", "--cooldown", "0s", "--duration", "50ms", "--min-requests", "2", "--out", "results"}, exitOK, "INFO", "bench: wrote "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

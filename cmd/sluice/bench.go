@@ -314,7 +314,11 @@ func (a *app) benchMeasurer(cfg Config, files []reader.File, emb embedder.Config
 		return nil, fmt.Errorf("bench: finding the sluice binary to run each configuration in (or use --in-process): %w", err)
 	}
 	return bench.Exec{Command: func(ctx context.Context, t bench.Trial) *exec.Cmd {
-		return exec.CommandContext(ctx, exe, a.trialArgs(cfg.Source.Dir, t, f)...)
+		cmd := exec.CommandContext(ctx, exe, a.trialArgs(cfg.Source.Dir, t, f)...)
+		if a.debug {
+			cmd.Stderr = a.stderr // the trial's log of its requests, as it comes
+		}
+		return cmd
 	}}, nil
 }
 
@@ -593,6 +597,9 @@ func (a *app) trialArgs(dir string, t bench.Trial, f *benchFlags) []string {
 	}
 	if a.debug {
 		args = append(args, "--debug")
+	}
+	if a.logFormat != "" {
+		args = append(args, "--log-format", a.logFormat)
 	}
 	if f.simURL != "" {
 		args = append(args, "--sim-url", f.simURL, "--sim-rpm", strconv.Itoa(f.sim.RPM), "--sim-tpm", strconv.Itoa(f.sim.TPM))

@@ -67,3 +67,33 @@ embedder: {dimensions: 16}
 		})
 	}
 }
+
+// TestBenchDebug: `bench --debug` shows each embedding request, whether the
+// trial runs in a process of its own (its stderr is passed on) or in this
+// one; without --debug there is none.
+func TestBenchDebug(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{"child process", []string{"--debug"}, true},
+		{"in process", []string{"--debug", "--in-process"}, true},
+		{"no --debug", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"corpus/a.md": strings.Repeat("Quotas limit tokens per minute. ", 300)})
+			args := append([]string{"bench", "corpus", "--simulate", "--batch-sizes", "4", "--concurrency", "1", "--sim-latency", "2ms",
+				"--warmup", "0s", "--cooldown", "0s", "--duration", "50ms", "--min-requests", "2", "--out", "results"}, tt.args...)
+			out, stderr, code := sluice(t, dir, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+			}
+			if got := strings.Contains(stderr, `level=DEBUG msg="embedding request" provider=openai`); got != tt.want {
+				t.Errorf("stderr shows embedding requests: %v, want %v\n%s", got, tt.want, stderr)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -163,9 +164,11 @@ func (r *recorder) latencies(end time.Time) []time.Duration {
 // each successful Embed call. Request latencies go to rec per HTTP attempt
 // for the HTTP providers (the time waiting for the quota is not latency),
 // which count their requests and inputs in their Stats, and per Embed call
-// for the others. It also returns the unwrapped embedder.
-func newEmbedder(ctx context.Context, cfg embedder.Config, rec *recorder) (wrapped, inner embedder.Embedder, err error) {
-	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(rec.observe))
+// for the others. An HTTP provider logs its requests to log (see
+// embedder.WithLogger; nil logs nothing). It also returns the unwrapped
+// embedder.
+func newEmbedder(ctx context.Context, cfg embedder.Config, rec *recorder, log *slog.Logger) (wrapped, inner embedder.Embedder, err error) {
+	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(rec.observe), embedder.WithLogger(log))
 	if err != nil {
 		return nil, nil, err
 	}

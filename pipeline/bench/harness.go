@@ -23,7 +23,8 @@ type Harness struct {
 	// Files is the corpus (see Corpus), fed to the pipeline again and again
 	// until the trial ends. Required.
 	Files []reader.File
-	// Pipeline is the template of each run: Splitter is required; Logger,
+	// Pipeline is the template of each run: Splitter is required; Logger
+	// (which also gets an HTTP embedder's log of its requests),
 	// MemoryBudget, SplitConcurrency and the like are kept, and OnDocument
 	// is called after the harness's own. Source, Embedder, Store,
 	// BatchSize, MaxBatchTokens, EmbedConcurrency, Stats and DryRun are set
@@ -96,7 +97,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 		}
 	}
 	rec := new(recorder)
-	emb, inner, err := newEmbedder(ctx, cfg, rec)
+	emb, inner, err := newEmbedder(ctx, cfg, rec, h.Pipeline.Logger)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: trial %s: %w", t, err)
 	}

@@ -114,7 +114,7 @@ func TestResultChunksPerRequest(t *testing.T) {
 // the calls after it are.
 func TestTimedCountsCallsAndInputs(t *testing.T) {
 	rec := new(recorder)
-	e, _, err := newEmbedder(t.Context(), embedder.Config{Provider: embedder.ProviderHash, Dimensions: 8}, rec)
+	e, _, err := newEmbedder(t.Context(), embedder.Config{Provider: embedder.ProviderHash, Dimensions: 8}, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,6 +179,9 @@ func (c *Content) fill() error {
 			}
 		}
 		if i := bytes.IndexByte(data, 0); i >= 0 {
+			if endian, ok := markless16(data); ok {
+				return &FileError{Path: c.id, Err: ErrUTF16, Detail: "no byte-order mark; " + endian + ", by its NUL bytes"}
+			}
 			return &FileError{Path: c.id, Err: ErrBinary, Offset: off + int64(i)}
 		}
 		if bytes.HasPrefix(data, bom) {
@@ -241,6 +244,38 @@ func isSpace(r rune) bool {
 		return true
 	}
 	return r >= 0x2000 && r <= 0x200a
+}
+
+// markless16 reports whether data, the start of a file that holds a NUL
+// byte, reads as UTF-16 text without a byte-order mark, and in which byte
+// order: text in the Latin alphabets has a NUL in every other byte (the
+// high byte of each code unit), and printable ASCII or white space in the
+// bytes between. It looks at the first 512 bytes, and wants at least 8.
+func markless16(data []byte) (endian string, ok bool) {
+	n := min(len(data), 512) &^ 1
+	if n < 8 {
+		return "", false
+	}
+	// nul[k] and text[k] count the NULs, and the printable or space bytes,
+	// at even (k = 0) and odd (k = 1) offsets.
+	var nul, text [2]int
+	for i, b := range data[:n] {
+		switch {
+		case b == 0:
+			nul[i&1]++
+		case b >= 0x20 && b < 0x7f, b == '\t', b == '\n', b == '\r':
+			text[i&1]++
+		}
+	}
+	units := n / 2
+	mostly := func(count int) bool { return count*10 >= units*9 }
+	switch {
+	case mostly(nul[1]) && mostly(text[0]):
+		return "little-endian", true
+	case mostly(nul[0]) && mostly(text[1]):
+		return "big-endian", true
+	}
+	return "", false
 }
 
 // check returns a *FileError if text holds a NUL byte or invalid UTF-8; off

@@ -33,6 +33,19 @@ func sum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// utf16Bytes encodes the ASCII text s as UTF-16 without a byte-order mark.
+func utf16Bytes(s string, bigEndian bool) []byte {
+	var b []byte
+	for _, c := range []byte(s) {
+		if bigEndian {
+			b = append(b, 0, c)
+		} else {
+			b = append(b, c, 0)
+		}
+	}
+	return b
+}
+
 func TestReadAll(t *testing.T) {
 	big := bytes.Repeat([]byte("héllo wörld ✓ 😀\n"), 10000)
 	tests := []struct {
@@ -57,6 +70,10 @@ func TestReadAll(t *testing.T) {
 		{"utf-16le", []byte("\xFF\xFEh\x00i\x00"), "", ErrUTF16, 0},
 		{"utf-16be", []byte("\xFE\xFF\x00h\x00i"), "", ErrUTF16, 0},
 		{"utf-16 mark only", []byte("\xFF\xFE"), "", ErrUTF16, 0},
+		{"utf-16le without a mark", utf16Bytes("Hello, world.\r\n", false), "", ErrUTF16, 0},
+		{"utf-16be without a mark", utf16Bytes("# Title\n\nText.\n", true), "", ErrUTF16, 0},
+		{"utf-16 without a mark, too short to tell", utf16Bytes("Hi", false), "", ErrBinary, 1},
+		{"nul every other byte, not text", bytes.Repeat([]byte{0x01, 0x00}, 20), "", ErrBinary, 1},
 		{"utf-32le", []byte("\xFF\xFE\x00\x00h\x00\x00\x00"), "", ErrUTF32, 0},
 		{"utf-32be", []byte("\x00\x00\xFE\xFF\x00\x00\x00h"), "", ErrUTF32, 0},
 		{"invalid then whitespace", []byte("\xff  "), "", ErrInvalidUTF8, 0},
@@ -382,6 +399,23 @@ func TestMIMEType(t *testing.T) {
 	} {
 		if got := MIMEType(name); got != want {
 			t.Errorf("MIMEType(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestMarklessUTF16Message: UTF-16 without a byte-order mark is named as
+// such, with its byte order, and gets the remedy of UTF-16 with one.
+func TestMarklessUTF16Message(t *testing.T) {
+	for _, tt := range []struct {
+		big  bool
+		want string
+	}{
+		{false, "doc.md: UTF-16 text, not UTF-8 (no byte-order mark; little-endian, by its NUL bytes); re-save it as UTF-8 or exclude it with source.exclude"},
+		{true, "doc.md: UTF-16 text, not UTF-8 (no byte-order mark; big-endian, by its NUL bytes); re-save it as UTF-8 or exclude it with source.exclude"},
+	} {
+		_, _, err := ReadAll(fileAt(t, "doc.md", utf16Bytes("Notes about the release.\n", tt.big)))
+		if err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("error %v, want it to end %q", err, tt.want)
 		}
 	}
 }

@@ -17,7 +17,9 @@ var (
 	// ErrInvalidUTF8 marks a file that is not valid UTF-8.
 	ErrInvalidUTF8 = errors.New("reader: invalid UTF-8")
 	// ErrUTF16 marks a file that starts with a UTF-16 byte-order mark (FF FE
-	// or FE FF): text, but not in UTF-8. It is not transcoded.
+	// or FE FF), or without one reads as UTF-16 (a NUL in every other byte,
+	// printable ASCII between): text, but not in UTF-8. It is not
+	// transcoded.
 	ErrUTF16 = errors.New("reader: UTF-16 text")
 	// ErrUTF32 marks a file that starts with a UTF-32 byte-order mark
 	// (FF FE 00 00 or 00 00 FE FF). It is not transcoded.

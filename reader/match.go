@@ -1,6 +1,9 @@
 package reader
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -138,4 +141,66 @@ func (m *matcher) descend(rel string) bool {
 		}
 	}
 	return false
+}
+
+// Unescaped returns a warning for each include or exclude pattern of c that
+// does not match the path it names when read literally, although a file or
+// folder of that name exists in c.Dir: in a glob, brackets, braces, '*' and
+// '?' are syntax, so "[draft].md" matches d.md, not the file "[draft].md".
+// Each warning names the setting and the pattern escaped to match the name.
+// A pattern without '/' is checked at the top of c.Dir only.
+func (c Config) Unescaped() []string {
+	var out []string
+	for _, set := range []struct {
+		name     string
+		patterns []string
+	}{{"source.include", c.Include}, {"source.exclude", c.Exclude}} {
+		for _, p := range set.patterns {
+			if !strings.ContainsAny(p, globMeta) {
+				continue
+			}
+			name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(p), "./"), "/")
+			if _, err := os.Lstat(filepath.Join(c.Dir, filepath.FromSlash(name))); err != nil || newPattern(p).matches(name) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s %q does not match %s, which is there: in a glob, %s; to match the name, write '%s' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)",
+				set.name, p, name, metaMeaning(p), escapeGlob(p)))
+		}
+	}
+	return out
+}
+
+// globMeta are the characters with a meaning in a glob.
+const globMeta = "*?[]{}\\"
+
+// metaMeaning says what the glob syntax in p stands for.
+func metaMeaning(p string) string {
+	switch {
+	case strings.ContainsAny(p, "[]"):
+		return "[...] stands for one of the characters between the brackets"
+	case strings.ContainsAny(p, "{}"):
+		return "{a,b} stands for a or b"
+	case strings.Contains(p, "\\"):
+		return "a backslash escapes the character after it"
+	}
+	return "* and ? stand for any characters"
+}
+
+// escapeGlob returns p with each glob character made literal, so that it
+// matches the name p: '[', '{', '}', '*' and '?' each in a bracket of its
+// own ("[[]"), which needs no backslash (a backslash, doubled, remains);
+// ']' outside a bracket is literal already.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		switch r {
+		case '[', '{', '}', '*', '?':
+			b.WriteString("[" + string(r) + "]")
+		case '\\':
+			b.WriteString(`\\`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

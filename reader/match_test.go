@@ -2,6 +2,7 @@ package reader
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -170,5 +171,27 @@ func TestDefaultInclude(t *testing.T) {
 	}
 	if got := DefaultConfig().Include; !equalStrings(got, DefaultInclude) {
 		t.Errorf("DefaultConfig().Include = %q, want %q", got, DefaultInclude)
+	}
+}
+
+// TestUnescaped checks the warning for a pattern that names an existing
+// path literally but, being a glob, does not match it; patterns that match
+// their literal name, or name nothing that exists, get none.
+func TestUnescaped(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"[draft].md": "d", "{a,b}.md": "ab", "notes/[x].md": "x", "a*.md": "star"})
+	c := Config{Dir: dir, Include: []string{"**/*.md", "notes/[x].md"}, Exclude: []string{"[draft].md", "{a,b}.md", "a*.md", "[gone].md", "plain.md"}}
+	want := []string{
+		`source.include "notes/[x].md" does not match notes/[x].md, which is there: in a glob, [...] stands for one of the characters between the brackets; to match the name, write 'notes/[[]x].md' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)`,
+		`source.exclude "[draft].md" does not match [draft].md, which is there: in a glob, [...] stands for one of the characters between the brackets; to match the name, write '[[]draft].md' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)`,
+		`source.exclude "{a,b}.md" does not match {a,b}.md, which is there: in a glob, {a,b} stands for a or b; to match the name, write '[{]a,b[}].md' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)`,
+	}
+	if got := c.Unescaped(); !slices.Equal(got, want) {
+		t.Errorf("Unescaped =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, name := range []string{"[draft].md", "{a,b}.md", "notes/[x].md", "a*?.md"} {
+		if p := escapeGlob(name); !newPattern(p).matches(name) || newPattern(p).matches("a.md") {
+			t.Errorf("the escaped pattern %s does not match %s alone", p, name)
+		}
 	}
 }

@@ -105,6 +105,9 @@ func (a *app) emitReport(rep *pipeline.Report, f runFlags) error {
 // summary is printed all the same and the error is fatal (exit 1, not 3:
 // exit 3 promises the failures are in the report).
 func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) error {
+	if opts.Source == nil {
+		a.warnUnescaped(opts.Reader)
+	}
 	prog := startProgress(ctx, a.stderr, opts.Stats, a.log)
 	report, runErr := pipeline.Run(ctx, opts)
 	prog.Stop()
@@ -175,6 +178,15 @@ func writeReport(path string, r *pipeline.Report) error {
 		return fmt.Errorf("writing --report: %w; the results are on standard output", err)
 	}
 	return nil
+}
+
+// warnUnescaped warns about each include or exclude pattern of cfg that
+// names an existing file literally but, being a glob, does not match it
+// (see reader.Config.Unescaped).
+func (a *app) warnUnescaped(cfg reader.Config) {
+	for _, w := range cfg.Unescaped() {
+		a.log.Warn(w)
+	}
 }
 
 // warnIfNothingMatches warns when cfg's include patterns match no file of

@@ -184,3 +184,22 @@ func TestJSONLogOfAnArgumentError(t *testing.T) {
 		t.Errorf("exit %d, stderr %q (%v); want one JSON line with the error and exit_code %d", code, stderr, err, exitUsage)
 	}
 }
+
+// TestRunWarnsUnescapedPattern: an --exclude that names a file literally
+// but, being a glob, does not match it is warned about with the pattern
+// that would; the escaped pattern does exclude it.
+func TestRunWarnsUnescapedPattern(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/[x].md": "Draft.", "docs/a.md": "Other."})
+	out, stderr, code := sluice(t, dir, "run", "docs", "--exclude", "[x].md", "--dry-run")
+	if code != 0 || !strings.Contains(stderr, `source.exclude \"[x].md\" does not match [x].md, which is there`) || !strings.Contains(stderr, "write '[[]x].md'") {
+		t.Errorf("exit %d, stderr %q; want a warning with the escaped pattern", code, stderr)
+	}
+	if !strings.Contains(out, "over 2 files") {
+		t.Errorf("stdout %q: the unescaped pattern should exclude nothing", out)
+	}
+	out, stderr, code = sluice(t, dir, "run", "docs", "--exclude", "[[]x].md", "--dry-run")
+	if code != 0 || strings.Contains(stderr, "does not match") || !strings.Contains(out, "over 1 file") {
+		t.Errorf("escaped: exit %d, stdout %q, stderr %q; want [x].md excluded and no warning", code, out, stderr)
+	}
+}

@@ -153,6 +153,7 @@ func (a *app) watch(cmd *cobra.Command, args []string, f watchFlags) error {
 		defer shutdown()
 	}
 	a.warnIfNothingMatches(ctx, cfg.Source, "source.include (such as include: [\"**/*.md\", \"**/*.txt\"])")
+	a.warnUnescaped(cfg.Source)
 	a.log.Info("watch: reconciling, then watching", "dir", cfg.Source.Dir, "debounce", max(wc.Debounce, 0), "gracePeriod", max(wc.GracePeriod, 0))
 	err = loop.Run(runCtx)
 	switch {

@@ -150,6 +150,17 @@ func TestWatchCreateModifyRemove(t *testing.T) {
 	}
 }
 
+// flushed runs w's flush at the time at, outside Run, and returns the
+// events it made ready, as "op id", taking them from w.
+func flushed(w *Watcher, at time.Time) []string {
+	w.flush(at)
+	var got []string
+	for ; w.head < len(w.ready); w.pop() {
+		got = append(got, w.ready[w.head].Op.String()+" "+w.ready[w.head].ID)
+	}
+	return got
+}
+
 // TestDebounceBurst plays the file-system events of a burst of writes and
 // of a file created and removed at once, with explicit times: the burst
 // gives one event one quiet period after its last write, and the
@@ -164,14 +175,7 @@ func TestDebounceBurst(t *testing.T) {
 	}
 	defer w.Close()
 	t0 := time.Unix(1000, 0)
-	sent := func(at time.Time) []string {
-		w.flush(at)
-		var got []string
-		for ; w.head < len(w.ready); w.pop() {
-			got = append(got, w.ready[w.head].Op.String()+" "+w.ready[w.head].ID)
-		}
-		return got
-	}
+	sent := func(at time.Time) []string { return flushed(w, at) }
 	a := filepath.Join(root, "a.md")
 	if err := os.WriteFile(a, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -551,11 +555,7 @@ func TestCreatedAndGoneBeforeLooked(t *testing.T) {
 	for _, name := range []string{"gone", ".hidden", "kept"} {
 		w.handle(fsnotify.Event{Name: filepath.Join(root, name), Op: fsnotify.Create}, t0)
 	}
-	w.flush(t0.Add(debounce))
-	var got []string
-	for ; w.head < len(w.ready); w.pop() {
-		got = append(got, w.ready[w.head].Op.String()+" "+w.ready[w.head].ID)
-	}
+	got := flushed(w, t0.Add(debounce))
 	sort.Strings(got)
 	if want := []string{"changed kept/a.md", "removed gone"}; !equalStrings(got, want) {
 		t.Errorf("events %q, want %q", got, want)

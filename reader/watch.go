@@ -79,10 +79,7 @@ const (
 	// appears at the path again, a Changed event of its own follows once it
 	// is quiet. It is also sent for a file created and removed within one
 	// quiet period, which no Changed event named: a reader of the folder
-	// that ran meanwhile (a Walk) may have seen it. For the same reason, ID
-	// may be a folder where something was created and gone before the
-	// watcher could look into it: its reader should remove what it holds
-	// below ID whose file is gone.
+	// that ran meanwhile (a Walk) may have seen it.
 	Removed
 	// Rescan means events may have been lost (the kernel's event queue
 	// overflowed, or the watch limit kept a folder from being watched):
@@ -96,9 +93,16 @@ const (
 	// watched and readable after all (a change of its permissions, which
 	// also reports every document below it Changed) or is gone.
 	Failed
+	// Sweep means that the folder ID was created (or moved in) since the
+	// watcher started, whether or not it is still there: documents below it
+	// whose file is gone should be removed. A reader of the folder that ran
+	// meanwhile (a Walk) may have read files there that were gone before
+	// the watcher could look into the folder, so that no event names them.
+	// It is sent once the folder is quiet.
+	Sweep
 )
 
-// String returns "changed", "removed", "rescan" or "failed".
+// String returns "changed", "removed", "rescan", "failed" or "sweep".
 func (op EventOp) String() string {
 	switch op {
 	case Changed:
@@ -109,20 +113,34 @@ func (op EventOp) String() string {
 		return "rescan"
 	case Failed:
 		return "failed"
+	case Sweep:
+		return "sweep"
 	}
 	return "EventOp(" + strconv.Itoa(int(op)) + ")"
 }
 
 // Event reports a debounced change to one document.
 type Event struct {
-	// ID is the document id (root-relative path with '/' separators); it is
-	// empty for Rescan.
+	// ID is the document id (root-relative path with '/' separators), or
+	// for Failed and Sweep a folder's; it is empty for Rescan.
 	ID string
 	// Op is what happened.
 	Op EventOp
 	// Err says why a Rescan was needed or why a folder Failed; it is nil
-	// for Changed and Removed.
+	// for Changed, Removed and Sweep.
 	Err error
+}
+
+// Key identifies what ev is about, for coalescing: the document ID, or for
+// a Sweep the folder ID with a trailing '/', which no document id has, so
+// that a Sweep of a folder and an event of a document of the same name
+// (the file it replaced, say) do not replace each other. It is empty for a
+// Rescan.
+func (ev Event) Key() string {
+	if ev.Op == Sweep {
+		return ev.ID + "/"
+	}
+	return ev.ID
 }
 
 // WatchOptions tunes a Watcher.
@@ -265,7 +283,7 @@ type pending struct {
 	first, due time.Time
 	seq        uint64
 	recheck    bool // id is a watched folder whose permissions changed: see recheck
-	vanished   bool // something was created at id and gone before the watcher looked: see created
+	sweep      bool // id is a folder created since the watcher started: see created
 }
 
 // link is a symbolic link that Walk follows.
@@ -511,32 +529,36 @@ func (w *Watcher) forget(rel string, now time.Time) {
 	}
 }
 
-// created handles a Create event at rel, as appeared. If nothing stands
-// there any more, what was created came and went before the watcher could
-// look: a folder, say, of a branch checked out and switched away at once,
-// whose files no event names. A Walk may have read them meanwhile, so rel
-// is reported Removed once quiet (see flush), and its reader removes what
-// it holds below rel. An editor's temporary file, the common case of a
-// path created and gone at once (an atomic save), is left out; other short-
-// lived files (sed -i's, say) cannot be told from folders once gone, and
-// are reported too.
+// created handles a Create event at rel, as appeared, and has a folder
+// created or moved in there swept once quiet (see Sweep): a Walk may have
+// read files in it that were gone before the watcher looked, a folder of a
+// branch checked out and switched away at once, say. If nothing stands at
+// rel any more, it may have been such a folder: short-lived files (sed
+// -i's, say) cannot be told from folders once gone, and are swept too,
+// but for an editor's temporary files, the common case (an atomic save).
 func (w *Watcher) created(rel string, now time.Time) {
-	if !w.appeared(rel, now) && w.m.descend(rel) && !isEditorTemp(path.Base(rel)) {
-		w.touch(rel, now)
-		w.pending[rel].vanished = true
+	if err := w.appeared(rel, now); err == nil {
+		if !w.dirs.contains(rel) {
+			return
+		}
+	} else if !removed(err) || !w.m.descend(rel) || isEditorTemp(path.Base(rel)) {
+		return // a path the watcher cannot look at is another matter: see flush
 	}
+	w.touch(rel, now)
+	w.pending[rel].sweep = true
 }
 
 // appeared handles whatever stands at rel now (after a Create, or after a
-// Remove in case it came back) and reports whether anything does: a folder
+// Remove in case it came back), or returns why nothing can be seen there
+// (from os.Lstat): a folder
 // is watched afresh and its files are reported, even if a folder of that
 // name was watched before (it may be another folder renamed over it); a
 // link is followed; a file is touched.
-func (w *Watcher) appeared(rel string, now time.Time) bool {
+func (w *Watcher) appeared(rel string, now time.Time) error {
 	fi, err := os.Lstat(w.abs(rel))
 	if err != nil {
 		w.mark(rel, now) // gone again: flush decides
-		return false
+		return err
 	}
 	w.forget(rel, now)
 	switch {
@@ -547,7 +569,7 @@ func (w *Watcher) appeared(rel string, now time.Time) bool {
 	default:
 		w.mark(rel, now)
 	}
-	return true
+	return nil
 }
 
 // enter watches the folder rel, unless it is watched already or not to be
@@ -1137,8 +1159,8 @@ func (w *Watcher) arm(t *time.Timer) {
 // Walk), a known id with a folder at its path is Removed, and so is a
 // selected id with nothing at its path, even one never reported Changed
 // (created and removed within its quiet period): a Walk running meanwhile
-// may have read it, as is a path where something was created and gone
-// before the watcher looked (see created). A selected path that a folder's permissions keep
+// may have read it. A folder created since the watcher started is then
+// swept (see created), after the events of its files. A selected path that a folder's permissions keep
 // from being looked up may be a document: the folder is reported Failed
 // (see closedAbove; without one, the id is Changed and its read fails),
 // and the change of permissions that opens it again reports the
@@ -1197,9 +1219,12 @@ func (w *Watcher) flush(now time.Time) {
 				w.known.add(d.id)
 				w.enqueue(Event{ID: d.id, Op: Changed})
 			}
-		case w.known.contains(d.id) || (err != nil && (w.selected(d.id) || d.p.vanished)):
+		case w.known.contains(d.id) || (err != nil && w.selected(d.id)):
 			w.known.remove(d.id)
 			w.enqueue(Event{ID: d.id, Op: Removed})
+		}
+		if d.p.sweep {
+			w.enqueue(Event{ID: d.id, Op: Sweep})
 		}
 	}
 }
@@ -1216,21 +1241,22 @@ func coveredBy(rel string, due func(string) bool) bool {
 	return false
 }
 
-// enqueue adds ev to the ready queue, replacing a queued event for the same id.
+// enqueue adds ev to the ready queue, replacing a queued event for the same
+// id (a Sweep replaces only a Sweep: see Event.Key).
 func (w *Watcher) enqueue(ev Event) {
-	if ev.ID != "" {
-		if i, ok := w.readyIdx[ev.ID]; ok {
+	if k := ev.Key(); k != "" {
+		if i, ok := w.readyIdx[k]; ok {
 			w.ready[i] = ev
 			return
 		}
-		w.readyIdx[ev.ID] = len(w.ready)
+		w.readyIdx[k] = len(w.ready)
 	}
 	w.ready = append(w.ready, ev)
 }
 
 // pop removes the event just sent.
 func (w *Watcher) pop() {
-	delete(w.readyIdx, w.ready[w.head].ID)
+	delete(w.readyIdx, w.ready[w.head].Key())
 	w.head++
 	if w.head == len(w.ready) {
 		w.ready, w.head = w.ready[:0], 0

@@ -8,10 +8,11 @@
 // document ids and processes them in rounds of at most Config.MaxBatch ids.
 // Changed documents go through pipeline.Run; removed documents lose their
 // nodes and their manifest record, even if a file stands at their path
-// again by then (the watcher reports its return as a change of its own),
-// and so do those below a folder that was created and gone before the
-// watcher could look into it, whose files a whole-folder round may have
-// read meanwhile. Lost events (a kernel queue overflow, a
+// again by then (the watcher reports its return as a change of its own).
+// A folder created since the watcher started is swept once quiet
+// (reader.Sweep): the documents below it whose file is gone are removed,
+// for a whole-folder round may have read files there that were gone before
+// the watcher could look into it. Lost events (a kernel queue overflow, a
 // folder that could not be watched), a pending set larger than
 // Config.MaxPending and the optional periodic safety rescan all lead to a
 // full reconciliation instead, so nothing is silently lost and the pending

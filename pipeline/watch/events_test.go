@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"io/fs"
 	"os"
 	"slices"
@@ -268,30 +269,44 @@ func TestRemovalIsFinal(t *testing.T) {
 	e.checkClean()
 }
 
-// TestRemovedFolder plays a folder where something was created and gone
-// before the watcher looked into it: the watcher reports the folder
-// Removed, and the round removes the documents the manifest records below
-// it whose file is gone (a whole-folder round may have read them
-// meanwhile), and only those.
-func TestRemovedFolder(t *testing.T) {
+// TestSweep plays folders created since the watcher started: the watcher
+// sweeps each, and the round removes the documents the manifest records
+// below it whose file is gone (a whole-folder round may have read them
+// before they went, unseen by the watcher), and only those. A Sweep of a
+// folder and the removal of a file of the same name, which it replaced, are
+// both done: neither replaces the other in the queue.
+func TestSweep(t *testing.T) {
 	e := newEnv(t)
-	for _, name := range []string{"docs/x.md", "docs/api/y.md", "docs/still.md", "docs.md", "keep/z.md"} {
+	for _, name := range []string{"docs/x.md", "docs/api/y.md", "docs/still.md", "docs.md", "keep/z.md", "n.md"} {
 		e.writeFile(name, "Text of "+name+".")
 	}
 	out := e.startFake(nil)
 	e.waitReady()
-	for _, name := range []string{"docs/x.md", "docs/api/y.md"} {
+	for _, name := range []string{"docs/x.md", "docs/api/y.md", "n.md"} {
 		if err := os.Remove(e.path(name)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	e.writeFile("n.md/inner.md", "A folder where a file was.")
 	from := e.log.len()
-	out <- reader.Event{ID: "docs", Op: reader.Removed}
-	i := e.log.await(t, from, "removing below docs", func(r Round) bool { return r.Kind == Update })
-	r := e.log.since(i)[0]
-	removed := slices.Sorted(slices.Values(r.Removed))
-	if want := []string{"docs/api/y.md", "docs/x.md"}; r.Err != nil || !slices.Equal(removed, want) {
-		t.Errorf("round removed %q (%v), want %q", removed, r.Err, want)
+	for _, ev := range []reader.Event{
+		{ID: "docs", Op: reader.Sweep},
+		{ID: "n.md", Op: reader.Removed},
+		{ID: "n.md/inner.md", Op: reader.Changed},
+		{ID: "n.md", Op: reader.Sweep},
+	} {
+		out <- ev // buffered: one burst
+	}
+	removed, read := map[string]bool{}, false
+	e.log.await(t, from, "sweeping docs and reading n.md/inner.md", func(r Round) bool {
+		for _, id := range r.Removed {
+			removed[id] = true
+		}
+		read = read || slices.Contains(r.Changed, "n.md/inner.md")
+		return read && removed["docs/x.md"] && removed["n.md"]
+	})
+	if want := map[string]bool{"docs/x.md": true, "docs/api/y.md": true, "n.md": true}; !maps.Equal(removed, want) {
+		t.Errorf("rounds removed %v, want %v", removed, want)
 	}
 	e.checkClean()
 }

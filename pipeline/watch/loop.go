@@ -230,8 +230,8 @@ type runState struct {
 	roundDone chan Round
 	running   bool
 
-	queue  []string                // pending ids in arrival order
-	latest map[string]reader.Event // latest event of each pending id
+	queue  []string                // keys of the pending events in arrival order (reader.Event.Key)
+	latest map[string]reader.Event // latest event of each pending key
 	rescan bool                    // a full reconciliation is due
 	full   bool                    // the round running is a full reconciliation
 	ready  bool                    // the initial reconciliation succeeded
@@ -331,7 +331,7 @@ func (s *runState) loop(ctx context.Context) error {
 			s.stop()
 			s.cancelWork()
 		case <-tickerC(s.tick):
-			s.l.log.Info("watch: periodic safety rescan is due")
+			s.l.log.Debug("watch: periodic safety rescan is due") // the round logs its line
 			s.requestRescan()
 		case <-timerC(s.retryAt):
 			s.retryAt = nil
@@ -416,15 +416,16 @@ func (s *runState) add(ev reader.Event) {
 	if s.rescan {
 		return // the coming full reconciliation covers it
 	}
-	if _, ok := s.latest[ev.ID]; !ok {
+	key := ev.Key() // a folder's Sweep apart from a document's event
+	if _, ok := s.latest[key]; !ok {
 		if len(s.queue) >= s.l.cfg.MaxPending {
 			s.l.log.Info("watch: more changes pending than watch.maxPending; rescanning the folder instead", "maxPending", s.l.cfg.MaxPending)
 			s.requestRescan()
 			return
 		}
-		s.queue = append(s.queue, ev.ID)
+		s.queue = append(s.queue, key)
 	}
-	s.latest[ev.ID] = ev
+	s.latest[key] = ev
 	s.setPending()
 }
 
@@ -531,16 +532,18 @@ func (s *runState) next() (plan, bool) {
 	case len(s.queue) > 0:
 		p.kind = Update
 		n := min(len(s.queue), s.l.cfg.MaxBatch)
-		for _, id := range s.queue[:n] {
-			switch ev := s.latest[id]; ev.Op {
+		for _, key := range s.queue[:n] {
+			switch ev := s.latest[key]; ev.Op {
 			case reader.Removed:
-				p.removed = append(p.removed, id)
+				p.removed = append(p.removed, ev.ID)
 			case reader.Failed:
 				p.failed = append(p.failed, ev)
+			case reader.Sweep:
+				p.swept = append(p.swept, ev.ID)
 			default:
-				p.changed = append(p.changed, id)
+				p.changed = append(p.changed, ev.ID)
 			}
-			delete(s.latest, id)
+			delete(s.latest, key)
 		}
 		s.queue = s.queue[n:]
 		if len(s.queue) == 0 {
@@ -656,13 +659,17 @@ func logFailures(log *slog.Logger, rep *pipeline.Report) {
 }
 
 // roundLevel is the level of the log line of a completed round: Debug for
-// an update that found nothing to do (the removal of a short-lived file
-// never stored, say: see reader.Removed), Info otherwise.
+// an update that did nothing (the removal of a short-lived file never
+// stored, a sweep that found nothing gone, files gone before they were
+// read: see reader.Removed and reader.Sweep), Info otherwise.
 func roundLevel(r Round) slog.Level {
-	if r.Kind == Update && r.Report == nil && len(r.Removed)+len(r.Cleared) == 0 {
-		return slog.LevelDebug
+	if r.Kind != Update || len(r.Removed)+len(r.Cleared) > 0 {
+		return slog.LevelInfo
 	}
-	return slog.LevelInfo
+	if rep := r.Report; rep != nil && rep.FilesAdded+rep.FilesUpdated+rep.FilesUnchanged+rep.FilesDeleted+rep.FilesFailed+rep.ChunksWritten > 0 {
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
 }
 
 func roundAttrs(r Round) []any {
@@ -713,6 +720,11 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 		}
 		r.Changed = append(r.Changed, slices.DeleteFunc(changed, func(id string) bool { return slices.Contains(gone, id) })...)
 		removed = append(removed, gone...)
+	}
+	if r.Err == nil && len(p.swept) > 0 {
+		var below []string
+		below, r.Err = goneBelow(ctx, opts, p.swept, removed)
+		removed = append(removed, below...)
 	}
 	if r.Err == nil && len(removed) > 0 {
 		r.Removed, r.Cleared, r.Err = removeGone(ctx, opts, removed)

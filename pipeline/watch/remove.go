@@ -12,9 +12,8 @@ import (
 	"github.com/sluice-dev/sluice/reader"
 )
 
-// removeGone removes the documents ids, whose files are gone, and those
-// below them whose files are gone (see withGoneBelow), from the store and
-// the manifest, pipeline.RemoveBatch at a time
+// removeGone removes the documents ids, whose files are gone, from the
+// store and the manifest, pipeline.RemoveBatch at a time
 // (pipeline.RemoveDocuments). It returns the ids the manifest held as
 // documents (committed, or written in part by a run that did not finish
 // them), which a whole-folder run would count as deleted, and apart from
@@ -24,9 +23,6 @@ import (
 // read it) is in neither, and costs the store no request: the manifest
 // records the nodes of a document before they are written. On error both hold the ids of the batches removed before it.
 func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
-	if ids, err = withGoneBelow(ctx, opts, ids); err != nil {
-		return nil, nil, err
-	}
 	for batch := range slices.Chunk(ids, pipeline.RemoveBatch) {
 		var recorded, docs, dead []string
 		for _, id := range batch {
@@ -52,19 +48,19 @@ func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (remov
 	return removed, cleared, nil
 }
 
-// withGoneBelow returns ids followed by the ids the manifest records below
-// any of them whose file is gone. A removed id may name a folder where
-// something was created and gone before the watcher could look into it
-// (reader.Removed): a whole-folder round may have read its files
-// meanwhile, and no event names them.
-func withGoneBelow(ctx context.Context, opts pipeline.Options, ids []string) ([]string, error) {
+// goneBelow returns the ids the manifest records below the folders dirs
+// whose file is gone, leaving out those of skip: the documents a sweep of
+// dirs removes (reader.Sweep). A whole-folder round may have read files in
+// a folder created since the watcher started that were gone before the
+// watcher could look into it, and no event names them.
+func goneBelow(ctx context.Context, opts pipeline.Options, dirs, skip []string) ([]string, error) {
 	cfg := opts.Reader.WithDefaults()
-	seen := make(map[string]bool, len(ids))
-	for _, id := range ids {
+	seen := make(map[string]bool, len(skip))
+	for _, id := range skip {
 		seen[id] = true
 	}
-	out := slices.Clip(ids)
-	for _, dir := range ids {
+	var out []string
+	for _, dir := range dirs {
 		below, err := opts.State.DocIDsUnder(ctx, dir)
 		if err != nil {
 			return nil, err

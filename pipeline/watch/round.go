@@ -68,4 +68,5 @@ type plan struct {
 	changed []string
 	removed []string
 	failed  []reader.Event // folders that could not be watched
+	swept   []string       // folders created since the watcher started: see reader.Sweep
 }

@@ -53,8 +53,9 @@ func TestRoundLine(t *testing.T) {
 	}
 }
 
-// TestRoundLevel checks that a round that did nothing (the removal of a
-// file no round stored) is logged at Debug, and any other at Info.
+// TestRoundLevel checks that an update round that did nothing (the removal
+// of a file no round stored, files all gone before they were read) is
+// logged at Debug, and any other at Info.
 func TestRoundLevel(t *testing.T) {
 	tests := []struct {
 		name string
@@ -65,6 +66,8 @@ func TestRoundLevel(t *testing.T) {
 		{"removed", Round{Kind: Update, Removed: []string{"a.md"}}, slog.LevelInfo},
 		{"cleared", Round{Kind: Update, Cleared: []string{"nd"}}, slog.LevelInfo},
 		{"read", Round{Kind: Update, Report: &pipeline.Report{FilesUnchanged: 1}}, slog.LevelInfo},
+		{"every file gone before it was read", Round{Kind: Update, Report: &pipeline.Report{}}, slog.LevelDebug},
+		{"failed", Round{Kind: Update, Report: &pipeline.Report{FilesFailed: 1}}, slog.LevelInfo},
 		{"rescan that found nothing", Round{Kind: Rescan, Report: &pipeline.Report{}}, slog.LevelInfo},
 	}
 	for _, tt := range tests {

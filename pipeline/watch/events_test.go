@@ -3,8 +3,8 @@ package watch
 import (
 	"context"
 	"fmt"
-	"maps"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"

@@ -313,13 +313,13 @@ func (a *app) benchMeasurer(cfg Config, files []reader.File, emb embedder.Config
 	if err != nil {
 		return nil, fmt.Errorf("bench: finding the sluice binary to run each configuration in (or use --in-process): %w", err)
 	}
-	return bench.Exec{Command: func(ctx context.Context, t bench.Trial) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, exe, a.trialArgs(cfg.Source.Dir, t, f)...)
-		if a.debug {
-			cmd.Stderr = a.stderr // the trial's log of its requests, as it comes
-		}
-		return cmd
-	}}, nil
+	m := bench.Exec{Command: func(ctx context.Context, t bench.Trial) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, a.trialArgs(cfg.Source.Dir, t, f)...)
+	}, Prog: "sluice"}
+	if a.debug {
+		m.Stderr = a.stderr // the trial's log of its requests, as it comes
+	}
+	return m, nil
 }
 
 // benchOutcome is the error a benchmark ends with once its results are

@@ -97,3 +97,34 @@ func TestBenchDebug(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchChildErrorUnderDebugAndJSON: the error of a configuration whose
+// trial process failed is the trial's own message, whether its stderr is
+// passed on (--debug) or its log is JSON (--log-format json).
+func TestBenchChildErrorUnderDebugAndJSON(t *testing.T) {
+	for _, extra := range [][]string{{"--debug"}, {"--log-format", "json"}} {
+		t.Run(extra[0], func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"corpus/a.md": strings.Repeat("Quotas limit tokens per minute. ", 150),
+				"sluice.yaml": "embedder: {provider: openai, model: text-embedding-3-small, timeout: 400ms, maxRetries: -1}\n",
+			})
+			// One chunk answers in about 0.1 s, eight in about 0.8 s: 8x1 times out.
+			args := append([]string{"bench", "corpus", "--simulate", "--json", "--batch-sizes", "1,8", "--concurrency", "1", "--sim-latency", "1ms",
+				"--sim-token-latency", "100us", "--warmup", "0s", "--cooldown", "0s", "--duration", "100ms", "--min-requests", "2", "--out", "results"}, extra...)
+			out, stderr, code := sluice(t, dir, args...)
+			if code != exitFatal {
+				t.Fatalf("exit %d, want 1 (a configuration failed)\n%s\n%s", code, out, stderr)
+			}
+			var errs []string
+			for _, l := range jsonLines(t, out) {
+				if e, ok := l["error"].(string); ok {
+					errs = append(errs, e)
+				}
+			}
+			if len(errs) != 1 || !strings.HasPrefix(errs[0], "bench: trial 8x1: embedder: ") || !strings.Contains(errs[0], "embedder.timeout") || strings.Contains(errs[0], `{"`) {
+				t.Errorf("errors %q, want the trial's own message about embedder.timeout", errs)
+			}
+		})
+	}
+}

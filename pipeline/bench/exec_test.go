@@ -155,3 +155,31 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestChildErrorMessage checks what a failed child's error says: its own
+// message when its stderr ends with one ("prog: message", or a JSON log
+// line's msg, after any log lines), else its stderr's end as it is.
+func TestChildErrorMessage(t *testing.T) {
+	tests := []struct {
+		name, stderr, want string
+	}{
+		{"prefixed", "level=DEBUG msg=x\nsluice: bench: trial 8x1: embedder: timeout\n", "bench: trial 8x1: embedder: timeout (trial process: exit status 1)"},
+		{"JSON log line", `{"level":"DEBUG","msg":"x"}` + "\n" + `{"level":"ERROR","msg":"bench: trial 8x1: boom","exit_code":1}` + "\n", "bench: trial 8x1: boom (trial process: exit status 1)"},
+		{"anything else", "panic: oops\ngoroutine 1\n", "bench: trial process failed: trial 8x1: exit status 1: panic: oops\ngoroutine 1"},
+		{"nothing", "", "bench: trial process failed: trial 8x1: exit status 1: no message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := "printf '%s' \"$MSG\" >&2; exit 1"
+			e := bench.Exec{Command: func(ctx context.Context, _ bench.Trial) *exec.Cmd {
+				cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+				cmd.Env = append(os.Environ(), "MSG="+tt.stderr)
+				return cmd
+			}, Prog: "sluice"}
+			_, err := e.Measure(t.Context(), bench.Trial{BatchSize: 8, Concurrency: 1})
+			if !errors.Is(err, bench.ErrChild) || err.Error() != tt.want {
+				t.Errorf("error %q, want %q wrapping ErrChild", err, tt.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,7 +126,7 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if !cmd.Flags().Changed("batch-sizes") {
 		emb, _ := benchEmbedder(cfg, f)
 		if fit, cut := fitBatchSizes(emb, f.opts.BatchSizes); cut {
-			a.benchNote(fmt.Sprintf("bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s of the default list (--batch-sizes tries others)",
+			a.benchNote(fmt.Sprintf("bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s, the default list cut to it (--batch-sizes tries others)",
 				emb.MaxInputsPerRequest, joinInts(fit)))
 			f.opts.BatchSizes = fit
 		}
@@ -167,13 +168,17 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	a.benchAnnounce(trials, cfg.Source.Dir, w, f)
 	results, runErr := bench.Run(ctx, m, trials, func(r bench.Result) {
 		if r.Error != "" {
-			a.benchNote(fmt.Sprintf("bench: %s failed: %s", r.Trial(), r.Error),
+			a.benchWarn(fmt.Sprintf("bench: %s failed: %s", r.Trial(), r.Error),
 				"batch_size", r.BatchSize, "concurrency", r.Concurrency, "error", r.Error)
 			return
 		}
 		a.benchNote(fmt.Sprintf("bench: %s: %.0f tokens/s, %.1f chunks/s, %d throttled, p95 %.0f ms", r.Trial(), r.TokensPerS, r.ChunksPerS, r.HTTP429, r.P95Ms),
 			"batch_size", r.BatchSize, "concurrency", r.Concurrency, "tokens_per_s", r.TokensPerS, "chunks_per_s", r.ChunksPerS,
 			"http_429", r.HTTP429, "p95_ms", r.P95Ms)
+		if r.Requests < int64(f.opts.MinRequests) {
+			a.benchWarn(fmt.Sprintf("bench: %s: only %d of --min-requests %d requests completed within --max-duration %s; its medians rest on few requests (raise --max-duration)",
+				r.Trial(), r.Requests, f.opts.MinRequests, f.opts.MaxDuration), "batch_size", r.BatchSize, "concurrency", r.Concurrency, "requests", r.Requests)
+		}
 	})
 	var render []bench.RenderOption
 	if runErr != nil {
@@ -183,8 +188,10 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 		if err := a.writeBenchResults(results, f, render...); err != nil {
 			return errors.Join(runErr, err)
 		}
-	} else if err := removeBenchResults(f.out); err != nil {
+	} else if removed, err := removeBenchResults(f.out); err != nil {
 		return errors.Join(runErr, err)
+	} else if len(removed) > 0 {
+		a.benchNote("bench: removed " + strings.Join(removed, " and ") + ", which an earlier run left: nothing was measured to replace them")
 	}
 	return benchOutcome(results, runErr, f.out)
 }
@@ -192,9 +199,16 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 // benchNote prints text, a line of bench's progress, on stderr; under
 // --log-format json, as an info log line whose message is text, with
 // attrs (key-value pairs) for log collectors.
-func (a *app) benchNote(text string, attrs ...any) {
+func (a *app) benchNote(text string, attrs ...any) { a.benchLine(slog.LevelInfo, text, attrs...) }
+
+// benchWarn is benchNote for what went wrong (a configuration that failed,
+// a window with fewer requests than asked): a warning under --log-format
+// json.
+func (a *app) benchWarn(text string, attrs ...any) { a.benchLine(slog.LevelWarn, text, attrs...) }
+
+func (a *app) benchLine(level slog.Level, text string, attrs ...any) {
 	if a.logFormat == "json" {
-		a.log.Info(text, attrs...)
+		a.log.Log(context.Background(), level, text, attrs...)
 		return
 	}
 	fmt.Fprintln(a.stderr, text)
@@ -203,13 +217,19 @@ func (a *app) benchNote(text string, attrs ...any) {
 // removeBenchResults removes the CSV and the chart an earlier run left in
 // the --out folder dir, when this run has none to write (interrupted
 // before its first configuration completed): they would read as its own.
-func removeBenchResults(dir string) error {
+// It returns the paths it removed.
+func removeBenchResults(dir string) ([]string, error) {
+	var removed []string
 	for _, name := range []string{benchCSV, benchSVG} {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("bench: removing the results of an earlier run, %s: %w", filepath.Join(dir, name), err)
+		p := filepath.Join(dir, name)
+		switch err := os.Remove(p); {
+		case err == nil:
+			removed = append(removed, p)
+		case !errors.Is(err, fs.ErrNotExist):
+			return removed, fmt.Errorf("bench: removing the results of an earlier run, %s: %w", p, err)
 		}
 	}
-	return nil
+	return removed, nil
 }
 
 // benchPreflight checks, before anything is started or measured, what

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,15 +548,19 @@ func TestBenchTrialsReadTheParentsEnvFile(t *testing.T) {
 func TestRemoveBenchResults(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{benchCSV: "old", benchSVG: "<svg/>", "notes.txt": "mine"})
-	if err := removeBenchResults(dir); err != nil {
+	removed, err := removeBenchResults(dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, benchCSV), filepath.Join(dir, benchSVG)}; !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
 	}
 	for name, want := range map[string]bool{benchCSV: false, benchSVG: false, "notes.txt": true} {
 		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
 			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
 		}
 	}
-	if err := removeBenchResults(dir); err != nil {
-		t.Errorf("with nothing to remove: %v", err)
+	if removed, err := removeBenchResults(dir); err != nil || len(removed) != 0 {
+		t.Errorf("with nothing to remove: %q, %v", removed, err)
 	}
 }

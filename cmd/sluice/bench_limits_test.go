@@ -183,3 +183,15 @@ func TestBenchDefaultBatchSizesFitTheCap(t *testing.T) {
 		t.Errorf("stderr %q does not say why the list was cut", stderr)
 	}
 }
+
+// TestBenchWarnsOfFewRequests: a window closed by --max-duration before
+// --min-requests requests completed is warned about, naming both flags.
+func TestBenchWarnsOfFewRequests(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"corpus/a.md": strings.Repeat("Quotas limit tokens per minute. ", 100)})
+	out, stderr, code := sluice(t, dir, "bench", "corpus", "--simulate", "--in-process", "--sim-latency", "200ms", "--duration", "50ms",
+		"--max-duration", "500ms", "--min-requests", "50", "--warmup", "0s", "--cooldown", "0s", "--batch-sizes", "1", "--concurrency", "1", "--out", "results")
+	if code != 0 || !strings.Contains(stderr, "bench: 1x1: only ") || !strings.Contains(stderr, "of --min-requests 50 requests completed within --max-duration 500ms") {
+		t.Errorf("exit %d, stderr %q; want a warning naming --min-requests and --max-duration\n%s", code, stderr, out)
+	}
+}

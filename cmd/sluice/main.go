@@ -73,6 +73,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	code := exitCodeOf(err)
+	if f, ok := logFormatArg(args); ok && err != nil {
+		a.logFormat = f // parsing may have stopped before it: a bad flag, say
+	}
 	switch {
 	case err == nil || errors.Is(err, errPartial):
 	case a.logFormat == "json":
@@ -86,6 +89,23 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sluice:", err)
 	}
 	return code
+}
+
+// logFormatArg returns the valid value of the last --log-format in args
+// (before a "--"), found without parsing the others.
+func logFormatArg(args []string) (string, bool) {
+	format, found := "", false
+	for i := 0; i < len(args) && args[i] != "--"; i++ {
+		v, ok := strings.CutPrefix(args[i], "--log-format=")
+		if !ok && args[i] == "--log-format" && i+1 < len(args) {
+			v, ok = args[i+1], true
+			i++
+		}
+		if ok && (v == "json" || v == "text") {
+			format, found = v, true
+		}
+	}
+	return format, found
 }
 
 func exitCodeOf(err error) int {

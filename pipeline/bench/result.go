@@ -185,7 +185,7 @@ func cheaper(a, b Result) bool {
 func Recommendation(results []Result) string {
 	i := Pick(results)
 	if i < 0 {
-		return "no recommendation: every configuration failed (see the errors above)"
+		return "none: every configuration failed (see the errors above)"
 	}
 	return describe(results, i)
 }

@@ -26,7 +26,7 @@ func Run(ctx context.Context, m Measurer, trials []Trial, done func(Result)) ([]
 			r, err = m.Measure(ctx, t)
 		}
 		if err != nil && ctx.Err() != nil {
-			return results, fmt.Errorf("bench: interrupted while measuring %s, after %d of %d configurations: %w", t, len(results), len(trials), ctx.Err())
+			return results, &interruptedError{fmt.Sprintf("bench: interrupted while measuring %s, after %d of %d configurations", t, len(results), len(trials)), ctx.Err()}
 		}
 		if err != nil {
 			r = Result{Error: err.Error()}
@@ -39,3 +39,15 @@ func Run(ctx context.Context, m Measurer, trials []Trial, done func(Result)) ([]
 	}
 	return results, nil
 }
+
+// interruptedError is Run's error when ctx is done: it says where the
+// benchmark stopped, and wraps ctx's error (context.Canceled, say) without
+// printing it.
+type interruptedError struct {
+	msg string
+	err error
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+
+func (e *interruptedError) Unwrap() error { return e.err }

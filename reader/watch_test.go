@@ -156,6 +156,19 @@ func TestWatchCreateModifyRemove(t *testing.T) {
 	}
 }
 
+// idleWatcher returns a Watcher of root that is never Run: tests play
+// events to its handle and flush with explicit times. It is closed when the
+// test ends.
+func idleWatcher(t *testing.T, root string, debounce time.Duration) *Watcher {
+	t.Helper()
+	w, err := NewWatcher(Config{Dir: root}, WatchOptions{Debounce: debounce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 // flushed runs w's flush at the time at, outside Run, and returns the
 // events it made ready, as "op id", taking them from w.
 func flushed(w *Watcher, at time.Time) []string {
@@ -175,11 +188,7 @@ func flushed(w *Watcher, at time.Time) []string {
 func TestDebounceBurst(t *testing.T) {
 	root := t.TempDir()
 	const debounce = 500 * time.Millisecond
-	w, err := NewWatcher(Config{Dir: root}, WatchOptions{Debounce: debounce})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := idleWatcher(t, root, debounce)
 	t0 := time.Unix(1000, 0)
 	sent := func(at time.Time) []string { return flushed(w, at) }
 	a := filepath.Join(root, "a.md")
@@ -557,11 +566,7 @@ func TestWatchWaitingCountsUnsentChanges(t *testing.T) {
 func TestCreatedAndGoneBeforeLooked(t *testing.T) {
 	root := t.TempDir()
 	const debounce = 500 * time.Millisecond
-	w, err := NewWatcher(Config{Dir: root}, WatchOptions{Debounce: debounce})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := idleWatcher(t, root, debounce)
 	writeTree(t, root, map[string]string{"kept/a.md": "a"})
 	t0 := time.Unix(1000, 0)
 	for _, name := range []string{"gone", ".hidden", "kept"} {

@@ -123,11 +123,12 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	if f.trial != "" {
 		return a.benchTrial(ctx, cfg, f)
 	}
+	var cutNote string // said once the preflight passed, not before its error
 	if !cmd.Flags().Changed("batch-sizes") {
 		emb, _ := benchEmbedder(cfg, f)
 		if fit, cut := fitBatchSizes(emb, f.opts.BatchSizes); cut {
-			a.benchNote(fmt.Sprintf("bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s, the default list cut to it (--batch-sizes tries others)",
-				emb.MaxInputsPerRequest, joinInts(fit)))
+			cutNote = fmt.Sprintf("bench: embedder.maxInputsPerRequest is %d: trying batch sizes %s, the default list cut to it (--batch-sizes tries others)",
+				emb.MaxInputsPerRequest, joinInts(fit))
 			f.opts.BatchSizes = fit
 		}
 	}
@@ -135,6 +136,9 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	cfg, files, err := benchPreflight(ctx, cfg, f)
 	if err != nil {
 		return err
+	}
+	if cutNote != "" {
+		a.benchNote(cutNote)
 	}
 	listed := time.Since(preflight) // mostly listing the corpus, which each trial's process does again
 	if f.simulate {

@@ -182,6 +182,12 @@ func TestBenchDefaultBatchSizesFitTheCap(t *testing.T) {
 	if !strings.Contains(stderr, "embedder.maxInputsPerRequest is 16: trying batch sizes 1,8,16") {
 		t.Errorf("stderr %q does not say why the list was cut", stderr)
 	}
+	// Refused before measuring (no API key): the error alone, no note.
+	t.Setenv("OPENAI_API_KEY", "")
+	_, stderr, code = sluice(t, dir, "bench", "corpus", "--env-file", "/dev/null")
+	if code != exitUsage || strings.Contains(stderr, "trying batch sizes") {
+		t.Errorf("without a key: exit %d, stderr %q; want exit 2 and no note about batch sizes", code, stderr)
+	}
 }
 
 // TestBenchWarnsOfFewRequests: a window closed by --max-duration before

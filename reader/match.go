@@ -173,17 +173,17 @@ func (c Config) Unescaped() []string {
 // globMeta are the characters with a meaning in a glob.
 const globMeta = "*?[]{}\\"
 
-// metaMeaning says what the glob syntax in p stands for.
+// metaMeaning says what the glob syntax in p, which does not match its
+// own name, stands for: brackets, braces or a backslash ('*' and '?'
+// alone match themselves).
 func metaMeaning(p string) string {
 	switch {
 	case strings.ContainsAny(p, "[]"):
 		return "[...] stands for one of the characters between the brackets"
 	case strings.ContainsAny(p, "{}"):
 		return "{a,b} stands for a or b"
-	case strings.Contains(p, "\\"):
-		return "a backslash escapes the character after it"
 	}
-	return "* and ? stand for any characters"
+	return "a backslash escapes the character after it"
 }
 
 // escapeGlob returns p with each glob character made literal, so that it

@@ -550,10 +550,9 @@ func (w *Watcher) created(rel string, now time.Time) {
 
 // appeared handles whatever stands at rel now (after a Create, or after a
 // Remove in case it came back), or returns why nothing can be seen there
-// (from os.Lstat): a folder
-// is watched afresh and its files are reported, even if a folder of that
-// name was watched before (it may be another folder renamed over it); a
-// link is followed; a file is touched.
+// (from os.Lstat): a folder is watched afresh and its files are reported,
+// even if a folder of that name was watched before (it may be another
+// folder renamed over it); a link is followed; a file is touched.
 func (w *Watcher) appeared(rel string, now time.Time) error {
 	fi, err := os.Lstat(w.abs(rel))
 	if err != nil {

@@ -622,9 +622,7 @@ func (a *app) trialArgs(dir string, t bench.Trial, f *benchFlags) []string {
 	if a.debug {
 		args = append(args, "--debug")
 	}
-	if a.logFormat != "" {
-		args = append(args, "--log-format", a.logFormat)
-	}
+	args = append(args, "--log-format", a.logFormat)
 	if f.simURL != "" {
 		args = append(args, "--sim-url", f.simURL, "--sim-rpm", strconv.Itoa(f.sim.RPM), "--sim-tpm", strconv.Itoa(f.sim.TPM))
 	}

@@ -81,7 +81,7 @@ type childError struct {
 // from the tail of its stderr (see Exec.Command).
 func newChildError(t Trial, err error, prog string, stderr []byte) *childError {
 	e := &childError{trial: t, err: err, msg: strings.TrimSpace(string(stderr))}
-	line := strings.TrimSpace(string(lastLine(bytes.TrimSpace(stderr))))
+	line := string(lastLine(bytes.TrimSpace(stderr)))
 	var logLine struct {
 		Msg *string `json:"msg"`
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -176,6 +177,10 @@ var csvHeader = []string{
 	"retries", "p50_ms", "p95_ms", "peak_rss_mb", "requests", "chunks_per_request", "seconds", "winner", "error", "partial",
 }
 
+// csvFigures are the columns of csvHeader that hold measured figures,
+// chunks_per_s to seconds: empty on the row of a trial that failed.
+var csvFigures = struct{ first, end int }{slices.Index(csvHeader, "chunks_per_s"), slices.Index(csvHeader, "seconds") + 1}
+
 // WriteCSV writes results as CSV with a header row; the columns are the
 // JSON keys plus winner (true for the recommended row) and partial (true on
 // every row of an interrupted benchmark, see Interrupted). An absent quota
@@ -201,7 +206,7 @@ func WriteCSV(w io.Writer, results []Result, opts ...RenderOption) error {
 			strconv.FormatBool(o.interrupted),
 		}
 		if r.Error != "" {
-			clear(rec[2:13]) // the figures, chunks_per_s to seconds
+			clear(rec[csvFigures.first:csvFigures.end])
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -710,15 +710,14 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 	// (a branch switched back and forth): the watcher, which never saw it
 	// back, would report nothing more.
 	removed := p.removed
-	changed := p.changed
-	if len(changed)+len(p.failed) > 0 {
+	if len(p.changed)+len(p.failed) > 0 {
 		var gone []string
-		opts.Source = changedFiles(opts.Reader, p.failed, changed, &gone)
+		opts.Source = changedFiles(opts.Reader, p.failed, p.changed, &gone)
 		r.Report, r.Err = pipeline.Run(ctx, opts)
 		for _, ev := range p.failed {
 			r.Changed = append(r.Changed, ev.ID)
 		}
-		r.Changed = append(r.Changed, slices.DeleteFunc(changed, func(id string) bool { return slices.Contains(gone, id) })...)
+		r.Changed = append(r.Changed, slices.DeleteFunc(p.changed, func(id string) bool { return slices.Contains(gone, id) })...)
 		removed = append(removed, gone...)
 	}
 	if r.Err == nil && len(p.swept) > 0 {

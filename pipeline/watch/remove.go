@@ -21,7 +21,8 @@ import (
 // watched again, or a file that failed before it was ever stored. An id
 // the manifest knew nothing of (a file created and removed before a round
 // read it) is in neither, and costs the store no request: the manifest
-// records the nodes of a document before they are written. On error both hold the ids of the batches removed before it.
+// records the nodes of a document before they are written. On error both
+// hold the ids of the batches removed before it.
 func removeGone(ctx context.Context, opts pipeline.Options, ids []string) (removed, cleared []string, err error) {
 	for batch := range slices.Chunk(ids, pipeline.RemoveBatch) {
 		var recorded, docs, dead []string

@@ -36,19 +36,20 @@ import (
 //
 // A Client is safe for concurrent use.
 type Client struct {
-	cfg        Config // defaults applied
-	provider   string
-	url        string // endpoint URL, never holding credentials
-	limits     Limits
-	capSetting string // the setting that sets limits.MaxInputTokens, for *InputTooLargeError
-	auth       func(context.Context, *http.Request) error
-	authHint   string                 // how to fix a 401
-	notFound   string                 // how to fix a 404
-	secret     secret                 // the API key, redacted from provider messages; nil without one
-	credential azcore.TokenCredential // Entra auth, from WithTokenCredential; cleared once auth holds it
-	hc         *http.Client
-	count      func(string) (int, error)
-	log        *slog.Logger
+	cfg          Config // defaults applied
+	provider     string
+	url          string // endpoint URL, never holding credentials
+	limits       Limits
+	capSetting   string // the setting that sets limits.MaxInputTokens, for *InputTooLargeError
+	batchSetting string // the setting that sets how many inputs a request holds, for timeout hints
+	auth         func(context.Context, *http.Request) error
+	authHint     string                 // how to fix a 401
+	notFound     string                 // how to fix a 404
+	secret       secret                 // the API key, redacted from provider messages; nil without one
+	credential   azcore.TokenCredential // Entra auth, from WithTokenCredential; cleared once auth holds it
+	hc           *http.Client
+	count        func(string) (int, error)
+	log          *slog.Logger
 
 	gate  *gate
 	pace  pacer
@@ -94,15 +95,28 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithBatchSizeSetting names, in the hint of a request that timed out on
+// every attempt, the setting that decides how many inputs a request holds
+// (default "embedder.batchSize"). sluice bench, whose --batch-sizes decides
+// it, passes its own.
+func WithBatchSizeSetting(name string) Option {
+	return func(c *Client) {
+		if name != "" {
+			c.batchSetting = name
+		}
+	}
+}
+
 func newClient(cfg Config, provider string, opts []Option) *Client {
 	c := &Client{
-		cfg:      cfg,
-		provider: provider,
-		limits:   cfg.Limits(),
-		count:    countTokens,
-		log:      slog.New(slog.DiscardHandler),
-		gate:     newGate(cfg.Concurrency),
-		pace:     pacer{rpm: float64(cfg.RequestsPerMinute), tpm: float64(cfg.TokensPerMinute)},
+		cfg:          cfg,
+		provider:     provider,
+		batchSetting: "embedder.batchSize",
+		limits:       cfg.Limits(),
+		count:        countTokens,
+		log:          slog.New(slog.DiscardHandler),
+		gate:         newGate(cfg.Concurrency),
+		pace:         pacer{rpm: float64(cfg.RequestsPerMinute), tpm: float64(cfg.TokensPerMinute)},
 	}
 	_, c.capSetting = cfg.inputCap()
 	tr := http.DefaultTransport.(*http.Transport).Clone()

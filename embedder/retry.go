@@ -176,7 +176,7 @@ func (c *Client) retriesUsedUp(err error, attempts int, elapsed time.Duration) {
 	case errors.As(err, &netErr):
 		if timedOut(netErr.Err) {
 			netErr.hint = "timed out on " + c.tried(attempts, elapsed) + ": raise embedder.timeout (now " + c.cfg.Timeout.String() +
-				") if the provider needs longer to answer requests this large (or lower embedder.batchSize), or " + c.moreRetries()
+				") if the provider needs longer to answer requests this large (or lower " + c.batchSetting + "), or " + c.moreRetries()
 		} else {
 			netErr.hint = "failed on " + c.tried(attempts, elapsed) + ": check the network path to the provider and " +
 				c.statusAdvice() + ", or " + c.moreRetries()

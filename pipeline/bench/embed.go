@@ -168,7 +168,8 @@ func (r *recorder) latencies(end time.Time) []time.Duration {
 // embedder.WithLogger; nil logs nothing). It also returns the unwrapped
 // embedder.
 func newEmbedder(ctx context.Context, cfg embedder.Config, rec *recorder, log *slog.Logger) (wrapped, inner embedder.Embedder, err error) {
-	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(rec.observe), embedder.WithLogger(log))
+	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(rec.observe), embedder.WithLogger(log),
+		embedder.WithBatchSizeSetting("--batch-sizes"))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/embedder/embedtest"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/bench"
 	"github.com/sluice-dev/sluice/reader"
@@ -393,5 +394,27 @@ func TestHarnessWindowHoldsWholeRequests(t *testing.T) {
 				t.Errorf("%.1f chunks/s, more than %d batches of %d per %s (%.1f/s)", r.ChunksPerS, workers, batch, latency, most)
 			}
 		})
+	}
+}
+
+// TestHarnessTimeoutHintNamesBatchSizes checks that a trial whose requests
+// time out on every attempt points at bench's --batch-sizes, which decides
+// how many inputs a request holds in bench, and not at embedder.batchSize.
+func TestHarnessTimeoutHintNamesBatchSizes(t *testing.T) {
+	const key = "sk-bench-timeout-test"
+	t.Setenv("SLUICE_BENCH_TEST_KEY", key)
+	_, url := embedtest.Start(t, embedtest.Options{Key: key, Dimensions: 32, FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall}})
+	emb := embedder.DefaultConfig()
+	emb.Provider, emb.BaseURL, emb.Model, emb.Dimensions, emb.APIKeyEnv = "openai", url+"/v1", "test-model", 32, "SLUICE_BENCH_TEST_KEY"
+	emb.Timeout, emb.MaxRetries = 50*time.Millisecond, -1
+	h := tinyHarness(t, emb, 0)
+
+	_, err := h.Measure(t.Context(), bench.Trial{BatchSize: 8, Concurrency: 1})
+	if !errors.Is(err, embedder.ErrTransport) {
+		t.Fatalf("Measure() = %v, want embedder.ErrTransport", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "raise embedder.timeout (now 50ms)") || !strings.Contains(msg, "or lower --batch-sizes") ||
+		strings.Contains(msg, "embedder.batchSize") {
+		t.Errorf("Measure() = %q; want the timeout hint to name --batch-sizes, not embedder.batchSize", msg)
 	}
 }

@@ -27,6 +27,10 @@ const (
 const (
 	chartPadX = 1.3  // factor beyond the smallest and largest batch size (log axis)
 	chartPadY = 1.12 // factor above the highest throughput or quota
+	// chartFailedPad is how far below 0, as a share of the range above it,
+	// the y axis starts when failed configurations are marked on the zero
+	// line, so that their marks are drawn whole.
+	chartFailedPad = 0.04
 )
 
 // Chart layout: a margin around everything, and the legend in a column of
@@ -43,14 +47,19 @@ const (
 // concurrency, and writes it in format ("svg" or "png"). Throttled
 // configurations (any HTTP 429) are marked by a red cross, the winner by a
 // ring (labelled "best so far" for an interrupted benchmark, see
-// Interrupted), and the token quota, when known, by a dashed line. The
-// legend stands right of the plot. Failed trials are left out.
+// Interrupted), and the token quota, when known, by a dashed line. A
+// configuration that could not be measured is marked on the zero line at
+// its batch size (its error is in the table), apart from the lines. The
+// legend stands right of the plot.
 func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOption) error {
 	o := renderOpts(results, opts)
 	byConc := map[int]plotter.XYs{}
-	var throttled plotter.XYs
+	var throttled, failed plotter.XYs
 	for _, r := range results {
-		if r.Error == "" {
+		switch {
+		case r.Error != "":
+			failed = append(failed, plotter.XY{X: float64(r.BatchSize), Y: 0})
+		default:
 			byConc[r.Concurrency] = append(byConc[r.Concurrency], plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
 			if r.HTTP429 > 0 {
 				throttled = append(throttled, plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
@@ -116,6 +125,17 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 		p.Add(mark)
 		legend.Add("throttled (HTTP 429)", mark)
 	}
+	if len(failed) > 0 {
+		mark, err := plotter.NewScatter(failed)
+		if err != nil {
+			return fmt.Errorf("bench: charting the failed configurations: %w", err)
+		}
+		mark.Color = color.Gray{Y: 64}
+		mark.Shape = draw.BoxGlyph{}
+		mark.Radius = vg.Points(4)
+		p.Add(mark)
+		legend.Add("failed (error in the table)", mark)
+	}
 	label := "recommended"
 	if o.interrupted {
 		label = "best so far" // see Interrupted: no winner, the best is still marked
@@ -140,6 +160,9 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 	// which a log scale cannot draw.
 	p.X.Min, p.X.Max = xMin, xMax
 	p.Y.Min, p.Y.Max = 0, yMax
+	if len(failed) > 0 {
+		p.Y.Min = -chartFailedPad * yMax
+	}
 	c, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
 	if err != nil {
 		return fmt.Errorf("bench: chart format %q: %w", format, err)
@@ -176,6 +199,9 @@ func (rateTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	for i := math.Ceil(min / step); i*step <= max*(1+1e-9); i++ {
 		v := i * step
+		if v == 0 {
+			v = 0 // not -0, from a range starting below 0: labelled "-0"
+		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: rateLabel(v)})
 	}
 	return ticks
@@ -230,13 +256,11 @@ func chartRange(results []Result, ticks plot.ConstantTicks) (xMin, xMax, yMax fl
 	return xMin, xMax, top * chartPadY, nil
 }
 
-// batchTicks labels the x axis at each batch size tried.
+// batchTicks labels the x axis at each batch size tried, measured or not.
 func batchTicks(results []Result) plot.ConstantTicks {
 	var sizes []int
 	for _, r := range results {
-		if r.Error == "" {
-			sizes = append(sizes, r.BatchSize)
-		}
+		sizes = append(sizes, r.BatchSize)
 	}
 	slices.Sort(sizes)
 	ticks := make(plot.ConstantTicks, 0, len(sizes))

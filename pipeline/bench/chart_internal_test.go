@@ -1,9 +1,13 @@
 package bench
 
-import "testing"
+import (
+	"math"
+	"strings"
+	"testing"
+)
 
 // TestChartRangePadded checks that the plot range reaches beyond every
-// point and the quota line, so that no marker (the winner's ring is 6
+// point (a failed configuration's mark too) and the quota line, so that no marker (the winner's ring is 6
 // points wide, about 1.5% of the plot's width and height) is cut by the
 // plot border: on the log x axis by at least a factor 1.2 each side, on
 // the y axis by at least 10% above the highest point.
@@ -17,7 +21,7 @@ func TestChartRangePadded(t *testing.T) {
 		{"narrow span", []Result{{BatchSize: 8, Concurrency: 1, TokensPerS: 100}, {BatchSize: 16, Concurrency: 4, TokensPerS: 100}}},
 		{"quota above the points", []Result{{BatchSize: 8, Concurrency: 1, TokensPerS: 500, TPMUtilization: u(0.5)}, {BatchSize: 64, Concurrency: 1, TokensPerS: 900, TPMUtilization: u(0.9)}}},
 		{"single size", []Result{{BatchSize: 32, Concurrency: 1, TokensPerS: 100}}},
-		{"failed left out", []Result{{BatchSize: 8, Concurrency: 1, TokensPerS: 100}, {BatchSize: 4096, Concurrency: 1, Error: "x"}}},
+		{"failed marked too", []Result{{BatchSize: 8, Concurrency: 1, TokensPerS: 100}, {BatchSize: 4096, Concurrency: 1, Error: "x"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -27,9 +31,6 @@ func TestChartRangePadded(t *testing.T) {
 			}
 			top := quota(tt.results)
 			for _, r := range tt.results {
-				if r.Error != "" {
-					continue
-				}
 				top = max(top, r.TokensPerS)
 				if x := float64(r.BatchSize); xMin*1.2 > x || xMax < 1.2*x {
 					t.Errorf("x range [%v, %v] does not reach a factor 1.2 beyond batch size %v", xMin, xMax, x)
@@ -39,5 +40,20 @@ func TestChartRangePadded(t *testing.T) {
 				t.Errorf("y range tops at %v, want at least 10%% above %v", yMax, top)
 			}
 		})
+	}
+}
+
+// TestRateTicksFromBelowZero checks that an axis starting below 0, as it
+// does when failed configurations are marked on the zero line, is labelled
+// from "0" up: no "-0" and no negative tick.
+func TestRateTicksFromBelowZero(t *testing.T) {
+	ticks := rateTicks{}.Ticks(-chartFailedPad*12000, 12000)
+	if len(ticks) == 0 || ticks[0].Label != "0" || math.Signbit(ticks[0].Value) {
+		t.Fatalf("Ticks() = %+v, want the first at 0 labelled \"0\"", ticks)
+	}
+	for _, tk := range ticks {
+		if tk.Value < 0 || strings.HasPrefix(tk.Label, "-") {
+			t.Errorf("tick %+v below 0", tk)
+		}
 	}
 }

@@ -153,7 +153,7 @@ func TestWriteChart(t *testing.T) {
 				t.Fatalf("chart does not start like %s: %q", tt.format, buf.Bytes()[:min(buf.Len(), 64)])
 			}
 			if tt.format == "svg" {
-				for _, text := range []string{"concurrency 1", "concurrency 4", "recommended (64x1)", "tokens per second", "token quota", "throttled (HTTP 429)"} {
+				for _, text := range []string{"concurrency 1", "concurrency 4", "recommended (64x1)", "tokens per second", "token quota", "throttled (HTTP 429)", "failed (error in the table)"} {
 					if !strings.Contains(buf.String(), text) {
 						t.Errorf("SVG lacks %q", text)
 					}
@@ -166,8 +166,8 @@ func TestWriteChart(t *testing.T) {
 	if err := bench.WriteChart(&buf, sample()[:2], "svg"); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(buf.String(), "throttled") {
-		t.Error("SVG of unthrottled results has a throttled legend entry")
+	if strings.Contains(buf.String(), "throttled") || strings.Contains(buf.String(), "failed") {
+		t.Error("SVG of unthrottled results, all measured, has a throttled or failed legend entry")
 	}
 	// An interrupted benchmark has a best so far, not a recommendation.
 	buf.Reset()

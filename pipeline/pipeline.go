@@ -528,7 +528,7 @@ func (r *run) walk(ctx context.Context, out chan<- reader.File) error {
 
 // split reads one file and emits its chunks, or skips it if unchanged.
 func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error) error {
-	hold := min(max(f.Size, 1), r.opts.MemoryBudget/2)
+	hold := r.holdFor(f.Size)
 	if err := r.budget.Acquire(ctx, hold); err != nil {
 		return err
 	}
@@ -556,6 +556,31 @@ func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error)
 	if d.seal(hash) {
 		return r.finish(ctx, d)
 	}
+	return nil
+}
+
+// holdFor returns the bytes of the memory budget that a document of size
+// bytes holds until it completes: its size, but at least 1 and at most half
+// the budget (a larger document is split as a stream).
+func (r *run) holdFor(size int64) int64 { return min(max(size, 1), r.opts.MemoryBudget/2) }
+
+// reserve raises the memory budget d holds to holdFor(size), for a file
+// larger than when it was listed. It gives back what d holds before it
+// waits for the whole, as no one may hold budget while waiting for more:
+// documents being split that each wait for more than is left would wait
+// for each other. It is called before d emits its first chunk, so before
+// anything can complete d and give its budget back.
+func (r *run) reserve(ctx context.Context, d *document, size int64) error {
+	want := r.holdFor(size)
+	if want <= d.budget {
+		return nil
+	}
+	r.budget.Release(d.budget)
+	d.budget = 0
+	if err := r.budget.Acquire(ctx, want); err != nil {
+		return err
+	}
+	d.budget = want
 	return nil
 }
 
@@ -624,20 +649,39 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			text: c.Text, start: c.CharStart, end: c.CharEnd, tokens: c.Tokens,
 		})
 	}
-	streamed := false
-	if d.file.Size > r.opts.StreamThreshold {
-		streamed = true
-		if err := r.opts.Splitter.SplitReader(ctx, content, each); err != nil {
+	// The file may have grown since it was listed: go by its size now, and
+	// read no more than the threshold whole, whatever it says.
+	size := max(d.file.Size, content.Size())
+	if err := r.reserve(ctx, d, size); err != nil {
+		return "", err
+	}
+	streamed := size > r.opts.StreamThreshold
+	var text strings.Builder
+	if !streamed {
+		// Read into a string of the file's size: one copy of the text,
+		// which the chunks share, and no garbage from growing buffers.
+		text.Grow(int(size) + 1)
+		if _, err := io.Copy(&text, io.LimitReader(content, r.opts.StreamThreshold+1)); err != nil {
+			return "", err
+		}
+		if int64(text.Len()) > r.opts.StreamThreshold {
+			// It grew past the threshold while being read: split what was
+			// read and the rest as one stream, within the most a document
+			// may hold.
+			streamed = true
+			if err := r.reserve(ctx, d, r.opts.MemoryBudget); err != nil {
+				return "", err
+			}
+		} else if err := r.reserve(ctx, d, int64(text.Len())); err != nil {
+			return "", err
+		}
+	}
+	if streamed {
+		src := io.MultiReader(strings.NewReader(text.String()), content)
+		if err := r.opts.Splitter.SplitReader(ctx, src, each); err != nil {
 			return "", err
 		}
 	} else {
-		// Read into a string of the file's size: one copy of the text,
-		// which the chunks share, and no garbage from growing buffers.
-		var text strings.Builder
-		text.Grow(int(d.file.Size) + 1)
-		if _, err := io.Copy(&text, content); err != nil {
-			return "", err
-		}
 		for _, c := range r.opts.Splitter.Split(text.String()) {
 			if err := each(c); err != nil {
 				return "", err

@@ -589,3 +589,109 @@ func (l *splitLog) check(t *testing.T, doc string, want bool) {
 		t.Errorf("%s: streamed = %t, want %t", doc, v.Bool(), want)
 	}
 }
+
+// listedAs is a FileSource that lists the files ids of root, each with the
+// size size, whatever their size on disk: files that grew after they were
+// listed.
+func listedAs(root string, size int64, ids ...string) FileSource {
+	return func(ctx context.Context, fn func(reader.File, error) error) error {
+		for _, id := range ids {
+			f := reader.File{ID: id, Path: filepath.Join(root, id), Size: size}
+			if err := fn(f, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// TestFileLargerThanListed checks that a file that holds more than its
+// listed size says is split as a stream once its text passes
+// Options.StreamThreshold (not read whole, past the memory budget), with
+// the chunks the splitter gives its whole text: grown before it was opened,
+// and, on Linux, a /proc file whose size says 0 (as one that grows while
+// being read does: the switch to a stream after reading the threshold).
+func TestFileLargerThanListed(t *testing.T) {
+	body := paragraphText("grown Ü 🙂", 200)
+	many := map[string]string{}
+	var ids []string
+	for i := range 12 {
+		id := fmt.Sprintf("g%02d.md", i)
+		many[id], ids = body, append(ids, id)
+	}
+	tests := []struct {
+		name      string
+		files     map[string]string
+		source    func(root string) FileSource
+		threshold int64
+		budget    int64
+		text      func(t *testing.T) string // the text of a file not in files, "version"
+	}{
+		{
+			name:   "grew before it was opened",
+			files:  map[string]string{"doc.md": body},
+			source: func(root string) FileSource { return listedAs(root, 13, "doc.md") },
+			budget: 32 << 10, // threshold 1 KiB
+		},
+		{
+			// Four at a time each hold 60% of their size, together 96% of
+			// the budget, and want the rest, more than is left: none may
+			// wait for more while holding some.
+			name:   "many grew at once",
+			files:  many,
+			source: func(root string) FileSource { return listedAs(root, int64(len(body))*6/10, ids...) },
+			budget: int64(len(body)) * 25 / 10,
+		},
+		{
+			name:  "a /proc file that says 0 bytes",
+			files: map[string]string{},
+			source: func(string) FileSource {
+				return func(ctx context.Context, fn func(reader.File, error) error) error {
+					return fn(reader.File{ID: "version", Path: "/proc/version"}, nil)
+				}
+			},
+			threshold: 32,
+			text: func(t *testing.T) string {
+				b, err := os.ReadFile("/proc/version")
+				if err != nil || len(b) <= 32 {
+					t.Skipf("no /proc/version of more than 32 bytes here (%v)", err)
+				}
+				return string(b)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := writeTree(t, tt.files)
+			store := newMemStore()
+			opts := baseOptions(t, root, &fakeEmbedder{dims: 4}, store)
+			opts.Source = tt.source(root)
+			opts.SplitConcurrency = 4
+			opts.MemoryBudget, opts.StreamThreshold = tt.budget, tt.threshold
+			want := map[string]string{}
+			for id, text := range tt.files {
+				want[id] = text
+			}
+			if tt.text != nil {
+				want["version"] = tt.text(t)
+			}
+			rep, splits := runSplitLogged(t, opts)
+			if rep.FilesIngested != len(want) || rep.FilesFailed != 0 {
+				t.Fatalf("report = %+v, want %d files ingested", rep, len(want))
+			}
+			for id, text := range want {
+				splits.check(t, id, true)
+				chunks := newSplitter(t, 64, 8).Split(text)
+				got := store.byDoc()[id]
+				if len(got) != len(chunks) {
+					t.Fatalf("%s: %d nodes, want the splitter's %d chunks", id, len(got), len(chunks))
+				}
+				for i, n := range got {
+					if n.Text != chunks[i].Text || n.StartChar != chunks[i].CharStart {
+						t.Errorf("%s: node %d = %q at %d, want the splitter's chunk %q at %d", id, i, n.Text, n.StartChar, chunks[i].Text, chunks[i].CharStart)
+					}
+				}
+			}
+		})
+	}
+}

@@ -356,6 +356,11 @@ func (c *Content) Close() error {
 // returned io.EOF it is the hash of the whole file.
 func (c *Content) Sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 
+// Size returns the file's size in bytes when Open opened it. A file that is
+// being written may hold more by the time it is read to its end, and some
+// (those of /proc, for one) say 0 and hold text.
+func (c *Content) Size() int64 { return c.size }
+
 // BytesRead returns the number of raw bytes read from the file so far,
 // byte-order mark included.
 func (c *Content) BytesRead() int64 { return c.raw }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/internal/credential"
 	"github.com/sluice-dev/sluice/pipeline"
 	"github.com/sluice-dev/sluice/pipeline/watch"
 	"github.com/sluice-dev/sluice/reader"
@@ -168,12 +169,25 @@ func applyEnv(cfg *Config, getenv func(string) string) []envOverride {
 			ov := envOverride{env: o.env, setting: "sink.cloudsearch." + o.setting, secret: o.secret}
 			if !o.secret {
 				ov.envValue, ov.fileValue = env, file
+				if o.setting == "endpoint" {
+					ov.envValue, ov.fileValue = shownEndpoint(env), shownEndpoint(file)
+				}
 			}
 			list = append(list, ov)
 		}
 		*o.value = ""
 	}
 	return list
+}
+
+// shownEndpoint returns the value of an endpoint setting for a message: as
+// it is, or, when it may be a key (credential.EndpointShown), a phrase that
+// does not show it.
+func shownEndpoint(s string) string {
+	if credential.EndpointShown(s) {
+		return s
+	}
+	return credential.NotShown
 }
 
 // sameEndpoint reports whether two endpoints name one service: equal but

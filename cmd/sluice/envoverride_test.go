@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -295,5 +297,61 @@ func TestWarnEnvOverridesOnce(t *testing.T) {
 	a.warnEnvOverrides(again)
 	if n := len(warnLines(buf.String())); n != len(want) {
 		t.Errorf("%d warnings after loading the configuration again, want %d", n, len(want))
+	}
+}
+
+// TestSwappedEndpointAndKeyAreNotShown: with the Cloud AI Search endpoint's
+// and key's variables swapped, the key, now in the endpoint's variable, is
+// in no message, report, state file or lock file of a run, a doctor, or a
+// run whose configuration file sets the endpoint too (the environment's
+// override warning); the error names the variable.
+func TestSwappedEndpointAndKeyAreNotShown(t *testing.T) {
+	const key = "Zq8vN3kTxW5yHbR2mLcP9dF4gJ7sA6eU1iO0AzSeDkQw"
+	for _, v := range cloudSearchVars {
+		unsetEnv(t, v)
+	}
+	t.Setenv("CLOUD_AI_SEARCH_ENDPOINT", key)
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "https://svc.search.windows.net")
+	tests := []struct {
+		name     string
+		endpoint string // in the configuration file
+		args     []string
+		want     string
+	}{
+		{"run", "", []string{"run", "docs", "--report", "report.json"}, "CLOUD_AI_SEARCH_ENDPOINT is not an http(s) URL: it holds a value not shown (it may be a key)"},
+		{"doctor", "", []string{"doctor"}, "CLOUD_AI_SEARCH_ENDPOINT"},
+		{"file sets the endpoint", "endpoint: https://file.search.windows.net, ", []string{"run", "docs"},
+			"CLOUD_AI_SEARCH_ENDPOINT overrides sink.cloudsearch.endpoint of sluice.yaml: a value not shown (it may be a key) is used, not https://file.search.windows.net"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"docs/a.md":   "Alpha document about pelicans.\n",
+				"sluice.yaml": "embedder: {dimensions: 16}\nsink:\n  type: cloudsearch\n  cloudsearch: {" + tt.endpoint + "indexName: docs, embeddingDimensionality: 16}\n",
+			})
+			stdout, stderr, code := sluice(t, dir, tt.args...)
+			if code == 0 || !strings.Contains(stdout+stderr, tt.want) {
+				t.Errorf("exit %d, output %q; want a failure saying %q", code, stdout+stderr, tt.want)
+			}
+			if strings.Contains(stdout+stderr, key) || strings.Contains(stdout+stderr, key[:16]) {
+				t.Errorf("the output shows the key: %s", stdout+stderr)
+			}
+			for _, root := range []string{dir, os.Getenv("XDG_CACHE_HOME")} {
+				err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return err
+					}
+					b, err := os.ReadFile(path)
+					if err == nil && strings.Contains(string(b), key[:16]) {
+						t.Errorf("%s holds the key", path)
+					}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ package credential
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -142,4 +144,46 @@ func EnvNameProblem(name string) string {
 		return "looks like a key, not the name of the environment variable that holds it"
 	}
 	return ""
+}
+
+// NotShown stands for a value that a message does not show because it may
+// be a key.
+const NotShown = "a value not shown (it may be a key)"
+
+// QuoteEndpoint returns s quoted for a message about an endpoint setting
+// when EndpointShown, and NotShown when not.
+func QuoteEndpoint(s string) string {
+	if !EndpointShown(s) {
+		return NotShown
+	}
+	return strconv.Quote(s)
+}
+
+// EndpointShown reports whether s, the value of an endpoint setting, reads
+// as an endpoint and may be shown: an http(s) URL without user information,
+// query or fragment, or a host name (letters, digits, '-' and '.', labels of
+// at most 63 characters, at least one '.', or localhost) without its scheme.
+// Anything else may be a key set where the endpoint goes (the two variables
+// swapped), and no message may show it.
+func EndpointShown(s string) bool {
+	host := s
+	if u, err := url.Parse(s); err != nil {
+		return false
+	} else if u.Scheme != "" {
+		if (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return false
+		}
+		host = u.Hostname()
+	}
+	if !strings.Contains(host, ".") && host != "localhost" {
+		return false
+	}
+	for label := range strings.SplitSeq(host, ".") {
+		if len(label) > 63 || strings.ContainsFunc(label, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-')
+		}) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package credential_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,6 +92,37 @@ func TestClause(t *testing.T) {
 	} {
 		if got := credential.Clause(tt.in); got != tt.want {
 			t.Errorf("credential.Clause(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEndpointShown(t *testing.T) {
+	tests := []struct {
+		value string
+		shown bool
+	}{
+		{"https://svc.search.windows.net", true},
+		{"http://localhost:8080", true},
+		{"http://127.0.0.1:19100/", true},
+		{"svc.search.windows.net", true}, // no scheme: shown, the usual slip
+		{"https://svc.search.windows.net/indexes", true},
+		{"k3yAzSeAAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef", false}, // an admin key's shape
+		{"sk-proj-abcdefghijklmnop", false},
+		{"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiYWRtaW4iOnRydWV9.sig", false}, // a token
+		{"https://user:pass@svc.search.windows.net", false},
+		{"https://svc.search.windows.net?api-key=abc", false},
+		{"ftp://svc.search.windows.net", false},
+		{"https://", false},
+		{"svc search.windows.net", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := credential.EndpointShown(tt.value); got != tt.shown {
+			t.Errorf("EndpointShown(%q) = %v, want %v", tt.value, got, tt.shown)
+		}
+		q := credential.QuoteEndpoint(tt.value)
+		if tt.shown && q != strconv.Quote(tt.value) || !tt.shown && (q != credential.NotShown || tt.value != "" && strings.Contains(q, tt.value)) {
+			t.Errorf("QuoteEndpoint(%q) = %q", tt.value, q)
 		}
 	}
 }

@@ -121,14 +121,18 @@ func LocalScope(path string) string {
 // search service of the given kind, such as "cloudsearch". The scope names
 // the URL without a trailing slash and with its scheme and host in lower
 // case, since they are case-insensitive: every spelling of one service's
-// address reaches the same manifest records and the same lock.
+// address reaches the same manifest records and the same lock. An address
+// that is not a URL (a key set where the endpoint goes) is named by a hash
+// of it, as a scope reaches lock files and messages and a key must not.
 func ServiceScope(kind, address string) string {
 	address = strings.TrimRight(address, "/")
-	if u, err := url.Parse(address); err == nil && u.Scheme != "" && u.Host != "" {
-		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-		address = u.String()
+	u, err := url.Parse(address)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		sum := sha256.Sum256([]byte(address))
+		return kind + ":not-a-url-" + hex.EncodeToString(sum[:8])
 	}
-	return kind + ":" + address
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return kind + ":" + u.String()
 }
 
 // lockFolder is where the locks of the indexes of search services are,

@@ -3,6 +3,8 @@ package state
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -324,7 +326,8 @@ func TestLockIsTheIndexs(t *testing.T) {
 
 // TestServiceScope: the spellings of one index's address that differ only
 // where URLs are case-insensitive, or by a trailing slash, name one scope;
-// the path, which is case-sensitive, is kept.
+// the path, which is case-sensitive, is kept; an address that is not a URL
+// is named by its hash.
 func TestServiceScope(t *testing.T) {
 	tests := []struct {
 		address, want string
@@ -333,12 +336,18 @@ func TestServiceScope(t *testing.T) {
 		{"https://svc.search.windows.net/indexes/docs/", "cloudsearch:https://svc.search.windows.net/indexes/docs"},
 		{"HTTPS://SVC.Search.Windows.Net/indexes/docs", "cloudsearch:https://svc.search.windows.net/indexes/docs"},
 		{"http://LOCALHOST:8080/indexes/Docs", "cloudsearch:http://localhost:8080/indexes/Docs"},
-		{"not a url", "cloudsearch:not a url"},
+		// A key where the endpoint goes is not shown, and another key
+		// is another scope.
+		{"k3yAzSeAAbCdEfGhIjKlMnOpQrStUvWx/indexes/docs", "cloudsearch:not-a-url-" + hashOf("k3yAzSeAAbCdEfGhIjKlMnOpQrStUvWx/indexes/docs")},
+		{"other-key/indexes/docs", "cloudsearch:not-a-url-" + hashOf("other-key/indexes/docs")},
 	}
 	for _, tt := range tests {
 		if got := ServiceScope("cloudsearch", tt.address); got != tt.want {
 			t.Errorf("ServiceScope(%q) = %q, want %q", tt.address, got, tt.want)
 		}
+	}
+	if a, b := ServiceScope("cloudsearch", "key-a/indexes/docs"), ServiceScope("cloudsearch", "key-b/indexes/docs"); a == b || strings.Contains(a, "key-a") {
+		t.Errorf("scopes of two addresses that are not URLs: %q and %q, want two that do not show them", a, b)
 	}
 }
 
@@ -537,4 +546,10 @@ func TestLockFileOfAnotherUser(t *testing.T) {
 	if !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), index+".lock") || strings.Contains(err.Error(), "(state.path)") {
 		t.Errorf("a lock file that cannot be opened: %v; want a permission error naming %s.lock, not state.path", err, index)
 	}
+}
+
+// hashOf returns the first 8 bytes of s's SHA-256 in hex.
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
 }

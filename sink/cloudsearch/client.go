@@ -181,7 +181,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 				"set "+cfg.EndpointEnv+"=https://NAME.search.windows.net or sink.cloudsearch.endpoint")
 		}
 		if !validEndpoint(cfg.Endpoint) {
-			return nil, configErr("endpoint", fmt.Sprintf("%s holds %q, which is not an http(s) URL", cfg.EndpointEnv, cfg.Endpoint), "use https://NAME.search.windows.net")
+			return nil, configErr("endpoint", fmt.Sprintf("%s is not an http(s) URL: it holds %s", cfg.EndpointEnv, credential.QuoteEndpoint(cfg.Endpoint)), "use https://NAME.search.windows.net")
 		}
 	}
 	apiVersion, apiVersionFrom := cfg.APIVersion, settingPrefix+"apiVersion"

@@ -451,7 +451,7 @@ func (c Config) validateNames() error {
 			"the service's rule: "+azspec.IndexNameRule)
 	}
 	if c.Endpoint != "" && !validEndpoint(c.Endpoint) {
-		return configErr("endpoint", fmt.Sprintf("%q is not an http(s) URL", c.Endpoint), "use https://NAME.search.windows.net")
+		return configErr("endpoint", "is not an http(s) URL: it holds "+credential.QuoteEndpoint(c.Endpoint), "use https://NAME.search.windows.net")
 	}
 	for _, e := range []struct{ key, name, example string }{{"endpointEnv", c.EndpointEnv, EnvEndpoint}, {"keyEnv", c.KeyEnv, EnvKey}, {"managedIdentityClientIdEnv", c.ManagedIdentityClientIDEnv, EnvManagedIdentityClientID}} {
 		// Not quoted: a key pasted in place of its variable's name must

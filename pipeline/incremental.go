@@ -498,8 +498,11 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 	// change stamp), but maybe not edited: the content hash decides. A file
 	// that cannot be read counts as changed: reading it again fails the
 	// document.
-	hash, n, err := hashFile(f)
+	hash, n, err := hashFile(ctx, f)
 	r.addRead(n)
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
 	if err == nil && hash == prev.Hash {
 		d.hash = hash
 		return true, nil
@@ -524,16 +527,32 @@ func (r *run) fresh(f reader.File, metaHash string, size int64, recordedMeta str
 	return !r.rewrite && !r.resplit && f.Size == size && metaHash == recordedMeta && !r.missing.damaged(f.ID)
 }
 
-func hashFile(f reader.File) (string, int64, error) {
+// hashBlock is how much of a file hashFile reads between looks at its
+// context.
+const hashBlock = 256 << 10
+
+// hashFile returns the hex SHA-256 of the file f and the bytes it read. It
+// stops with ctx.Err() when ctx is done, so that a large file does not hold
+// up the end of a run or of a watch round.
+func hashFile(ctx context.Context, f reader.File) (string, int64, error) {
 	c, err := reader.Open(f)
 	if err != nil {
 		return "", 0, err
 	}
 	defer c.Close()
-	if _, err := io.Copy(io.Discard, c); err != nil {
-		return "", c.BytesRead(), err
+	buf := make([]byte, hashBlock)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", c.BytesRead(), err
+		}
+		_, err := c.Read(buf)
+		if err == io.EOF {
+			return c.Sum(), c.BytesRead(), nil
+		}
+		if err != nil {
+			return "", c.BytesRead(), err
+		}
 	}
-	return c.Sum(), c.BytesRead(), nil
 }
 
 // mustClear reports whether a document about to be read may have nodes in

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/reader"
 )
 
 // incr is an incremental setup: a folder, a store and a manifest.
@@ -564,5 +567,25 @@ func TestReplacedFileWithSameSizeAndTimeIsRead(t *testing.T) {
 	in.assertEqualsCleanRun()
 	if rep := in.run(nil); rep.FilesUnchanged != 3 {
 		t.Errorf("next run: %+v; want all 3 unchanged", rep)
+	}
+}
+
+// TestHashFileStopsWithItsContext: hashing a touched file's content stops
+// when the run's context is done, within one block, instead of reading the
+// whole file; with a live context it is the file's SHA-256.
+func TestHashFileStopsWithItsContext(t *testing.T) {
+	body := strings.Repeat("A line of text that is hashed, not split.\n", 4*hashBlock/40)
+	root := writeTree(t, map[string]string{"big.md": body})
+	f := reader.File{ID: "big.md", Path: filepath.Join(root, "big.md"), Size: int64(len(body))}
+
+	hash, n, err := hashFile(context.Background(), f)
+	if sum := sha256.Sum256([]byte(body)); err != nil || hash != hex.EncodeToString(sum[:]) || n != int64(len(body)) {
+		t.Fatalf("hashFile() = %s, %d, %v; want the file's SHA-256 and %d bytes", hash, n, err, len(body))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	hash, n, err = hashFile(ctx, f)
+	if !errors.Is(err, context.Canceled) || hash != "" || n > hashBlock {
+		t.Errorf("hashFile(cancelled) = %q, %d bytes, %v; want context.Canceled after at most %d bytes", hash, n, err, hashBlock)
 	}
 }

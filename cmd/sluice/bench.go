@@ -292,13 +292,14 @@ func benchPreflight(ctx context.Context, cfg Config, f *benchFlags) (Config, []r
 	return scratchCfg, files, checkBenchOut(f.out)
 }
 
-// listBenchCorpus lists the files to benchmark with; none is a usage error.
+// listBenchCorpus lists the files to benchmark with. None, or a folder
+// that cannot be listed, is a usage error; an interruption is not.
 func listBenchCorpus(ctx context.Context, cfg Config) ([]reader.File, error) {
 	files, err := bench.Corpus(ctx, cfg.Source)
-	if err != nil {
-		return nil, usagef("%v", err)
+	if errors.Is(err, bench.ErrNoFiles) || errors.Is(err, reader.ErrConfig) {
+		return nil, &usageError{err}
 	}
-	return files, nil
+	return files, err
 }
 
 // benchEmbedder returns the embedder configuration trials run against and

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -562,5 +563,36 @@ func TestRemoveBenchResults(t *testing.T) {
 	}
 	if removed, err := removeBenchResults(dir); err != nil || len(removed) != 0 {
 		t.Errorf("with nothing to remove: %q, %v", removed, err)
+	}
+}
+
+// TestListBenchCorpusErrors: a corpus with no file, or a folder that does
+// not exist, is a usage error (exit 2); an interruption while listing is
+// not (exit 1), and says so without ending in "context canceled".
+func TestListBenchCorpusErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"corpus/a.md": "Alpha.\n", "empty/a.go": "package a\n"})
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		folder string
+		code   int
+		want   string
+	}{
+		{"no file", t.Context(), "empty", exitUsage, "no files to benchmark with"},
+		{"no folder", t.Context(), "absent", exitUsage, "source.dir"},
+		{"interrupted", cancelled, "corpus", exitFatal, "bench: interrupted while listing the corpus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Source.Dir = filepath.Join(dir, tt.folder)
+			_, err := listBenchCorpus(tt.ctx, cfg)
+			if err == nil || exitCodeOf(err) != tt.code || !strings.Contains(err.Error(), tt.want) || strings.HasSuffix(err.Error(), "context canceled") {
+				t.Errorf("listBenchCorpus() = %v (exit %d); want exit %d saying %q", err, exitCodeOf(err), tt.code, tt.want)
+			}
+		})
 	}
 }

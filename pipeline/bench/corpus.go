@@ -13,7 +13,8 @@ import (
 var ErrNoFiles = errors.New("bench: no files to benchmark with")
 
 // Corpus lists the files cfg selects, skipping files that cannot be read.
-// It returns an error wrapping ErrNoFiles when there are none.
+// It returns an error wrapping ErrNoFiles when there are none, and one
+// wrapping ctx.Err() when ctx is done.
 func Corpus(ctx context.Context, cfg reader.Config) ([]reader.File, error) {
 	var files []reader.File
 	err := reader.Walk(ctx, cfg, func(f reader.File, err error) error {
@@ -22,7 +23,10 @@ func Corpus(ctx context.Context, cfg reader.Config) ([]reader.File, error) {
 		}
 		return nil
 	})
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		return nil, &interruptedError{"bench: interrupted while listing the corpus", ctx.Err()}
+	case err != nil:
 		return nil, fmt.Errorf("bench: listing the corpus: %w", err)
 	}
 	if len(files) == 0 {

@@ -1,6 +1,9 @@
 package pipeline
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Report summarises one run. Its JSON shape is part of the command-line
 // contract (`sluice run --json`, `--report FILE`): keys may be added, never
@@ -72,6 +75,21 @@ type Report struct {
 	// an embedder that keeps embedder.Stats (the HTTP clients); nil for a
 	// local embedder and in a dry run.
 	Embedding *EmbeddingReport `json:"embedding,omitempty"`
+}
+
+// MarshalJSON encodes r as its fields' tags say, except that a dry run's
+// report always has chunks_planned and tokens_planned, 0 included: they
+// are its answer, which scripts read.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without methods, so that Marshal does not recurse
+	if !r.DryRun {
+		return json.Marshal(plain(r))
+	}
+	return json.Marshal(struct {
+		plain
+		ChunksPlanned int   `json:"chunks_planned"`
+		TokensPlanned int64 `json:"tokens_planned"`
+	}{plain(r), r.ChunksPlanned, r.TokensPlanned})
 }
 
 // EmbeddingReport counts a run's requests to the embedding provider, so a

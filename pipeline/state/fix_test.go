@@ -103,8 +103,9 @@ func TestModelChangedRemedy(t *testing.T) {
 		say, avoid []string
 	}{
 		{"dimensions", Embedder{Provider: "hash", Dimensions: 256},
-			[]string{"--full alone cannot change", "`sluice index delete`", "sink.local.path", "sink.cloudsearch.indexName", "embedder.dimensions back to 1536"},
-			[]string{"run again with --full to re-embed"}},
+			[]string{"--full alone cannot change", "`sluice index delete`, with this command's --config if it has one", "and run again", "sink.local.path", "sink.cloudsearch.indexName", "embedder.dimensions back to 1536"},
+			// Deleting the index clears its records: a plain run rebuilds it.
+			[]string{"run again with --full"}},
 		{"model", Embedder{Provider: "openai", Model: "text-embedding-3-small", Dimensions: 1536},
 			[]string{"run again with --full to re-embed everything", "new index"},
 			[]string{"cannot change"}},

@@ -121,7 +121,7 @@ func (e *ModelChangedError) Error() string {
 	msg := fmt.Sprintf("state: the index %s was built with %s, but the configuration asks for %s; ", e.Scope, e.Built, e.Want)
 	if e.Built.Dimensions != e.Want.Dimensions {
 		return msg + fmt.Sprintf("an index holds vectors of one length, so --full alone cannot change its dimensions: "+
-			"delete the index (`sluice index delete`) and run again with --full, or point the sink at a new index "+
+			"delete the index (`sluice index delete`, with this command's --config if it has one; it clears the index's records here too) and run again, or point the sink at a new index "+
 			"(a new sink.local.path, or a new sink.cloudsearch.indexName with embeddingDimensionality %d) and run again; "+
 			"or set embedder.dimensions back to %d", e.Want.Dimensions, e.Built.Dimensions)
 	}

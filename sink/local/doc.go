@@ -81,7 +81,7 @@
 // When the file itself is at fault, errors are a *FileError naming it and
 // sink.local.path: ErrAccess (it cannot be opened or written: check its
 // permissions and its folder's) or ErrDamaged (it is not a sound SQLite
-// database: delete it with `sluice index delete` and run with --full, or
+// database: delete it with `sluice index delete` and run again, or
 // use a new sink.local.path).
 //
 // # Reading without write access

@@ -112,10 +112,10 @@ func (e *FileError) Error() string {
 	case e.Kind == ErrDamaged && sqlitefault.NotADatabase(e.Err):
 		// Maybe another file named by mistake: not to be deleted blindly.
 		return head + e.Path + " (sink.local.path) is damaged or not a SQLite database: " +
-			"if it is the store, delete it (`sluice index delete`) and run with --full; otherwise set sink.local.path to a new file"
+			"if it is the store, delete it (`sluice index delete`, with this command's --config if it has one) and run again; otherwise set sink.local.path to a new file"
 	case e.Kind == ErrDamaged:
 		return head + e.Path + " (sink.local.path) is damaged: " +
-			"delete it (`sluice index delete`) and run with --full, or set sink.local.path to a new file"
+			"delete it (`sluice index delete`, with this command's --config if it has one) and run again, or set sink.local.path to a new file"
 	}
 	if len(e.Unwritable) > 0 {
 		return head + strings.Join(e.Unwritable, " and ") + " belong to another user or are read-only (left by a sluice run as another user): " +
@@ -179,7 +179,7 @@ func (e *DimensionsError) Error() string {
 	}
 	d := strconv.Itoa(e.Dims)
 	return "local: " + e.Path + " (sink.local.path) holds " + d + "-dimension vectors, not " + got +
-		": set embedder.dimensions to " + d + "; to use " + got + " dimensions, delete the store (`sluice index delete`) and run with --full, " +
+		": set embedder.dimensions to " + d + "; to use " + got + " dimensions, delete the store (`sluice index delete`, with this command's --config if it has one) and run again, " +
 		"or set sink.local.path to a new file (--full alone cannot change the dimensions of a store that holds vectors)"
 }
 

@@ -35,7 +35,7 @@ func TestFileErrorsSayWhatToDo(t *testing.T) {
 	}{
 		{"cantopen", coded(sqlite3.SQLITE_CANTOPEN), ErrAccess, "check the permissions of /data/index.db (sink.local.path)"},
 		{"readonly", coded(sqlite3.SQLITE_READONLY), ErrAccess, "check the permissions of /data/index.db (sink.local.path)"},
-		{"corrupt", coded(sqlite3.SQLITE_CORRUPT), ErrDamaged, "local: count nodes in /data/index.db: sqlite error (11); /data/index.db (sink.local.path) is damaged: delete it (`sluice index delete`) and run with --full, or set sink.local.path to a new file"},
+		{"corrupt", coded(sqlite3.SQLITE_CORRUPT), ErrDamaged, "local: count nodes in /data/index.db: sqlite error (11); /data/index.db (sink.local.path) is damaged: delete it (`sluice index delete`, with this command's --config if it has one) and run again, or set sink.local.path to a new file"},
 		{"not a database", coded(sqlite3.SQLITE_NOTADB), ErrDamaged, "(sink.local.path) is damaged or not a SQLite database"},
 		{"busy", coded(sqlite3.SQLITE_BUSY), nil, "local: count nodes in /data/index.db: sqlite error (5)"},
 	} {

@@ -16,7 +16,7 @@ var ErrInvalidOptions = errors.New("bench: invalid options")
 
 // OptionsError names the setting that is wrong and says how to fix it.
 type OptionsError struct {
-	Setting string // e.g. "bench.batchSizes (--batch-sizes)"
+	Setting string // e.g. "--batch-sizes"
 	Reason  string
 }
 
@@ -115,8 +115,8 @@ func (o Options) Validate() error {
 		setting string
 		vals    []int
 	}{
-		{"bench.batchSizes (--batch-sizes)", o.BatchSizes},
-		{"bench.concurrency (--concurrency)", o.Concurrencies},
+		{"--batch-sizes", o.BatchSizes},
+		{"--concurrency", o.Concurrencies},
 	} {
 		seen := make(map[int]bool, len(l.vals))
 		for _, v := range l.vals {
@@ -131,11 +131,11 @@ func (o Options) Validate() error {
 	}
 	switch {
 	case o.Duration < 0:
-		return optErr("bench.duration (--duration)", "must be a positive duration such as 5s, got %s", o.Duration)
+		return optErr("--duration", "must be a positive duration such as 5s, got %s", o.Duration)
 	case o.MinRequests < 0:
-		return optErr("bench.minRequests (--min-requests)", "must be 1 or more, got %d", o.MinRequests)
+		return optErr("--min-requests", "must be 1 or more, got %d", o.MinRequests)
 	case o.MaxDuration < o.Duration:
-		return optErr("bench.maxDuration (--max-duration)", "%s is shorter than bench.duration (%s); raise it", o.MaxDuration, o.Duration)
+		return optErr("--max-duration", "%s is shorter than bench.duration (%s); raise it", o.MaxDuration, o.Duration)
 	}
 	return nil
 }

@@ -19,14 +19,14 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{"defaults", bench.Options{}, ""},
 		{"explicit", bench.Options{BatchSizes: []int{1, 8}, Concurrencies: []int{2}, Warmup: time.Second, Duration: time.Second, MaxDuration: time.Second}, ""},
-		{"zero batch", bench.Options{BatchSizes: []int{8, 0}}, "bench.batchSizes (--batch-sizes)"},
-		{"duplicate batch", bench.Options{BatchSizes: []int{8, 8}}, "bench.batchSizes (--batch-sizes)"},
-		{"negative concurrency", bench.Options{Concurrencies: []int{-1}}, "bench.concurrency (--concurrency)"},
+		{"zero batch", bench.Options{BatchSizes: []int{8, 0}}, "--batch-sizes"},
+		{"duplicate batch", bench.Options{BatchSizes: []int{8, 8}}, "--batch-sizes"},
+		{"negative concurrency", bench.Options{Concurrencies: []int{-1}}, "--concurrency"},
 		{"no warmup", bench.Options{Warmup: bench.None}, ""},
 		{"no cooldown", bench.Options{Cooldown: bench.None}, ""},
-		{"negative duration", bench.Options{Duration: -time.Second}, "bench.duration (--duration)"},
-		{"negative min requests", bench.Options{MinRequests: -1}, "bench.minRequests (--min-requests)"},
-		{"max below duration", bench.Options{Duration: time.Minute, MaxDuration: time.Second}, "bench.maxDuration (--max-duration)"},
+		{"negative duration", bench.Options{Duration: -time.Second}, "--duration"},
+		{"negative min requests", bench.Options{MinRequests: -1}, "--min-requests"},
+		{"max below duration", bench.Options{Duration: time.Minute, MaxDuration: time.Second}, "--max-duration"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,12 +54,12 @@ func TestSimOptionsValidate(t *testing.T) {
 		setting string
 	}{
 		{bench.SimOptions{Latency: time.Millisecond, TokenLatency: time.Microsecond, RPM: 10, TPM: 1000}, ""},
-		{bench.SimOptions{Latency: -1}, "bench.sim.latency (--sim-latency)"},
-		{bench.SimOptions{TokenLatency: -1}, "bench.sim.tokenLatency (--sim-token-latency)"},
-		{bench.SimOptions{RPM: -1}, "bench.sim.rpm (--sim-rpm)"},
-		{bench.SimOptions{TPM: -1}, "bench.sim.tpm (--sim-tpm)"},
+		{bench.SimOptions{Latency: -1}, "--sim-latency"},
+		{bench.SimOptions{TokenLatency: -1}, "--sim-token-latency"},
+		{bench.SimOptions{RPM: -1}, "--sim-rpm"},
+		{bench.SimOptions{TPM: -1}, "--sim-tpm"},
 		{bench.SimOptions{Latency: bench.MaxSimLatency}, ""},
-		{bench.SimOptions{Latency: 1000 * time.Hour}, "bench.sim.latency (--sim-latency)"},
+		{bench.SimOptions{Latency: 1000 * time.Hour}, "--sim-latency"},
 	}
 	for _, tt := range tests {
 		err := tt.opts.Validate()

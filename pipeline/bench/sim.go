@@ -37,15 +37,15 @@ const MaxSimLatency = time.Minute
 func (o SimOptions) Validate() error {
 	switch {
 	case o.Latency < 0:
-		return optErr("bench.sim.latency (--sim-latency)", "must be 0s or more, got %s", o.Latency)
+		return optErr("--sim-latency", "must be 0s or more, got %s", o.Latency)
 	case o.Latency > MaxSimLatency:
-		return optErr("bench.sim.latency (--sim-latency)", "must be at most %s (a real provider answers within seconds), got %s", MaxSimLatency, o.Latency)
+		return optErr("--sim-latency", "must be at most %s (a real provider answers within seconds), got %s", MaxSimLatency, o.Latency)
 	case o.TokenLatency < 0:
-		return optErr("bench.sim.tokenLatency (--sim-token-latency)", "must be 0s or more, got %s", o.TokenLatency)
+		return optErr("--sim-token-latency", "must be 0s or more, got %s", o.TokenLatency)
 	case o.RPM < 0:
-		return optErr("bench.sim.rpm (--sim-rpm)", "must be 0 (unlimited) or more, got %d", o.RPM)
+		return optErr("--sim-rpm", "must be 0 (unlimited) or more, got %d", o.RPM)
 	case o.TPM < 0:
-		return optErr("bench.sim.tpm (--sim-tpm)", "must be 0 (unlimited) or more, got %d", o.TPM)
+		return optErr("--sim-tpm", "must be 0 (unlimited) or more, got %d", o.TPM)
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (o SimOptions) CheckTimeout(timeout time.Duration, chunkTokens int) error {
 	if took < timeout {
 		return nil
 	}
-	return optErr("bench.sim.latency (--sim-latency) and bench.sim.tokenLatency (--sim-token-latency)",
+	return optErr("--sim-latency and --sim-token-latency",
 		"%s plus %s per token makes the simulated provider answer a request of one chunk (splitter.chunkSize, %d tokens) in %s, "+
 			"not below embedder.timeout (%s): no configuration could embed a chunk without timing out; "+
 			"lower --sim-latency or --sim-token-latency, or raise embedder.timeout",

@@ -312,7 +312,7 @@ func checkKind(s setting) *settingError {
 		return checkDuration(s)
 	}
 	if k := t.Kind(); (k == reflect.Float32 || k == reflect.Float64) && overflows(n) != 0 {
-		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: "beyond the range of numbers (about ±1.8e308)"}
+		return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: float64RangeWords}
 	}
 	return nil // yaml.v3 checks the other scalars (a string, true or false, a duration)
 }
@@ -401,7 +401,7 @@ func checkWholeNumber(s setting, t reflect.Type) *settingError {
 		case n.Decode(&u) == nil:
 			v = new(big.Int).SetUint64(u)
 		default: // an explicit !!int on something else
-			return bad("not a whole number")
+			return bad("not " + wholeNumberWords)
 		}
 	case "!!float":
 		if i, ok := new(big.Int).SetString(strings.ReplaceAll(n.Value, "_", ""), 10); ok {
@@ -410,11 +410,11 @@ func checkWholeNumber(s setting, t reflect.Type) *settingError {
 		}
 		var f float64
 		if err := n.Decode(&f); err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
-			return bad("not a whole number")
+			return bad("not " + wholeNumberWords)
 		}
 		if v, _ = big.NewFloat(f).Int(nil); v.Cmp(lo) >= 0 && v.Cmp(hi) <= 0 {
 			// 1e3 or 100.0: a whole number written as a decimal
-			return bad("not a whole number; write it as " + v.String())
+			return bad("not " + wholeNumberWords + "; write it as " + v.String())
 		}
 	default:
 		switch overflows(n) {
@@ -423,7 +423,7 @@ func checkWholeNumber(s setting, t reflect.Type) *settingError {
 		case -1:
 			v = new(big.Int).Sub(lo, big.NewInt(1))
 		default:
-			return bad("not a whole number")
+			return bad("not " + wholeNumberWords)
 		}
 	}
 	switch {
@@ -485,21 +485,31 @@ func describeValue(n *yaml.Node) string {
 	return v
 }
 
+// What a value of each kind is, in the user's words: the errors of the
+// config file and of the command line's flags share these phrases.
+const (
+	wholeNumberWords  = "a whole number"
+	numberWords       = "a number"
+	boolWords         = "true or false"
+	durationWords     = "a duration such as 500ms, 60s or 2m"
+	float64RangeWords = "beyond the range of numbers (about ±1.8e308)"
+)
+
 // kindWords describes what a setting of type t takes, in the user's words,
 // never with a Go type name.
 func kindWords(t reflect.Type) string {
 	if t == durationType {
-		return "a duration such as 500ms, 60s or 2m"
+		return durationWords
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return kindWords(t.Elem())
 	case reflect.Bool:
-		return "true or false"
+		return boolWords
 	case reflect.String:
 		return "a string"
 	case reflect.Float32, reflect.Float64:
-		return "a number"
+		return numberWords
 	case reflect.Struct, reflect.Map:
 		return "a mapping"
 	case reflect.Slice, reflect.Array:
@@ -514,7 +524,7 @@ func kindWords(t reflect.Type) string {
 		return "a list"
 	}
 	if isWholeNumber(t) {
-		return "a whole number"
+		return wholeNumberWords
 	}
 	return "a valid value"
 }
@@ -772,13 +782,13 @@ func tagWords(tag, value string) string {
 func typeWords(goType string) string {
 	switch goType {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "a whole number"
+		return wholeNumberWords
 	case "float32", "float64":
-		return "a number"
+		return numberWords
 	case "bool":
-		return "true or false"
+		return boolWords
 	case "time.Duration":
-		return "a duration such as 500ms, 60s or 2m"
+		return durationWords
 	case "string":
 		return "a string"
 	case "[]string":

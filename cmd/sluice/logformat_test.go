@@ -23,7 +23,7 @@ func TestLogFormatJSON(t *testing.T) {
 		{"warning", []string{"--log-format", "json", "run", "docs"}, exitOK, "WARN", "no file of docs matches source.include"},
 		{"fatal error", []string{"--log-format=json", "query", "text", "--mode", "nonsense"}, exitUsage, "ERROR", "nonsense"},
 		{"bad flag before --log-format", []string{"run", "docs", "--bogus", "--log-format", "json"}, exitUsage, "ERROR", "bogus"},
-		{"bad value before --log-format=", []string{"bench", "corpus", "--batch-sizes", "x", "--log-format=json"}, exitUsage, "ERROR", "--batch-sizes"},
+		{"bad value before --log-format=", []string{"bench", "corpus", "--batch-sizes", "x", "--log-format=json"}, exitUsage, "ERROR", `--batch-sizes: "x" is not a comma-separated list of whole numbers`},
 		{"bench's progress", []string{"--log-format", "json", "bench", "corpus", "--simulate", "--in-process", "--batch-sizes", "4", "--concurrency", "1",
 			"--sim-latency", "2ms", "--warmup", "0s", "--cooldown", "0s", "--duration", "50ms", "--min-requests", "2", "--out", "results"}, exitOK, "INFO", "bench: wrote "},
 	}

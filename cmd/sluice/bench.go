@@ -70,7 +70,7 @@ func (a *app) benchCommand() *cobra.Command {
 			"Exit codes: 0 every configuration was measured; 1 some or all failed (the others are still printed\n" +
 			"and written), or the benchmark was interrupted (what was measured is printed and written, marked\n" +
 			"partial); 2 a usage or configuration error, found before anything is measured.",
-		Args: positionalArgs(cobra.MaximumNArgs(1)),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.bench(cmd, args, &f) },
 	}
 	fl := cmd.Flags()

@@ -36,7 +36,7 @@ func (a *app) devSearchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search",
 		Short: "Serve a strict Cloud AI Search (Azure AI Search REST 2024-07-01) stand-in",
-		Args:  positionalArgs(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFaults(opts.FaultRate, map[string]time.Duration{"latency": opts.Latency}); err != nil {
 				return err
@@ -84,7 +84,7 @@ func (a *app) devEmbeddingsCommand() *cobra.Command {
 		Long: "Serve POST /v1/embeddings and the Azure OpenAI route with deterministic (hashing) vectors. It enforces\n" +
 			"request caps (400), an RPM/TPM quota (429 with retry-after-ms and x-ratelimit-* headers), latency of a\n" +
 			"base plus a cost per token, and injected faults.",
-		Args: positionalArgs(cobra.NoArgs),
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFaults(opts.FaultRate, map[string]time.Duration{"latency": opts.Latency, "token-latency": opts.TokenLatency}); err != nil {
 				return err

@@ -29,7 +29,7 @@ func (a *app) failedCommand() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List failed documents with their reason and attempt count",
-		Args:  positionalArgs(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			cfg, err := a.config()
@@ -69,7 +69,7 @@ func (a *app) failedCommand() *cobra.Command {
 		Short: "Ingest again only the documents that failed",
 		Long: "Ingest again only the documents of the dead-letter table. DIR is the folder the failed run read\n" +
 			"(default source.dir), since documents are named by their path relative to it.",
-		Args: positionalArgs(cobra.MaximumNArgs(1)),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			cfg, err := a.configForDir(args, rf.include, rf.exclude, true)

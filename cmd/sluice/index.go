@@ -31,7 +31,7 @@ func (a *app) indexCommand() *cobra.Command {
 		return &cobra.Command{
 			Use:   use,
 			Short: short,
-			Args:  positionalArgs(cobra.NoArgs),
+			Args:  noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				cfg, err := a.config()
 				if err != nil {
@@ -346,7 +346,7 @@ func (a *app) doctorCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the configuration, the embedder and the sink, and say how to fix what fails",
-		Args:  positionalArgs(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			cfg, err := a.config()

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -216,14 +217,62 @@ func (a *app) config() (Config, error) {
 	return cfg, nil
 }
 
-// positionalArgs wraps cobra's argument checks as usage errors.
-func positionalArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+// noArgs checks the positional arguments of a command that takes none, as
+// argCount does.
+func noArgs(cmd *cobra.Command, args []string) error {
+	return argCount(cmd, args, 0, 0)
+}
+
+// maxArgs returns the check of the positional arguments of a command that
+// takes at most n, as argCount does.
+func maxArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return &usageError{err}
-		}
+		return argCount(cmd, args, 0, n)
+	}
+}
+
+// minArgs returns the check of the positional arguments of a command that
+// takes at least n, as argCount does.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		return argCount(cmd, args, n, -1)
+	}
+}
+
+// argCount checks that cmd was given from lo to hi positional arguments
+// (hi < 0: no limit). Otherwise it returns a usage error that names the
+// command, says what it takes and what it was given, and shows its usage
+// line, where cobra's checks say only "accepts at most 1 arg(s), received 2".
+func argCount(cmd *cobra.Command, args []string, lo, hi int) error {
+	var takes string
+	switch n := len(args); {
+	case n < lo:
+		takes = "needs at least " + plural(lo, "argument", "arguments")
+	case hi == 0 && n > 0:
+		takes = "takes no arguments"
+	case hi > 0 && n > hi:
+		takes = "takes at most " + plural(hi, "argument", "arguments")
+	default:
 		return nil
 	}
+	return usagef("%s %s, got %s; usage: %s", cmd.CommandPath(), takes, argsWords(args), cmd.UseLine())
+}
+
+// argsWords describes the positional arguments a command was given: their
+// number and the first three, quoted.
+func argsWords(args []string) string {
+	if len(args) == 0 {
+		return "none"
+	}
+	quoted := make([]string, 0, 4)
+	for i, a := range args {
+		if i == 3 {
+			quoted = append(quoted, "...")
+			break
+		}
+		quoted = append(quoted, strconv.Quote(a))
+	}
+	return fmt.Sprintf("%d (%s)", len(args), strings.Join(quoted, ", "))
 }
 
 // newLogHandler returns the slog handler of --log-format: "text" for

@@ -157,6 +157,45 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}
 }
 
+// TestArgumentCounts checks that a command given too many or too few
+// positional arguments exits 2 with a message that names the command, says
+// what it takes and what it got, and shows its usage line, for every
+// command that checks their number (cobra's own said only "accepts at most
+// 1 arg(s), received 2").
+func TestArgumentCounts(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // all of stderr
+	}{
+		{[]string{"run", "docs", "extra"}, `sluice run takes at most 1 argument, got 2 ("docs", "extra"); usage: sluice run [DIR] [flags]`},
+		{[]string{"watch", "a", "b"}, `sluice watch takes at most 1 argument, got 2 ("a", "b"); usage: sluice watch [DIR] [flags]`},
+		{[]string{"bench", "a", "b", "c", "d"}, `sluice bench takes at most 1 argument, got 4 ("a", "b", "c", ...); usage: sluice bench [DIR] [flags]`},
+		{[]string{"failed", "retry", "a", "b"}, `sluice failed retry takes at most 1 argument, got 2 ("a", "b"); usage: sluice failed retry [DIR] [flags]`},
+		{[]string{"split"}, `sluice split needs at least 1 argument, got none; usage: sluice split FILE... [flags]`},
+		{[]string{"split", "--json"}, `sluice split needs at least 1 argument, got none; usage: sluice split FILE... [flags]`},
+		{[]string{"failed", "list", "x"}, `sluice failed list takes no arguments, got 1 ("x"); usage: sluice failed list [flags]`},
+		{[]string{"get", "x"}, `sluice get takes no arguments, got 1 ("x"); usage: sluice get [flags]`},
+		{[]string{"delete", "a.md"}, `sluice delete takes no arguments, got 1 ("a.md"); usage: sluice delete --doc-id REF_DOC_ID [flags]`},
+		{[]string{"index", "create", "x"}, `sluice index create takes no arguments, got 1 ("x"); usage: sluice index create [flags]`},
+		{[]string{"index", "validate", "x"}, `sluice index validate takes no arguments, got 1 ("x"); usage: sluice index validate [flags]`},
+		{[]string{"index", "delete", "x"}, `sluice index delete takes no arguments, got 1 ("x"); usage: sluice index delete [flags]`},
+		{[]string{"index", "stats", "x", "y"}, `sluice index stats takes no arguments, got 2 ("x", "y"); usage: sluice index stats [flags]`},
+		{[]string{"doctor", "x"}, `sluice doctor takes no arguments, got 1 ("x"); usage: sluice doctor [flags]`},
+		{[]string{"devserver", "search", "x"}, `sluice devserver search takes no arguments, got 1 ("x"); usage: sluice devserver search [flags]`},
+		{[]string{"devserver", "embeddings", "x"}, `sluice devserver embeddings takes no arguments, got 1 ("x"); usage: sluice devserver embeddings [flags]`},
+		{[]string{"version", "x"}, `sluice version takes no arguments, got 1 ("x"); usage: sluice version [flags]`},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, code := sluice(t, dir, tt.args...)
+			if want := "sluice: " + tt.want + "\n"; code != exitUsage || stderr != want {
+				t.Errorf("exit %d, stderr %q; want exit 2, stderr %q", code, stderr, want)
+			}
+		})
+	}
+}
+
 func TestEmptyConfigKeepsDefaults(t *testing.T) {
 	for _, body := range []string{"", "# only a comment\n", "---\n"} {
 		path := filepath.Join(t.TempDir(), "c.yaml")

@@ -329,7 +329,7 @@ func (a *app) getCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get",
 		Short: "List stored nodes (getNodes), by id, document, filter and limit",
-		Args:  positionalArgs(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			mf, err := filters.parse()
@@ -481,7 +481,7 @@ func (a *app) deleteCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete --doc-id REF_DOC_ID",
 		Short: "Delete every node of a document (delete(refDocId))",
-		Args:  positionalArgs(cobra.NoArgs),
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if docID == "" {

@@ -40,7 +40,7 @@ func (a *app) runCommand() *cobra.Command {
 		Long: "Ingest a folder: walk it, split each document into chunks, embed them in batches and write\n" +
 			"them to the configured vector store. DIR overrides source.dir. Exit code 3 means the run\n" +
 			"finished but some documents failed; they are listed in the summary and the report.",
-		Args: positionalArgs(cobra.MaximumNArgs(1)),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.run(cmd, args, f) },
 	}
 	f.addSelectFlags(cmd.Flags())

@@ -47,7 +47,7 @@ func (a *app) splitCommand() *cobra.Command {
 		Long: "Split files into chunks exactly as `run` would, without embedding or storing them. Files are\n" +
 			"split in parallel and printed in argument order. start and end are byte offsets into the file;\n" +
 			"start_char_idx and end_char_idx (--json) are what run stores: UTF-16 code units, as LlamaIndex counts.",
-		Args: positionalArgs(cobra.MinimumNArgs(1)),
+		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := a.config()
 			if err != nil {

@@ -45,7 +45,7 @@ func (a *app) watchCommand() *cobra.Command {
 			"Either way the state stays consistent and the next start resumes. --metrics-addr serves\n" +
 			"Prometheus metrics on /metrics, and /healthz and /readyz; port 0 picks a free port, and\n" +
 			"the log line \"watch: serving metrics\" gives the address bound.",
-		Args: positionalArgs(cobra.MaximumNArgs(1)),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.watch(cmd, args, f) },
 	}
 	addWatchFlags(cmd.Flags(), &f, def)

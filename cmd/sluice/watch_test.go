@@ -181,7 +181,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"missing folder", []string{"watch", "nope"}, `"nope" does not exist`},
 		{"file for folder", []string{"watch", "a.md"}, `"a.md" is a file, not a folder; to read just this file pass its folder "." as DIR and set source.include to ["a.md"] in the config file`},
 		{"bad metrics address", []string{"watch", ".", "--metrics-addr", "not-an-address"}, "--metrics-addr"},
-		{"two folders", []string{"watch", "a", "b"}, "accepts at most 1 arg"},
+		{"two folders", []string{"watch", "a", "b"}, "sluice watch takes at most 1 argument, got 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -200,6 +200,14 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 		o.log.Warn(fmt.Sprintf("cloudsearch: api-version %s (from %s) is newer than the versions this Sluice knows (the newest is %s): it is sent as is, and a refusal by the service is reported as a configuration error",
 			apiVersion, apiVersionFrom, azspec.NewestAPIVersion()))
 	}
+	for _, s := range cfg.strayHidden() {
+		hint := "check the name"
+		if s.near != "" {
+			hint = fmt.Sprintf("did you mean %q?", s.near)
+		}
+		o.log.Warn(fmt.Sprintf("cloudsearch: sink.cloudsearch.hiddenFieldKeys: %q names no field Sluice writes (%s): the index gets it as an empty hidden field; %s",
+			s.key, strings.Join(cfg.writtenFields(), ", "), hint))
+	}
 	auth, err := authPolicy(&cfg, &o)
 	if err != nil {
 		return nil, err

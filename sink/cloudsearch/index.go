@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // Names of the vector search configurations created with the index; they
@@ -494,6 +497,43 @@ func (c Config) hidden() map[string]bool {
 		set[h] = true
 	}
 	return set
+}
+
+// writtenFields lists the fields Sluice writes: the key, the chunk, the
+// embedding, the metadata string, doc_id and the filterable metadata
+// fields.
+func (c Config) writtenFields() []string {
+	names := []string{c.IDFieldKey, c.ChunkFieldKey, c.EmbeddingFieldKey, c.MetadataStringFieldKey, c.DocIDFieldKey}
+	for _, f := range c.FilterableMetadataFieldKeys {
+		names = append(names, f.Field)
+	}
+	return names
+}
+
+// strayKey is a hiddenFieldKeys entry that names no field Sluice writes,
+// and the written field within two edits of it, if any.
+type strayKey struct{ key, near string }
+
+// strayHidden returns the hiddenFieldKeys that name none of writtenFields,
+// in their order, each with the written field within two edits of it (most
+// likely the one meant). The index gets such a key as a hidden string
+// field that nothing fills.
+func (c Config) strayHidden() []strayKey {
+	names := c.writtenFields()
+	var stray []strayKey
+	for _, h := range c.HiddenFieldKeys {
+		if slices.Contains(names, h) {
+			continue
+		}
+		s, best := strayKey{key: h}, 3
+		for _, n := range names {
+			if d := levenshtein.ComputeDistance(strings.ToLower(h), strings.ToLower(n)); d < best {
+				s.near, best = n, d
+			}
+		}
+		stray = append(stray, s)
+	}
+	return stray
 }
 
 // readFields lists the fields the store reads back, unless hidden: the

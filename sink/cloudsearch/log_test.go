@@ -122,3 +122,27 @@ func TestManagedIdentityClientID(t *testing.T) {
 		}
 	}
 }
+
+// TestStrayHiddenKeyWarns: a hiddenFieldKeys entry that names no field
+// Sluice writes is warned about when the store opens, with the written
+// field it most likely means; a hidden written field is not.
+func TestStrayHiddenKeyWarns(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	startStore(t, searchtest.Options{}, func(c *Config) {
+		c.HiddenFieldKeys = []string{"chunck", "doc_id", "secret"}
+	}, WithLogger(log))
+	warns := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{
+		`hiddenFieldKeys: \"chunck\" names no field Sluice writes (id, chunk, embedding, metadata, doc_id, author, year, tags): the index gets it as an empty hidden field; did you mean \"chunk\"?`,
+		`hiddenFieldKeys: \"secret\" names no field Sluice writes (id, chunk, embedding, metadata, doc_id, author, year, tags): the index gets it as an empty hidden field; check the name`,
+	}
+	if len(warns) != len(want) {
+		t.Fatalf("log:\n%s\nwant %d warnings", buf.String(), len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(warns[i], "level=WARN") || !strings.Contains(warns[i], w) {
+			t.Errorf("warning %d = %s\nwant %s", i, warns[i], w)
+		}
+	}
+}

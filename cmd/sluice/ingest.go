@@ -40,10 +40,12 @@ type ingestMode struct {
 	dryRun, full, verify bool
 }
 
-// newIngester opens everything a run over cfg in mode needs. The manifest
-// is opened first, for writing: while another process writes the same
-// index (a `sluice watch`, another run) it fails at once with
-// state.ErrLocked (exit 1), before anything is read or embedded. In a dry
+// newIngester opens everything a run over cfg in mode needs. The embedder
+// and the store's settings and credentials are checked first, without
+// writing anything (a missing key names its variable); then the manifest
+// is opened, for writing: while another process writes the same index (a
+// `sluice watch`, another run) it fails at once with state.ErrLocked (exit
+// 1), before the store is opened or anything is read or embedded. In a dry
 // run the embedder is not opened, the manifest is only read (it takes no
 // lock and runs beside a writer), and the store is opened only to be read,
 // when the plan needs it (openStoreToPlan). A store that holds vectors of
@@ -94,18 +96,22 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 		}
 		return in, nil
 	}
+	// The settings and keys first: a run refused for them writes nothing,
+	// neither a manifest nor a lock.
+	emb, err := a.openEmbedder(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	in.opts.Embedder = emb
+	if err := checkStoreSettings(ctx, cfg); err != nil {
+		return nil, err
+	}
 	st, err := state.OpenForWriting(ctx, cfg.State.Path, sinkScope(cfg))
 	if err != nil {
 		return nil, err
 	}
 	in.closers = append(in.closers, st.Close)
 	in.opts.State = st
-	emb, err := a.openEmbedder(ctx, cfg)
-	if err != nil {
-		in.Close()
-		return nil, err
-	}
-	in.opts.Embedder = emb
 	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		in.Close()
@@ -118,6 +124,22 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 		return nil, err
 	}
 	return in, nil
+}
+
+// checkStoreSettings checks, before a run takes the index's lock, what
+// opening cfg's store would check without the network: for Cloud AI Search
+// the settings, the endpoint and the credential's variables (a missing
+// endpoint or key names its variable). It writes nothing and logs nothing:
+// the store opened after the lock does that.
+func checkStoreSettings(ctx context.Context, cfg Config) error {
+	if cfg.Sink.Type != "cloudsearch" {
+		return nil
+	}
+	s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithoutIndexManagement())
+	if err != nil {
+		return err
+	}
+	return s.Close()
 }
 
 // openStoreToPlan opens the store of a dry run, to read it, when its plan

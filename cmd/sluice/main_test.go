@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -483,5 +485,36 @@ func TestDoctorChecksTheManifest(t *testing.T) {
 	}
 	if _, _, code := sluice(t, dir, "run", "corpus", "--config", "other.yaml"); code != exitUsage {
 		t.Errorf("run with another embedder: exit %d, want %d as doctor said", code, exitUsage)
+	}
+}
+
+// TestRefusedRunWritesNothing: a run or a watch refused for a
+// missing key or endpoint exits 2 naming the variable and leaves no state
+// file or lock behind: nothing was started.
+func TestRefusedRunWritesNothing(t *testing.T) {
+	for _, v := range cloudSearchVars {
+		unsetEnv(t, v)
+	}
+	t.Setenv("SLUICE_TEST_ABSENT_KEY", "")
+	tests := []struct {
+		name, config, want string
+		args               []string
+	}{
+		{"embedder key", "embedder: {provider: openai, model: text-embedding-3-small, apiKeyEnv: SLUICE_TEST_ABSENT_KEY}\n", "SLUICE_TEST_ABSENT_KEY", []string{"run", "docs"}},
+		{"search endpoint", "embedder: {dimensions: 16}\nsink: {type: cloudsearch, cloudsearch: {indexName: docs, embeddingDimensionality: 16}}\n", "CLOUD_AI_SEARCH_ENDPOINT", []string{"run", "docs"}},
+		{"watch", "embedder: {provider: openai, model: text-embedding-3-small, apiKeyEnv: SLUICE_TEST_ABSENT_KEY}\n", "SLUICE_TEST_ABSENT_KEY", []string{"watch", "docs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha.\n", "sluice.yaml": tt.config})
+			_, stderr, code := sluice(t, dir, tt.args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming %s", code, stderr, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".sluice")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf(".sluice was created (%v): a refused run must write nothing", err)
+			}
+		})
 	}
 }

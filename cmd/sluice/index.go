@@ -358,7 +358,8 @@ func (a *app) doctorCommand() *cobra.Command {
 				if err != nil {
 					failed++
 					misconfigured = misconfigured || exitCodeOf(err) == exitUsage
-					fmt.Fprintf(a.stdout, "✗ %s: %v\n", name, err)
+					// "✗ cloudsearch: endpoint ...", not "cloudsearch: cloudsearch: ...".
+					fmt.Fprintf(a.stdout, "✗ %s: %s\n", name, strings.TrimPrefix(err.Error(), name+": "))
 					return
 				}
 				fmt.Fprintf(a.stdout, "✓ %s: %s\n", name, detail)

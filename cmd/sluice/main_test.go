@@ -518,3 +518,18 @@ func TestRefusedRunWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorNamesTheCheckOnce: a failed check's line names the check once,
+// not again as its error's prefix ("cloudsearch: cloudsearch: ...").
+func TestDoctorNamesTheCheckOnce(t *testing.T) {
+	for _, v := range cloudSearchVars {
+		unsetEnv(t, v)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"sluice.yaml": "embedder: {dimensions: 16}\nsink: {type: cloudsearch, cloudsearch: {indexName: docs, embeddingDimensionality: 16}}\n"})
+	stdout, _, code := sluice(t, dir, "doctor")
+	if code != exitUsage || !strings.Contains(stdout, "✗ cloudsearch: sink.cloudsearch.endpoint: is not set and CLOUD_AI_SEARCH_ENDPOINT is empty") ||
+		strings.Contains(stdout, "cloudsearch: cloudsearch:") {
+		t.Errorf("exit %d, stdout:\n%s\nwant exit 2 and the check named once", code, stdout)
+	}
+}

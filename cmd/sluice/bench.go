@@ -172,7 +172,7 @@ func (a *app) bench(cmd *cobra.Command, args []string, f *benchFlags) (err error
 	a.benchAnnounce(trials, cfg.Source.Dir, w, f)
 	results, runErr := bench.Run(ctx, m, trials, func(r bench.Result) {
 		if r.Error != "" {
-			a.benchWarn(fmt.Sprintf("bench: %s failed: %s", r.Trial(), r.Error),
+			a.benchWarn(fmt.Sprintf("bench: %s failed: %s", r.Trial(), r.Reason()),
 				"batch_size", r.BatchSize, "concurrency", r.Concurrency, "error", r.Error)
 			return
 		}

@@ -140,7 +140,7 @@ func (h *Harness) Measure(ctx context.Context, t Trial) (Result, error) {
 	if res.Seconds <= 0 {
 		// Nothing to measure: a figure of 0 tokens/s would say the setting
 		// is slow when the window was only too short for its requests.
-		return Result{}, fmt.Errorf("bench: trial %s: no embedding request completed in its measured window of %s; raise --max-duration (bench.maxDuration) above the latency of one request", t, opts.MaxDuration)
+		return Result{}, fmt.Errorf("bench: trial %s: no embedding request completed in its measured window of %s; raise --max-duration above the latency of one request", t, opts.MaxDuration)
 	}
 	if peak, err := rss.Peak(); err == nil {
 		res.PeakRSSMB = float64(peak) / (1 << 20)

@@ -63,7 +63,7 @@ func WriteTable(w io.Writer, results []Result, opts ...RenderOption) error {
 		note := ""
 		switch {
 		case r.Error != "":
-			note = "error: " + r.Error
+			note = "error: " + r.Reason()
 		case i == win:
 			note = "*"
 		case o.interrupted && i == best:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -55,6 +56,12 @@ type Result struct {
 
 // Trial returns the configuration r measured.
 func (r Result) Trial() Trial { return Trial{BatchSize: r.BatchSize, Concurrency: r.Concurrency} }
+
+// Reason returns Error without the "bench: trial BxC: " it starts with, for
+// a line that names the configuration already.
+func (r Result) Reason() string {
+	return strings.TrimPrefix(r.Error, fmt.Sprintf("bench: trial %s: ", r.Trial()))
+}
 
 // nearBest is the share of the best throughput within which Pick counts
 // two results as equally fast: differences that small are measurement

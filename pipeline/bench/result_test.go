@@ -97,3 +97,24 @@ func TestRecommendation(t *testing.T) {
 		})
 	}
 }
+
+// TestReason: a failed result's reason is its error without the
+// configuration its line names already; another prefix is kept.
+func TestReason(t *testing.T) {
+	tests := []struct{ err, want string }{
+		{"bench: trial 4x1: embedder: refused", "embedder: refused"},
+		{"bench: trial 8x2: opening the store: locked", "opening the store: locked"},
+		{"bench: trial 4x2: embedder: refused", "bench: trial 4x2: embedder: refused"}, // another configuration's
+		{"embedder: refused", "embedder: refused"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		r := bench.Result{BatchSize: 4, Concurrency: 1, Error: tt.err}
+		if tt.err != "" && strings.HasPrefix(tt.err, "bench: trial 8x2") {
+			r.BatchSize, r.Concurrency = 8, 2
+		}
+		if got := r.Reason(); got != tt.want {
+			t.Errorf("Reason() of %q = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) err
 		a.warnIfNothingMatches(ctx, opts.Reader, "--include (such as --include '**/*.txt') or source.include")
 	}
 	if runErr != nil && ctx.Err() != nil {
-		runErr = fmt.Errorf("interrupted after %d documents; the store is consistent, run again to finish: %w", report.FilesIngested, runErr)
+		runErr = &interruptedError{fmt.Sprintf("interrupted after %d documents; the store is consistent, run again to finish", report.FilesIngested), runErr}
 	}
 	if reportErr != nil {
 		return errors.Join(runErr, reportErr) // never errPartial: exit 1 (or 2 for a run stopped by a configuration error)
@@ -216,3 +216,14 @@ func (a *app) warnIfNothingMatches(ctx context.Context, cfg reader.Config, how s
 	a.log.Warn(fmt.Sprintf("no file of %s matches source.include %s, so nothing is read; it holds %s that the patterns leave out (%s); select them with %s",
 		cfg.Dir, cfg.WithDefaults().Include, plural(n, "file", "files"), strings.Join(some, ", "), how))
 }
+
+// interruptedError is the error of a run stopped by Ctrl-C or SIGTERM. Its
+// message says what was done and what to do, and not "context canceled",
+// which it wraps for errors.Is.
+type interruptedError struct {
+	msg string
+	err error
+}
+
+func (e *interruptedError) Error() string { return e.msg }
+func (e *interruptedError) Unwrap() error { return e.err }

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/embedder/embedtest"
 )
 
 // TestReportPathCheckedFirst checks that a --report file that cannot be
@@ -201,5 +205,30 @@ func TestRunWarnsUnescapedPattern(t *testing.T) {
 	out, stderr, code = sluice(t, dir, "run", "docs", "--exclude", "[[]x].md", "--dry-run")
 	if code != 0 || strings.Contains(stderr, "does not match") || !strings.Contains(out, "over 1 file") {
 		t.Errorf("escaped: exit %d, stdout %q, stderr %q; want [x].md excluded and no warning", code, out, stderr)
+	}
+}
+
+// TestInterruptedRunSaysSo: a run interrupted while a request is under way
+// exits 1 saying it was interrupted, how far it got and to run again; its
+// message does not end in "context canceled", although the error still
+// wraps it.
+func TestInterruptedRunSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const key = "sk-interrupt-test"
+	t.Setenv("SLUICE_INTERRUPT_KEY", key)
+	_, url := embedtest.Start(t, embedtest.Options{Key: key, Dimensions: 16, FaultRate: 1, Faults: []embedtest.Fault{embedtest.FaultStall}, OnStall: cancel})
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md":   "Alpha document about pelicans.\n",
+		"sluice.yaml": "embedder: {provider: openai, model: m, dimensions: 16, baseURL: \"" + url + "/v1\", apiKeyEnv: SLUICE_INTERRUPT_KEY}\n",
+	})
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	code := execute(ctx, []string{"run", "docs"}, &stdout, &stderr)
+	msg := strings.TrimSpace(stderr.String())
+	if code != exitFatal || !strings.Contains(msg, "sluice: interrupted after 0 documents; the store is consistent, run again to finish") ||
+		strings.HasSuffix(msg, "context canceled") {
+		t.Errorf("exit %d, stderr %q; want exit 1 saying it was interrupted and to run again", code, msg)
 	}
 }

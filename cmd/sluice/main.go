@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -214,7 +215,24 @@ func (a *app) config() (Config, error) {
 		return cfg, &ConfigError{File: path, Err: err}
 	}
 	a.warnEnvOverrides(cfg)
+	a.warnUnusedCloudSearch(cfg)
 	return cfg, nil
+}
+
+// warnUnusedCloudSearch warns when sink.cloudsearch holds settings the
+// store would refuse while sink.type is local, which ignores them: the
+// mistake would otherwise show only once sink.type is switched.
+func (a *app) warnUnusedCloudSearch(cfg Config) {
+	cs := cfg.Sink.CloudSearch
+	if cfg.Sink.Type == "cloudsearch" || reflect.ValueOf(cs).IsZero() {
+		return
+	}
+	if cs.IndexName == "" {
+		cs.IndexName = "unused" // required once used; not a mistake now
+	}
+	if err := cs.Validate(); err != nil {
+		a.log.Warn(fmt.Sprintf("sink.cloudsearch is not used while sink.type is %s, but the Cloud AI Search store would refuse it: %v; fix it before switching sink.type", cfg.Sink.Type, err))
+	}
 }
 
 // noArgs checks the positional arguments of a command that takes none, as

@@ -533,3 +533,30 @@ func TestDoctorNamesTheCheckOnce(t *testing.T) {
 		t.Errorf("exit %d, stdout:\n%s\nwant exit 2 and the check named once", code, stdout)
 	}
 }
+
+// TestUnusedCloudSearchSettingsWarn: while sink.type is local, a
+// sink.cloudsearch section the store would refuse is warned about, naming
+// the setting; a sound one, without an index name yet, is not.
+func TestUnusedCloudSearchSettingsWarn(t *testing.T) {
+	tests := []struct {
+		name, section, want string
+	}{
+		{"bad credential", "{credential: bogus}", `sink.cloudsearch is not used while sink.type is local, but the Cloud AI Search store would refuse it: cloudsearch: sink.cloudsearch.credential: unknown credential \"bogus\"`},
+		{"sound, no index name", "{embeddingDimensionality: 1536, vectorAlgorithmType: hnsw}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha.\n", "sluice.yaml": "sink: {type: local, cloudsearch: " + tt.section + "}\n"})
+			_, stderr, code := sluice(t, dir, "run", "docs", "--dry-run")
+			switch {
+			case code != 0:
+				t.Errorf("exit %d, stderr %q; want 0: the section is not used", code, stderr)
+			case tt.want == "" && stderr != "":
+				t.Errorf("stderr %q; want nothing", stderr)
+			case tt.want != "" && (!strings.Contains(stderr, "level=WARN") || !strings.Contains(stderr, tt.want)):
+				t.Errorf("stderr %q; want a warning saying %q", stderr, tt.want)
+			}
+		})
+	}
+}

@@ -104,7 +104,7 @@ type InvalidKeyError struct {
 // and how to fix it, without quoting the key.
 func (e *InvalidKeyError) Error() string {
 	return "embedder: environment variable " + e.Env + " holds " + e.Problem +
-		", a control character, which no key holds (the value is not shown here); set " + e.Env +
+		"; no key holds control characters (the value is not shown here): set " + e.Env +
 		" to your " + e.Provider + " API key alone, copied again without line breaks or other control characters"
 }
 

@@ -134,6 +134,9 @@ func TestMalformedKeyNamesVariable(t *testing.T) {
 					t.Errorf("error %q does not say %q", msg, want)
 				}
 			}
+			if strings.Count(msg, "a control character") > 1 || !strings.Contains(msg, "no key") {
+				t.Errorf("error %q names the kind of character twice, or does not say that no key holds one", msg)
+			}
 			if strings.Contains(msg, "Authorization") || strings.Contains(msg, "header field") {
 				t.Errorf("error %q names the header, not the variable", msg)
 			}

@@ -369,7 +369,7 @@ func (p credentialPolicy) Do(req *policy.Request) (*http.Response, error) {
 	for _, v := range credential.FromHeader(req.Raw().Header) {
 		sc.add(v)
 		if problem := credential.HeaderProblem(v); problem != "" {
-			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+", a control character, which no key or token holds (the value is not shown)",
+			return nil, permanentError{configErr(p.setting, "the "+p.name+" holds "+problem+"; no key or token holds control characters (the value is not shown)",
 				"copy the key or credential again, without line breaks or other control characters")}
 		}
 	}
@@ -471,7 +471,7 @@ func authPolicy(cfg *Config, o *options) (authentication, error) {
 			"set "+cfg.KeyEnv+" to an admin key of the service, or set sink.cloudsearch.credential to default or managedIdentity")
 	}
 	if problem := credential.HeaderProblem(key); problem != "" {
-		return authentication{}, configErr("key", from+" holds "+problem+", a control character, which no key holds (the value is not shown here)",
+		return authentication{}, configErr("key", from+" holds "+problem+"; no key holds control characters (the value is not shown here)",
 			"set "+from+" to the admin key alone, copied again from the service's Keys page without line breaks or other control characters")
 	}
 	return authentication{policy: opaque(runtime.NewKeyCredentialPolicy(azcore.NewKeyCredential(key), "api-key", keyOpts)), source: source, name: name, setting: "key"}, nil

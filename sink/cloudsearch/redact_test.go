@@ -278,6 +278,9 @@ func TestMalformedKeyIsConfigError(t *testing.T) {
 					t.Errorf("error %q does not say %q", msg, want)
 				}
 			}
+			if strings.Count(msg, "a control character") > 1 || !strings.Contains(msg, "no key") {
+				t.Errorf("error %q names the kind of character twice, or does not say that no key holds one", msg)
+			}
 			if errors.Is(err, ErrConnection) || strings.Contains(msg, "no answer") || strings.Contains(msg, "header field") {
 				t.Errorf("error %q blames the network or the header, not the key", msg)
 			}

@@ -143,19 +143,36 @@ func (m *matcher) descend(rel string) bool {
 	return false
 }
 
+// PatternWarning is a warning about one include or exclude pattern.
+type PatternWarning struct {
+	// Setting is the pattern's place, as Validate names it:
+	// source.include[0], source.exclude[2].
+	Setting string
+	// Text is the warning after the name of the pattern's list; it starts
+	// with the pattern, quoted.
+	Text string
+}
+
+// String returns the warning with the list it names: source.include "[x].md"
+// does not match ...
+func (w PatternWarning) String() string {
+	list, _, _ := strings.Cut(w.Setting, "[")
+	return list + " " + w.Text
+}
+
 // Unescaped returns a warning for each include or exclude pattern of c that
 // does not match the path it names when read literally, although a file or
 // folder of that name exists in c.Dir: in a glob, brackets, braces, '*' and
 // '?' are syntax, so "[draft].md" matches d.md, not the file "[draft].md".
-// Each warning names the setting and the pattern escaped to match the name.
-// A pattern without '/' is checked at the top of c.Dir only.
-func (c Config) Unescaped() []string {
-	var out []string
+// Each warning names the pattern escaped to match the name. A pattern
+// without '/' is checked at the top of c.Dir only.
+func (c Config) Unescaped() []PatternWarning {
+	var out []PatternWarning
 	for _, set := range []struct {
 		name     string
 		patterns []string
 	}{{"source.include", c.Include}, {"source.exclude", c.Exclude}} {
-		for _, p := range set.patterns {
+		for i, p := range set.patterns {
 			if !strings.ContainsAny(p, globMeta) {
 				continue
 			}
@@ -163,8 +180,11 @@ func (c Config) Unescaped() []string {
 			if _, err := os.Lstat(filepath.Join(c.Dir, filepath.FromSlash(name))); err != nil || newPattern(p).matches(name) {
 				continue
 			}
-			out = append(out, fmt.Sprintf("%s %q does not match %s, which is there: in a glob, %s; to match the name, write '%s' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)",
-				set.name, p, name, metaMeaning(p), escapeGlob(p)))
+			out = append(out, PatternWarning{
+				Setting: fmt.Sprintf("%s[%d]", set.name, i),
+				Text: fmt.Sprintf("%q does not match %s, which is there: in a glob, %s; to match the name, write '%s' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)",
+					p, name, metaMeaning(p), escapeGlob(p)),
+			})
 		}
 	}
 	return out

@@ -186,7 +186,14 @@ func TestUnescaped(t *testing.T) {
 		`source.exclude "[draft].md" does not match [draft].md, which is there: in a glob, [...] stands for one of the characters between the brackets; to match the name, write '[[]draft].md' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)`,
 		`source.exclude "{a,b}.md" does not match {a,b}.md, which is there: in a glob, {a,b} stands for a or b; to match the name, write '[{]a,b[}].md' (a bracket around one character stands for that character; keep the single quotes, in YAML as on a command line)`,
 	}
-	if got := c.Unescaped(); !slices.Equal(got, want) {
+	var got, settings []string
+	for _, w := range c.Unescaped() {
+		got, settings = append(got, w.String()), append(settings, w.Setting)
+	}
+	if want := []string{"source.include[1]", "source.exclude[0]", "source.exclude[1]"}; !slices.Equal(settings, want) {
+		t.Errorf("settings %q, want %q", settings, want)
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("Unescaped =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, name := range []string{"[draft].md", "{a,b}.md", "notes/[x].md", "a*?.md"} {

@@ -358,6 +358,7 @@ func (a *app) configForDir(args, include, exclude []string, selectFlags bool) (C
 		flags.add(fmt.Sprintf("source.exclude[%d]", len(cfg.Source.Exclude)+i), "--exclude", p, "source.exclude")
 	}
 	cfg.Source.Exclude = append(cfg.Source.Exclude, exclude...)
+	a.sourceFlags = flags
 	if err := cfg.Source.Validate(); err != nil {
 		return cfg, flags.explain(&ConfigError{Err: err})
 	}

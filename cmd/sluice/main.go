@@ -64,6 +64,9 @@ type app struct {
 	debug          bool
 	logFormat      string // --log-format
 	log            *slog.Logger
+	// sourceFlags are the source settings that --include and --exclude
+	// set, once configForDir has read them, for warnings to name the flag.
+	sourceFlags flagSettings
 }
 
 // execute runs the command line and returns the exit code.

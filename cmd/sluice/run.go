@@ -182,10 +182,15 @@ func writeReport(path string, r *pipeline.Report) error {
 
 // warnUnescaped warns about each include or exclude pattern of cfg that
 // names an existing file literally but, being a glob, does not match it
-// (see reader.Config.Unescaped).
+// (see reader.Config.Unescaped), naming the flag that gave the pattern, if
+// one did, or else its setting.
 func (a *app) warnUnescaped(cfg reader.Config) {
 	for _, w := range cfg.Unescaped() {
-		a.log.Warn(w)
+		if f, ok := a.sourceFlags[w.Setting]; ok {
+			a.log.Warn(f.Flag + " " + w.Text)
+			continue
+		}
+		a.log.Warn(w.String())
 	}
 }
 

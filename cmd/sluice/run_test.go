@@ -190,13 +190,14 @@ func TestJSONLogOfAnArgumentError(t *testing.T) {
 }
 
 // TestRunWarnsUnescapedPattern: an --exclude that names a file literally
-// but, being a glob, does not match it is warned about with the pattern
-// that would; the escaped pattern does exclude it.
+// but, being a glob, does not match it is warned about, naming the flag,
+// with the pattern that would; the escaped pattern does exclude it. From
+// the configuration file, the warning names the setting.
 func TestRunWarnsUnescapedPattern(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"docs/[x].md": "Draft.", "docs/a.md": "Other."})
 	out, stderr, code := sluice(t, dir, "run", "docs", "--exclude", "[x].md", "--dry-run")
-	if code != 0 || !strings.Contains(stderr, `source.exclude \"[x].md\" does not match [x].md, which is there`) || !strings.Contains(stderr, "write '[[]x].md'") {
+	if code != 0 || !strings.Contains(stderr, `--exclude \"[x].md\" does not match [x].md, which is there`) || !strings.Contains(stderr, "write '[[]x].md'") {
 		t.Errorf("exit %d, stderr %q; want a warning with the escaped pattern", code, stderr)
 	}
 	if !strings.Contains(out, "over 2 files") {
@@ -205,6 +206,12 @@ func TestRunWarnsUnescapedPattern(t *testing.T) {
 	out, stderr, code = sluice(t, dir, "run", "docs", "--exclude", "[[]x].md", "--dry-run")
 	if code != 0 || strings.Contains(stderr, "does not match") || !strings.Contains(out, "over 1 file") {
 		t.Errorf("escaped: exit %d, stdout %q, stderr %q; want [x].md excluded and no warning", code, out, stderr)
+	}
+	// From the configuration file, the warning names the setting.
+	writeFiles(t, dir, map[string]string{"sluice.yaml": "source: {exclude: [\"[x].md\"]}\n"})
+	_, stderr, code = sluice(t, dir, "run", "docs", "--dry-run")
+	if code != 0 || !strings.Contains(stderr, `source.exclude \"[x].md\" does not match [x].md, which is there`) {
+		t.Errorf("from the file: exit %d, stderr %q; want the warning naming source.exclude", code, stderr)
 	}
 }
 

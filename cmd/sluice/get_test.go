@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/local"
 )
 
 // TestGetByDocument: `get --doc-id` lists exactly one document's nodes,
@@ -131,5 +136,63 @@ func TestQueryWithAnotherModel(t *testing.T) {
 	}
 	if out, stderr, code := sluice(t, dir, "query", "pelicans", "--mode", "sparse", "--config", "instant.yaml"); code != exitOK || !strings.Contains(out, "a.md") {
 		t.Errorf("sparse query with another embedder configured: exit %d, %q %q; want results", code, out, stderr)
+	}
+}
+
+// pageSpy is a local store that records the ids each GetNodes call asks
+// for.
+type pageSpy struct {
+	*local.Store
+	calls [][]string
+}
+
+func (s *pageSpy) GetNodes(ctx context.Context, ids []string, f *sink.MetadataFilters, limit int) ([]sink.Node, error) {
+	s.calls = append(s.calls, ids)
+	return s.Store.GetNodes(ctx, ids, f, limit)
+}
+
+// TestGetAllPageByPage: get without ids or a document lists the nodes of a
+// store that can list them a page at a time, never asking for all of them
+// at once (an index of any size is never held whole), and stops at
+// --limit.
+func TestGetAllPageByPage(t *testing.T) {
+	store, err := local.Open(t.Context(), local.Config{Path: filepath.Join(t.TempDir(), "index.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	const n = 2500
+	nodes := make([]sink.Node, n)
+	for i := range nodes {
+		nodes[i] = sink.Node{ID: fmt.Sprintf("n%04d", i), RefDocID: fmt.Sprintf("d%02d.md", i%40), Text: "A note about herons.", Embedding: []float32{1, float32(i)}}
+	}
+	if _, err := store.Add(t.Context(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{0, 7} {
+		spy := &pageSpy{Store: store}
+		var seen []string
+		g := getter{store: spy, limit: limit, print: func(_ int, n sink.Node) error {
+			seen = append(seen, n.ID)
+			return nil
+		}}
+		if err := g.all(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		want := n
+		if limit > 0 {
+			want = limit
+		}
+		if len(seen) != want || len(slices.Compact(slices.Sorted(slices.Values(seen)))) != want {
+			t.Errorf("limit %d: printed %d distinct of %d nodes, want %d", limit, len(slices.Compact(slices.Sorted(slices.Values(seen)))), len(seen), want)
+		}
+		for _, ids := range spy.calls {
+			if len(ids) == 0 || len(ids) >= n {
+				t.Errorf("limit %d: GetNodes asked for %d ids, want a page (never all at once)", limit, len(ids))
+			}
+		}
+		if limit > 0 && len(spy.calls) != 1 {
+			t.Errorf("limit %d: %d pages read, want 1", limit, len(spy.calls))
+		}
 	}
 }

@@ -361,9 +361,12 @@ func (a *app) getCommand() *cobra.Command {
 				g := getter{store: store, filters: mf, limit: limit, print: func(rank int, n sink.Node) error {
 					return printResult(a.stdout, asJSON, rank, resultLine{ID: n.ID, DocID: n.RefDocID, Text: n.Text, Metadata: n.Metadata, Unranked: true})
 				}}
-				if docID != "" {
+				switch {
+				case docID != "":
 					err = g.document(ctx, docID, idList)
-				} else {
+				case len(idList) == 0:
+					err = g.all(ctx)
+				default:
 					err = g.get(ctx, idList)
 				}
 				if err != nil {
@@ -420,6 +423,34 @@ func (g *getter) remaining() int {
 		return 0
 	}
 	return g.limit - g.printed
+}
+
+// all prints every node that matches the filters, a page of the store's
+// listing at a time (pipeline.NodeScanner), so that an index of any size is
+// never held whole; a store that cannot list its nodes returns them at
+// once.
+func (g *getter) all(ctx context.Context) error {
+	scanner, ok := g.store.(pipeline.NodeScanner)
+	if !ok {
+		return g.get(ctx, nil)
+	}
+	err := scanner.ScanNodes(ctx, func(refs []sink.NodeRef) error {
+		ids := make([]string, len(refs))
+		for i, r := range refs {
+			ids[i] = r.ID
+		}
+		if err := g.get(ctx, ids); err != nil {
+			return err
+		}
+		if g.limit > 0 && g.printed >= g.limit {
+			return errLimitReached
+		}
+		return nil
+	})
+	if errors.Is(err, errLimitReached) {
+		return nil
+	}
+	return err
 }
 
 // errLimitReached ends a listing once --limit nodes are printed.

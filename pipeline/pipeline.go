@@ -652,6 +652,12 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	// The file may have grown since it was listed: go by its size now, and
 	// read no more than the threshold whole, whatever it says.
 	size := max(d.file.Size, content.Size())
+	if content.Size() == 0 {
+		// Says empty, and may hold text all the same (the files of /proc
+		// do): of unknown size, split as a stream, holding what a
+		// document may hold.
+		size = r.opts.MemoryBudget
+	}
 	if err := r.reserve(ctx, d, size); err != nil {
 		return "", err
 	}
@@ -667,7 +673,8 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		if int64(text.Len()) > r.opts.StreamThreshold {
 			// It grew past the threshold while being read: split what was
 			// read and the rest as one stream, within the most a document
-			// may hold.
+			// may hold. While reserve waits for it, the text read (at most
+			// the threshold) is held outside the budget.
 			streamed = true
 			if err := r.reserve(ctx, d, r.opts.MemoryBudget); err != nil {
 				return "", err

@@ -439,22 +439,34 @@ func (g *getter) all(ctx context.Context) error {
 		for i, r := range refs {
 			ids[i] = r.ID
 		}
-		if err := g.get(ctx, ids); err != nil {
-			return err
-		}
-		if g.limit > 0 && g.printed >= g.limit {
-			return errLimitReached
-		}
-		return nil
+		return g.page(ctx, ids)
 	})
+	return listed(err)
+}
+
+// page prints the nodes of one page of a listing, ids, and returns
+// errLimitReached once --limit nodes are printed, which ends the listing.
+func (g *getter) page(ctx context.Context, ids []string) error {
+	if err := g.get(ctx, ids); err != nil {
+		return err
+	}
+	if g.limit > 0 && g.printed >= g.limit {
+		return errLimitReached
+	}
+	return nil
+}
+
+// errLimitReached ends a listing once --limit nodes are printed.
+var errLimitReached = errors.New("limit reached")
+
+// listed returns the error of a listing that page may have ended: nil for
+// errLimitReached.
+func listed(err error) error {
 	if errors.Is(err, errLimitReached) {
 		return nil
 	}
 	return err
 }
-
-// errLimitReached ends a listing once --limit nodes are printed.
-var errLimitReached = errors.New("limit reached")
 
 // document prints the nodes of one document, page by page as the store
 // lists them, so that a document of any size is never held whole; with
@@ -478,18 +490,9 @@ func (g *getter) document(ctx context.Context, docID string, ids []string) error
 				return nil
 			}
 		}
-		if err := g.get(ctx, page); err != nil {
-			return err
-		}
-		if g.limit > 0 && g.printed >= g.limit {
-			return errLimitReached
-		}
-		return nil
+		return g.page(ctx, page)
 	})
-	if errors.Is(err, errLimitReached) {
-		return nil
-	}
-	return err
+	return listed(err)
 }
 
 // hintDocIDFilter explains, after a filtered listing or search found

@@ -559,6 +559,10 @@ func (r *run) split(ctx context.Context, f reader.File, emit func(*chunk) error)
 	return nil
 }
 
+// unsizedPeek is how much of a file that says 0 bytes when opened is read
+// before it is known whether it is split whole or as a stream.
+const unsizedPeek = 64 << 10
+
 // holdFor returns the bytes of the memory budget that a document of size
 // bytes holds until it completes: its size, but at least 1 and at most half
 // the budget (a larger document is split as a stream).
@@ -650,38 +654,32 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		})
 	}
 	// The file may have grown since it was listed: go by its size now, and
-	// read no more than the threshold whole, whatever it says.
+	// read no more than the threshold whole, whatever it says; one that
+	// says 0 bytes (as the files of /proc do) may hold any amount, so only
+	// a first block of it. A file found to hold more is split as a stream,
+	// what was read first, holding what a document may hold. While reserve
+	// waits for that, the text read is held outside the budget.
 	size := max(d.file.Size, content.Size())
-	if content.Size() == 0 {
-		// Says empty, and may hold text all the same (the files of /proc
-		// do): of unknown size, split as a stream, holding what a
-		// document may hold.
-		size = r.opts.MemoryBudget
-	}
-	if err := r.reserve(ctx, d, size); err != nil {
-		return "", err
-	}
 	streamed := size > r.opts.StreamThreshold
 	var text strings.Builder
 	if !streamed {
-		// Read into a string of the file's size: one copy of the text,
-		// which the chunks share, and no garbage from growing buffers.
+		limit := r.opts.StreamThreshold
+		if content.Size() == 0 {
+			limit = min(limit, unsizedPeek)
+		}
+		// Into a string of the file's size: one copy of the text, which
+		// the chunks share, and no garbage from growing buffers.
 		text.Grow(int(size) + 1)
-		if _, err := io.Copy(&text, io.LimitReader(content, r.opts.StreamThreshold+1)); err != nil {
+		if _, err := io.Copy(&text, io.LimitReader(content, limit+1)); err != nil {
 			return "", err
 		}
-		if int64(text.Len()) > r.opts.StreamThreshold {
-			// It grew past the threshold while being read: split what was
-			// read and the rest as one stream, within the most a document
-			// may hold. While reserve waits for it, the text read (at most
-			// the threshold) is held outside the budget.
-			streamed = true
-			if err := r.reserve(ctx, d, r.opts.MemoryBudget); err != nil {
-				return "", err
-			}
-		} else if err := r.reserve(ctx, d, int64(text.Len())); err != nil {
-			return "", err
+		size = int64(text.Len())
+		if size > limit {
+			streamed, size = true, r.opts.MemoryBudget
 		}
+	}
+	if err := r.reserve(ctx, d, size); err != nil {
+		return "", err
 	}
 	if streamed {
 		src := io.MultiReader(strings.NewReader(text.String()), content)

@@ -56,14 +56,13 @@ func WriteChart(w io.Writer, results []Result, format string, opts ...RenderOpti
 	byConc := map[int]plotter.XYs{}
 	var throttled, failed plotter.XYs
 	for _, r := range results {
-		switch {
-		case r.Error != "":
+		if r.Error != "" {
 			failed = append(failed, plotter.XY{X: float64(r.BatchSize), Y: 0})
-		default:
-			byConc[r.Concurrency] = append(byConc[r.Concurrency], plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
-			if r.HTTP429 > 0 {
-				throttled = append(throttled, plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
-			}
+			continue
+		}
+		byConc[r.Concurrency] = append(byConc[r.Concurrency], plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
+		if r.HTTP429 > 0 {
+			throttled = append(throttled, plotter.XY{X: float64(r.BatchSize), Y: r.TokensPerS})
 		}
 	}
 	if len(byConc) == 0 {

@@ -135,7 +135,7 @@ func (o Options) Validate() error {
 	case o.MinRequests < 0:
 		return optErr("--min-requests", "must be 1 or more, got %d", o.MinRequests)
 	case o.MaxDuration < o.Duration:
-		return optErr("--max-duration", "%s is shorter than bench.duration (%s); raise it", o.MaxDuration, o.Duration)
+		return optErr("--max-duration", "%s is shorter than --duration (%s); raise it", o.MaxDuration, o.Duration)
 	}
 	return nil
 }

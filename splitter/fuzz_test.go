@@ -157,10 +157,16 @@ func FuzzSplitReader(f *testing.F) {
 			t.Fatalf("SplitReader in one window differs from Split:\n streamed %v\n whole    %v", streamed, whole)
 		}
 
-		// Paragraphs at most half a window long: every window ends on a
-		// paragraph separator.
+		// Any text in windows of 64 bytes per token of ChunkSize: the
+		// chunks do not depend on the sizes of the reads.
 		small := *s
 		small.window = 64 * cfg.ChunkSize
+		if got, want := streamChunks(t, &small, text, reads), streamChunks(t, &small, text, nil); !slices.Equal(got, want) {
+			t.Fatalf("SplitReader in windows of %d bytes depends on the sizes of reads (%v) on %q:\n reads %v\n whole %v", small.window, reads, text, got, want)
+		}
+
+		// Paragraphs at most half a window long: every window ends on a
+		// paragraph separator.
 		var paragraphs []string
 		for p := range strings.SplitSeq(text, paragraphSeparator) {
 			for len(p) > small.window/2-8 {

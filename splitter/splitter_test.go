@@ -246,6 +246,64 @@ func TestSplitReaderMatchesSplit(t *testing.T) {
 	}
 }
 
+// TestSplitReaderReadSizes streams texts whose windows cannot all end on a
+// paragraph separator through readers that divide them differently: the
+// chunks are the same for every reader.
+func TestSplitReaderReadSizes(t *testing.T) {
+	texts := map[string]string{
+		"no paragraph separators": strings.ReplaceAll(bigText(200<<10), "\n\n\n", "\n"),
+		"one long word":           strings.Repeat("abcdefghij", 8000),
+		"window and a byte":       strings.Repeat("word ", (32<<10)/5) + "x",
+	}
+	readers := map[string]func(string) io.Reader{
+		"one byte":        func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) },
+		"halves":          func(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) },
+		"EOF with data":   func(s string) io.Reader { return iotest.DataErrReader(strings.NewReader(s)) },
+		"4000-byte reads": func(s string) io.Reader { return cappedReader{strings.NewReader(s), 4000} },
+	}
+	for name, text := range texts {
+		t.Run(name, func(t *testing.T) {
+			s := mustNew(t, Config{ChunkSize: 128, ChunkOverlap: 20})
+			streamer := *s
+			streamer.window = 32 << 10
+			collect := func(r io.Reader) []Chunk {
+				var out []Chunk
+				if err := streamer.SplitReader(context.Background(), r, func(c Chunk) error {
+					out = append(out, c)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			want := collect(strings.NewReader(text))
+			for rname, open := range readers {
+				if got := collect(open(text)); !slices.Equal(got, want) {
+					t.Errorf("read in %s: %d chunks, %d read whole; the first that differs is %s", rname, len(got), len(want), firstDiffering(got, want))
+				}
+			}
+		})
+	}
+}
+
+// cappedReader reads at most n bytes at a time from r.
+type cappedReader struct {
+	r io.Reader
+	n int
+}
+
+func (c cappedReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// firstDiffering describes the first chunk of got that is not want's.
+func firstDiffering(got, want []Chunk) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("chunk %d: bytes %d-%d against %d-%d", i, got[i].Start, got[i].End, want[i].Start, want[i].End)
+		}
+	}
+	return fmt.Sprintf("chunk %d (one list ends there)", min(len(got), len(want)))
+}
+
 func TestSplitReaderErrors(t *testing.T) {
 	s := mustNew(t, Config{ChunkSize: 64, ChunkOverlap: 8})
 	text := bigText(20 << 10)

@@ -29,7 +29,9 @@ func (s *Splitter) windowSize() int {
 // is carried from one window to the next, so the chunks are those of Split on
 // the whole text. Only a window with no paragraph separator in its last
 // three quarters ends after its last newline or space (or character)
-// instead; chunks within one chunk of such a cut may differ. Chunk texts are
+// instead; chunks within one chunk of such a cut may differ. Every window
+// but the last is the same number of bytes, so the windows, and the chunks,
+// depend on the text alone, never on how r's reads divide it. Chunk texts are
 // copies, so holding a chunk does not pin a window. Memory stays bounded
 // whatever the text too, beyond the window (see the package documentation):
 // a few MiB for a megabyte of spaces, of one letter or of random letters.
@@ -50,7 +52,11 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 	buf := make([]byte, 0, 2*w)
 	carried, read, eof := 0, 0, false
 	for {
-		for !eof && len(buf)-carried < w {
+		// Read one byte past a window, if the stream has it: a window
+		// is then always w bytes unless it is the last, so the windows,
+		// and the chunks, depend on the text alone, never on the sizes
+		// of the reads.
+		for !eof && len(buf)-carried <= w {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -65,16 +71,17 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 				return fmt.Errorf("splitter: reading text at byte %d: %w", read+len(buf)-carried, err)
 			}
 		}
+		last := eof && len(buf)-carried <= w
 		cut := len(buf)
-		if !eof {
-			cut = carried + windowCut(buf[carried:])
+		if !last {
+			cut = carried + windowCut(buf[carried:carried+w])
 		}
 		// The window's pieces are those whole-text splitting finds in it
 		// (it starts and ends on paragraph separators); the merger keeps
 		// its unfinished chunk across windows.
 		m.text = string(buf[:cut])
 		var ok bool
-		if read == 0 && eof { // the whole stream is one window
+		if read == 0 && last { // the whole stream is one window
 			ok = s.pieces(m.text, 0, s.cfg.ChunkSize, m)
 		} else {
 			ok = s.paragraphPieces(m.text[carried:], carried, s.cfg.ChunkSize, m)
@@ -82,15 +89,15 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 		if !ok {
 			return m.err
 		}
-		if err := m.run(eof); err != nil {
+		if err := m.run(last); err != nil {
 			return err
 		}
-		if eof {
+		if last {
 			return nil
 		}
 		read += cut - carried
 		keep := len(m.carry()) // m.text[cut-keep:] == buf[cut-keep:cut]
-		buf = buf[:copy(buf, buf[cut-keep:])]
+		buf = buf[:copy(buf, buf[cut-keep:])] // the carried text, then what is read past the window
 		carried = keep
 	}
 }

@@ -97,7 +97,8 @@ func (s *Splitter) SplitReader(ctx context.Context, r io.Reader, fn func(Chunk) 
 		}
 		read += cut - carried
 		keep := len(m.carry()) // m.text[cut-keep:] == buf[cut-keep:cut]
-		buf = buf[:copy(buf, buf[cut-keep:])] // the carried text, then what is read past the window
+		// Keep the carried text, then what was read past the window.
+		buf = buf[:copy(buf, buf[cut-keep:])]
 		carried = keep
 	}
 }

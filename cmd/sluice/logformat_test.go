@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLogFormatJSON checks --log-format json: every line sluice writes to
@@ -52,5 +55,31 @@ func TestLogFormatJSON(t *testing.T) {
 	_, stderr, code := sluice(t, dir, "--log-format", "xml", "run", "docs")
 	if code != exitUsage || !strings.Contains(stderr, `--log-format "xml" is not a log format; use text or json`) {
 		t.Errorf("--log-format xml: exit %d, stderr %q; want exit 2 naming the flag", code, stderr)
+	}
+}
+
+// TestLogFormatJSONDurations checks that --log-format json writes
+// durations as seconds, in groups too, and leaves other values as they are.
+func TestLogFormatJSONDurations(t *testing.T) {
+	var buf bytes.Buffer
+	h, err := newLogHandler("json", &buf, &slog.HandlerOptions{Level: slog.LevelDebug})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slog.New(h).Debug("embedding batch", "took", 1500*time.Millisecond, "chunks", 8,
+		slog.Group("http", slog.Duration("latency", 250*time.Microsecond)))
+	var line struct {
+		Level string  `json:"level"`
+		Took  float64 `json:"took"`
+		Chunk int     `json:"chunks"`
+		HTTP  struct {
+			Latency float64 `json:"latency"`
+		} `json:"http"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("%v: %s", err, buf.Bytes())
+	}
+	if line.Level != "DEBUG" || line.Took != 1.5 || line.Chunk != 8 || line.HTTP.Latency != 0.00025 {
+		t.Errorf("got %s; want level DEBUG (the options kept), took 1.5, chunks 8 and http.latency 0.00025", buf.Bytes())
 	}
 }

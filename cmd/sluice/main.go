@@ -297,13 +297,27 @@ func argsWords(args []string) string {
 }
 
 // newLogHandler returns the slog handler of --log-format: "text" for
-// key=value lines, "json" for one JSON object per line.
+// key=value lines, "json" for one JSON object per line, whose durations are
+// seconds (as eta_seconds is), not slog's nanoseconds.
 func newLogHandler(format string, w io.Writer, opts *slog.HandlerOptions) (slog.Handler, error) {
 	switch format {
 	case "text":
 		return slog.NewTextHandler(w, opts), nil
 	case "json":
-		return slog.NewJSONHandler(w, opts), nil
+		o := slog.HandlerOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.ReplaceAttr = durationSeconds
+		return slog.NewJSONHandler(w, &o), nil
 	}
 	return nil, usagef("--log-format %q is not a log format; use text or json", format)
+}
+
+// durationSeconds is a slog ReplaceAttr that writes a duration as seconds.
+func durationSeconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.Float64(a.Key, a.Value.Duration().Seconds())
+	}
+	return a
 }

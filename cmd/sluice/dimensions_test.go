@@ -123,7 +123,7 @@ func TestDimensionChangeRefusedOnCloudSearch(t *testing.T) {
 }
 
 // TestEmptyStoreHasNoDimensionsYet: a local store without vectors says so
-// rather than reporting 0 dimensions.
+// rather than reporting 0 dimensions (null in JSON).
 func TestEmptyStoreHasNoDimensionsYet(t *testing.T) {
 	dir := t.TempDir()
 	if _, stderr, code := sluice(t, dir, "index", "create"); code != exitOK {
@@ -135,6 +135,7 @@ func TestEmptyStoreHasNoDimensionsYet(t *testing.T) {
 	}{
 		{[]string{"index", "validate"}, "no vectors yet: the first write sets their length, embedder.dimensions 1536"},
 		{[]string{"index", "stats"}, "none yet (no vectors stored)"},
+		{[]string{"index", "stats", "--json"}, `"dimensions":null`},
 	} {
 		if out, stderr, code := sluice(t, dir, tt.args...); code != exitOK || !strings.Contains(out, tt.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tt.args, code, out, stderr, tt.want)

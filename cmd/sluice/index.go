@@ -285,7 +285,7 @@ type indexStatsView struct {
 	Documents       int64  `json:"documents"` // the same count, the service's name for it (each node is an index document); kept for scripts
 	StorageBytes    int64  `json:"storage_bytes"`
 	VectorIndexSize int64  `json:"vector_index_bytes,omitempty"`
-	Dimensions      int    `json:"dimensions"`
+	Dimensions      *int   `json:"dimensions"` // nil (null) for a local store that holds no vector yet
 }
 
 func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
@@ -305,7 +305,7 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 			return err
 		}
 		v = indexStatsView{Sink: "cloudsearch", Index: cfg.Sink.CloudSearch.IndexName, Nodes: st.DocumentCount, Documents: st.DocumentCount,
-			StorageBytes: st.StorageSize, VectorIndexSize: st.VectorIndexSize, Dimensions: dims}
+			StorageBytes: st.StorageSize, VectorIndexSize: st.VectorIndexSize, Dimensions: &dims}
 	} else {
 		if err := checkLocalStoreExists(cfg); err != nil {
 			return err
@@ -325,15 +325,18 @@ func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 				size += fi.Size()
 			}
 		}
-		v = indexStatsView{Sink: "local", Index: s.Path(), Nodes: int64(n), Documents: int64(n), StorageBytes: size, Dimensions: s.Dimensions()}
+		v = indexStatsView{Sink: "local", Index: s.Path(), Nodes: int64(n), Documents: int64(n), StorageBytes: size}
+		if d := s.Dimensions(); d > 0 {
+			v.Dimensions = &d
+		}
 	}
 	if asJSON {
 		return json.NewEncoder(a.stdout).Encode(v)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	dims := strconv.Itoa(v.Dimensions)
-	if v.Dimensions == 0 {
-		dims = "none yet (no vectors stored)"
+	dims := "none yet (no vectors stored)"
+	if v.Dimensions != nil {
+		dims = strconv.Itoa(*v.Dimensions)
 	}
 	fmt.Fprintf(tw, "sink\t%s\nindex\t%s\nnodes\t%d\nstorage\t%s\ndimensions\t%s\n", v.Sink, v.Index, v.Nodes, mb(v.StorageBytes), dims)
 	if v.VectorIndexSize > 0 {

@@ -298,7 +298,13 @@ func (c *Content) check(text []byte, off int64) error {
 // checkVanished reports a file removed or truncated while it was read.
 func (c *Content) checkVanished() error {
 	if c.raw < c.size {
-		return &FileError{Path: c.id, Err: ErrVanished, Detail: fmt.Sprintf("shrank from %d to %d bytes while being read", c.size, c.raw)}
+		// The file ended at c.raw bytes when it was read there; it may
+		// have been cut shorter than that.
+		now := c.raw
+		if fi, err := c.f.Stat(); err == nil && fi.Size() < now {
+			now = fi.Size()
+		}
+		return &FileError{Path: c.id, Err: ErrVanished, Detail: fmt.Sprintf("shrank from %d to %d bytes while being read", c.size, now)}
 	}
 	if _, err := os.Stat(c.path); errors.Is(err, fs.ErrNotExist) {
 		return &FileError{Path: c.id, Err: ErrVanished, Detail: "removed while being read", Cause: err}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -346,11 +347,15 @@ func TestReadErrorIsUnreadable(t *testing.T) {
 
 func TestVanishedMidRead(t *testing.T) {
 	tests := []struct {
-		name  string
-		fault func(path string) error
+		name   string
+		fault  func(path string) error
+		detail string // in the error
 	}{
-		{"removed", os.Remove},
-		{"truncated", func(p string) error { return os.Truncate(p, bufSize) }},
+		{"removed", os.Remove, "removed while being read"},
+		{"truncated", func(p string) error { return os.Truncate(p, bufSize) }, fmt.Sprintf("shrank from %d to %d bytes", 8*bufSize, bufSize)},
+		// Cut shorter than what was read already: the error names the
+		// new size, not the bytes read.
+		{"truncated before the read", func(p string) error { return os.Truncate(p, 100) }, fmt.Sprintf("shrank from %d to 100 bytes", 8*bufSize)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -369,8 +374,8 @@ func TestVanishedMidRead(t *testing.T) {
 			}
 			_, err = io.Copy(io.Discard, c)
 			var fe *FileError
-			if !errors.As(err, &fe) || !errors.Is(err, ErrVanished) {
-				t.Fatalf("error = %v, want ErrVanished", err)
+			if !errors.As(err, &fe) || !errors.Is(err, ErrVanished) || !strings.Contains(err.Error(), tt.detail) {
+				t.Fatalf("error = %v, want ErrVanished saying %q", err, tt.detail)
 			}
 		})
 	}

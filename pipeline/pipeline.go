@@ -710,10 +710,10 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 func (r *run) planOnly() bool { return r.opts.DryRun && r.opts.Store == nil }
 
 // countRead adds the bytes of d read since the last call to
-// Stats.BytesRead and, up to the file's size, to Stats.BytesPartial, so
-// that the throughput and the progress of a large document that is split
-// as a stream show before it completes. finish moves its partial bytes to
-// Stats.BytesDone.
+// Stats.BytesRead and its share of the file read so far to
+// Stats.BytesPartial, so that the throughput and the progress of a large
+// document that is split as a stream show before it completes. finish
+// moves its partial bytes to Stats.BytesDone.
 func (r *run) countRead(d *document, content *reader.Content) {
 	n := content.BytesRead()
 	if n <= d.read {
@@ -721,10 +721,23 @@ func (r *run) countRead(d *document, content *reader.Content) {
 	}
 	r.addRead(n - d.read)
 	d.read = n
-	if p := min(n, d.file.Size); p > d.partial {
+	if p := partialBytes(n, d.file.Size, content.Size()); p > d.partial {
 		r.addPartial(p - d.partial)
 		d.partial = p
 	}
+}
+
+// partialBytes returns the progress of a document of listed bytes (its
+// share of Stats.BytesTotal) once read bytes of it are read: as many, up
+// to listed, unless the file held more when it was opened (opened bytes);
+// then that fraction of listed, so that a file that grew after it was
+// listed (a log being written, say) moves the progress all along its read,
+// not only over its first listed bytes.
+func partialBytes(read, listed, opened int64) int64 {
+	if opened > listed && listed > 0 {
+		read = int64(float64(read) / float64(opened) * float64(listed))
+	}
+	return min(read, listed)
 }
 
 // keptBatch is how many reused chunks are acknowledged to the manifest at a

@@ -452,3 +452,30 @@ func TestReportCountsEmbeddingRequests(t *testing.T) {
 		t.Errorf("embedder without Stats: embedding %+v, want none", plain.Embedding)
 	}
 }
+
+// TestPartialBytes: a document's progress while it is read is its bytes
+// read, up to its listed size; a file that held more than listed when it
+// was opened counts the fraction read of its listed size, so its progress
+// moves all along its read.
+func TestPartialBytes(t *testing.T) {
+	tests := []struct {
+		name                 string
+		read, listed, opened int64
+		want                 int64
+	}{
+		{"as listed", 300, 1000, 1000, 300},
+		{"as listed, read whole", 1000, 1000, 1000, 1000},
+		{"shrank before it was opened", 300, 1000, 400, 300},
+		{"grew fourfold, a quarter read", 1000, 1000, 4000, 250},
+		{"grew fourfold, read whole", 4000, 1000, 4000, 1000},
+		{"grew again while read", 5000, 1000, 4000, 1000},
+		{"listed empty", 300, 0, 4000, 0},
+		{"says 0 bytes when opened (/proc)", 300, 0, 0, 0},
+		{"a terabyte grown to two", 1 << 40, 1 << 40, 2 << 40, 1 << 39},
+	}
+	for _, tt := range tests {
+		if got := partialBytes(tt.read, tt.listed, tt.opened); got != tt.want {
+			t.Errorf("%s: partialBytes(%d, %d, %d) = %d, want %d", tt.name, tt.read, tt.listed, tt.opened, got, tt.want)
+		}
+	}
+}

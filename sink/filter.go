@@ -3,6 +3,7 @@ package sink
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -149,23 +150,13 @@ func (f *MetadataFilters) Validate() error {
 	return nil
 }
 
-// ValueList returns v as a list of scalars when it is a slice of strings or
-// numbers.
+// ValueList returns v as a list of scalars when it is a slice of strings,
+// numbers (of any Go number type, as Number takes them) or bools: []string,
+// []int, []float64, []int32, []any and the like. A []byte is text, not a
+// list, nor is any other slice of bytes.
 func ValueList(v any) ([]any, bool) {
 	switch vs := v.(type) {
 	case []string:
-		out := make([]any, len(vs))
-		for i, s := range vs {
-			out[i] = s
-		}
-		return out, true
-	case []int:
-		out := make([]any, len(vs))
-		for i, s := range vs {
-			out[i] = s
-		}
-		return out, true
-	case []float64:
 		out := make([]any, len(vs))
 		for i, s := range vs {
 			out[i] = s
@@ -178,16 +169,33 @@ func ValueList(v any) ([]any, bool) {
 			}
 		}
 		return vs, true
+	case nil, string, []byte:
+		return nil, false
 	}
-	return nil, false
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return nil, false
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		e := rv.Index(i).Interface()
+		if !isScalar(e) {
+			return nil, false
+		}
+		out[i] = e
+	}
+	return out, true
 }
 
+// isScalar reports whether v is a single filter or metadata value: a
+// string, a bool or a number of any Go number type (see Number).
 func isScalar(v any) bool {
 	switch v.(type) {
-	case string, int, int32, int64, float32, float64, bool:
+	case string, bool:
 		return true
 	}
-	return false
+	_, ok := Number(v)
+	return ok
 }
 
 // FilterError reports a metadata filter that cannot be applied.

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 )
 
@@ -83,20 +84,28 @@ func parseFloat(v any) (float64, bool) {
 }
 
 // Number returns v as a float64 when it is a Go number of any type (JSON
-// decoding yields float64, YAML and Go callers int). Stores use it so that
+// decoding yields float64, YAML and Go callers int; int8 to uint64 and
+// float32, and types defined on them, count too). Stores use it so that
 // every store compares numbers alike.
 func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int:
 		return float64(n), true
-	case int32:
-		return float64(n), true
 	case int64:
-		return float64(n), true
-	case float32:
 		return float64(n), true
 	case float64:
 		return n, true
+	case nil, string, bool:
+		return 0, false
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(rv.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return float64(rv.Uint()), true
+	case reflect.Float32, reflect.Float64:
+		return rv.Float(), true
 	}
 	return 0, false
 }

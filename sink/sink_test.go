@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -172,6 +173,51 @@ func TestParseQueryMode(t *testing.T) {
 		var ue *UnsupportedError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "use one of vector, hybrid, semantic_hybrid, sparse") {
 			t.Errorf("ParseQueryMode(%q) = %v; want an UnsupportedError listing the modes", in, err)
+		}
+	}
+}
+
+// TestFilterGoNumberTypes: a filter value, or a list of them, of any Go
+// number type is a number, as Kind names it in messages: Validate used to
+// refuse uint, int8, int16, uint32... with "EQ needs a single string or
+// number, got a number", and IN lists such as []int32 or []float32, and
+// Match never found them equal to a stored number.
+func TestFilterGoNumberTypes(t *testing.T) {
+	type level uint16 // a type defined on a number is one too
+	md := map[string]any{"level": float64(2), "tags": []string{"1", "2"}}
+	for _, v := range []any{int8(2), int16(2), int32(2), int64(2), uint(2), uint8(2), uint16(2), uint32(2), uint64(2), float32(2), level(2)} {
+		eq := &MetadataFilters{Filters: []MetadataFilter{{Key: "level", Value: v, Operator: EQ}}}
+		if err := eq.Validate(); err != nil {
+			t.Errorf("EQ %T: Validate: %v", v, err)
+		}
+		if !eq.Match(md) || !eq.Match(map[string]any{"level": v}) {
+			t.Errorf("EQ %T(2) does not match level 2", v)
+		}
+		if f, ok := Number(v); !ok || f != 2 {
+			t.Errorf("Number(%T(2)) = %v, %v; want 2, true", v, f, ok)
+		}
+	}
+	for _, v := range []any{[]int32{1, 2}, []int64{2}, []float32{2, 3}, []uint{2}, []level{2}, []bool{true, false}} {
+		in := &MetadataFilters{Filters: []MetadataFilter{{Key: "level", Value: v, Operator: IN}}}
+		if err := in.Validate(); err != nil {
+			t.Errorf("IN %T: Validate: %v", v, err)
+		}
+		if Kind(v) != "a list" {
+			t.Errorf("Kind(%T) = %q, want a list", v, Kind(v))
+		}
+	}
+	if in := (&MetadataFilters{Filters: []MetadataFilter{{Key: "tags", Value: []int32{2, 9}, Operator: IN}}}); !in.Match(md) {
+		t.Error("IN []int32{2, 9} does not match the collection [\"1\", \"2\"]")
+	}
+	// Bytes are text, never a list of numbers.
+	for _, v := range []any{[]byte("ab"), json.RawMessage(`[1]`)} {
+		if _, ok := ValueList(v); ok {
+			t.Errorf("ValueList(%T) is a list; want bytes to be no list", v)
+		}
+	}
+	for _, v := range []any{nil, "2", true, struct{}{}, []any{map[string]any{}}} {
+		if f, ok := Number(v); ok {
+			t.Errorf("Number(%#v) = %v, true; want no number", v, f)
 		}
 	}
 }

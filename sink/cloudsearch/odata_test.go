@@ -131,3 +131,19 @@ func TestQuoteOData(t *testing.T) {
 		}
 	}
 }
+
+// TestODataFilterGoNumberTypes: a number of any Go type filters a numeric
+// field as an int does (it used to be refused as "not a number"), and an
+// IN list of []int32 as one of []int.
+func TestODataFilterGoNumberTypes(t *testing.T) {
+	want, err := ODataFilter(&sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", 2024), in("year", []int{1, 2})}}, testFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]any{{uint16(2024), []int32{1, 2}}, {int16(2024), []uint16{1, 2}}, {float32(2024), []float32{1, 2}}} {
+		got, err := ODataFilter(&sink.MetadataFilters{Filters: []sink.MetadataFilter{eq("year", pair[0]), in("year", pair[1])}}, testFields)
+		if err != nil || got != want {
+			t.Errorf("%T, %T: %q, %v; want %q", pair[0], pair[1], got, err, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 	"github.com/sluice-dev/sluice/sink/local"
 )
 
@@ -193,6 +194,54 @@ func TestGetAllPageByPage(t *testing.T) {
 		}
 		if limit > 0 && len(spy.calls) != 1 {
 			t.Errorf("limit %d: %d pages read, want 1", limit, len(spy.calls))
+		}
+	}
+}
+
+// TestGetWithHiddenDocIDField: on a Cloud AI Search index whose doc_id
+// field is in hiddenFieldKeys, `get` without --ids lists the nodes, as
+// the store's GetNodes (the seed's getNodes(undefined, filters, limit))
+// reads them; it used to fail, since the listing it pages with reads the
+// doc_id field.
+func TestGetWithHiddenDocIDField(t *testing.T) {
+	_, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key"})
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"docs/a.md": "Alpha document about pelicans.\n",
+		"docs/b.md": "Bravo document about herons.\n",
+		"sluice.yaml": `embedder: {dimensions: 16}
+sink:
+  type: cloudsearch
+  cloudsearch:
+    endpoint: ` + endpoint + `
+    indexName: hidden-doc-id
+    indexManagement: CreateIfNotExists
+    embeddingDimensionality: 16
+    hiddenFieldKeys: [doc_id]
+    filterableMetadataFieldKeys: [file_name]
+`,
+	})
+	if out, stderr, code := sluice(t, dir, "run", "docs"); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	tests := []struct {
+		args []string
+		want []string // doc_id of the nodes, sorted
+	}{
+		{nil, []string{"a.md", "b.md"}},
+		{[]string{"--limit", "1"}, nil}, // one node, either
+		{[]string{"--filter", "file_name=b.md"}, []string{"b.md"}},
+	}
+	for _, tt := range tests {
+		out, stderr, code := sluice(t, dir, append([]string{"get", "--json"}, tt.args...)...)
+		var docs []string
+		for _, n := range jsonLines(t, out) {
+			docs = append(docs, fmt.Sprint(n["doc_id"]))
+		}
+		slices.Sort(docs)
+		if code != exitOK || (tt.want != nil && !slices.Equal(docs, tt.want)) || (tt.want == nil && len(docs) != 1) {
+			t.Errorf("get %v: exit %d, stderr %q, documents %v; want %v", tt.args, code, stderr, docs, tt.want)
 		}
 	}
 }

@@ -428,7 +428,11 @@ func (g *getter) remaining() int {
 // all prints every node that matches the filters, a page of the store's
 // listing at a time (pipeline.NodeScanner), so that an index of any size is
 // never held whole; a store that cannot list its nodes returns them at
-// once.
+// once. So does one whose listing is unsupported before anything was
+// printed: a Cloud AI Search index whose doc_id field is hidden
+// (hiddenFieldKeys) cannot be listed with its documents' ids, but
+// GetNodes, like the seed's getNodes(undefined, filters, limit), still
+// reads its nodes.
 func (g *getter) all(ctx context.Context) error {
 	scanner, ok := g.store.(pipeline.NodeScanner)
 	if !ok {
@@ -441,6 +445,9 @@ func (g *getter) all(ctx context.Context) error {
 		}
 		return g.page(ctx, ids)
 	})
+	if errors.Is(err, sink.ErrUnsupported) && g.printed == 0 {
+		return g.get(ctx, nil)
+	}
 	return listed(err)
 }
 

@@ -733,6 +733,7 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 		se.Index = s.cfg.IndexName
 		se.createsIndex = s.cfg.IndexManagement == CreateIfNotExists
 		se.indexOpened = s.managed
+		se.unvalidated = s.cfg.IndexManagement == NoValidation
 	}
 	var eb struct {
 		Error struct {

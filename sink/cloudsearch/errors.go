@@ -114,6 +114,10 @@ type ServiceError struct {
 	// applied it, so that the index was there, or was created, when the
 	// store was opened (see WithoutIndexManagement).
 	createsIndex, indexOpened bool
+	// unvalidated is set on an index request of a store whose
+	// indexManagement is NoValidation, which never compared the index with
+	// the settings: a 400 may come from an index made with other ones.
+	unvalidated bool
 }
 
 // Error gives the operation, the status, the service's message and, for the
@@ -150,6 +154,8 @@ func (e *ServiceError) advice() string {
 		return fmt.Sprintf("; the service is throttling and asked to wait %s (Retry-After), longer than the %s a retry waits at most, so it was not retried: try again later, %s", e.RetryAfter.Round(time.Second), MaxRetryWait, e.throttleRemedy())
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == http.StatusServiceUnavailable:
 		return "; the service is throttling: raise " + settingPrefix + "maxRetries, " + e.throttleRemedy()
+	case e.StatusCode == http.StatusBadRequest && e.Index != "" && e.unvalidated:
+		return fmt.Sprintf("; check that index %q matches the settings (its fields, the field keys, filterableMetadataFieldKeys, the dimensions): %sindexManagement is NoValidation, so nothing compared them; `sluice index validate` names any setting that differs", e.Index, settingPrefix)
 	case e.StatusCode == http.StatusInternalServerError || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout:
 		return "; the service kept failing through the retries of sink.cloudsearch.maxRetries: try again later, raise maxRetries, or check the service's health in the Azure portal"
 	}

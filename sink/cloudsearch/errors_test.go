@@ -370,3 +370,49 @@ func TestDoctorAuthFailure(t *testing.T) {
 		t.Errorf("checks = %+v, want one failed authentication check", checks)
 	}
 }
+
+// TestErrorUnvalidatedIndexMismatch: with indexManagement NoValidation, a
+// query filtering on, and an upload writing, a field the existing index
+// lacks are refused by the service with a 400 that used to carry no
+// remedy; the error now says that nothing compared the index with the
+// settings and names `sluice index validate`. With ValidateIndex, New
+// finds the difference itself, so a 400 gets no such advice.
+func TestErrorUnvalidatedIndexMismatch(t *testing.T) {
+	srv, url := searchtest.Start(t, searchtest.Options{Key: testKey, SpecDir: specOrNone(t)})
+	env := WithGetenv(envOf(map[string]string{EnvKey: testKey}))
+	cfg := testConfig(url)
+	s, err := New(t.Context(), cfg, testHTTP(t), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if _, ok := srv.Index("docs"); !ok {
+		t.Fatal("CreateIfNotExists did not create the index")
+	}
+	cfg.IndexManagement = NoValidation
+	cfg.FilterableMetadataFieldKeys = append(cfg.FilterableMetadataFieldKeys, FilterableField{Key: "lang"})
+	s, err = New(t.Context(), cfg, testHTTP(t), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, qerr := s.Query(t.Context(), sink.Query{Mode: sink.Sparse, QueryStr: "herons",
+		Filters: &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "lang", Value: "en", Operator: sink.EQ}}}})
+	_, aerr := s.Add(t.Context(), []sink.Node{{ID: "n1", RefDocID: "a.md", Text: "herons", Embedding: make([]float32, testDims), Metadata: map[string]any{"lang": "en"}}})
+	for name, err := range map[string]error{"query": qerr, "upload": aerr} {
+		var se *ServiceError
+		if !errors.As(err, &se) && !errors.Is(err, sink.ErrWrite) {
+			t.Errorf("%s: err = %v, want a 400 from the service", name, err)
+			continue
+		}
+		for _, w := range []string{"400", "NoValidation", "sluice index validate", `"docs"`} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: message %q lacks %q", name, err, w)
+			}
+		}
+	}
+	se := &ServiceError{Op: "query (sparse)", Index: "docs", StatusCode: http.StatusBadRequest, Message: "Invalid expression"}
+	if strings.Contains(se.Error(), "index validate") {
+		t.Errorf("a validated store's 400 %q advises index validate", se)
+	}
+}

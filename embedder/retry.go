@@ -109,6 +109,10 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 	// loop then ends with that failure and ctx is not done, the retries are
 	// used up.
 	transient := false
+	// classes holds the failure classes of the attempts so far (see
+	// failureClass), so that the hint of used-up retries claims the same
+	// failure of every attempt only when that is what happened.
+	classes := map[string]bool{}
 	op := func() ([][]float32, error) {
 		if tries > 0 {
 			c.stats.retries.Add(1)
@@ -133,6 +137,7 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 		}
 		hint.hint = after
 		transient = true
+		classes[failureClass(err)] = true
 		return nil, err
 	}
 	notify := func(err error, delay time.Duration) {
@@ -143,21 +148,47 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 	if err != nil {
 		c.stats.failures.Add(1)
 		if transient && ctx.Err() == nil {
-			c.retriesUsedUp(err, tries, time.Since(start))
+			c.retriesUsedUp(err, tries, time.Since(start), len(classes) > 1)
 		}
 	}
 	return vecs, err
+}
+
+// failureClass names the way a retryable attempt failed, as
+// retriesUsedUp tells them apart: a rate limit, another error answer, a
+// timeout, another transport failure or a malformed answer.
+func failureClass(err error) string {
+	var (
+		apiErr  *APIError
+		netErr  *TransportError
+		respErr *ResponseError
+	)
+	switch {
+	case errors.As(err, &apiErr) && apiErr.rateLimited():
+		return "rate limit"
+	case errors.As(err, &apiErr):
+		return "server"
+	case errors.As(err, &netErr) && timedOut(netErr.Err):
+		return "timeout"
+	case errors.As(err, &netErr):
+		return "transport"
+	case errors.As(err, &respErr):
+		return "response"
+	}
+	return "other"
 }
 
 // retriesUsedUp gives err, the failure of the last of attempts attempts
 // made over elapsed, all of which failed in a way worth retrying, a hint
 // that says so and what to change: for a rate limit the request budgets,
 // for a server error the provider's health, for a timeout
-// embedder.timeout; and embedder.maxRetries for each. It changes err in
-// place, so that its type and what errors.Is and errors.As find in it stay
-// the same. The hint holds settings, counts and the endpoint's scheme and
+// embedder.timeout; and embedder.maxRetries for each. mixed says that
+// the attempts did not all fail the way the last one did: the hint then
+// speaks of the last attempt, not of every one. It changes err in place,
+// so that its type and what errors.Is and errors.As find in it stay the
+// same. The hint holds settings, counts and the endpoint's scheme and
 // host only: no credentials.
-func (c *Client) retriesUsedUp(err error, attempts int, elapsed time.Duration) {
+func (c *Client) retriesUsedUp(err error, attempts int, elapsed time.Duration, mixed bool) {
 	var (
 		apiErr  *APIError
 		netErr  *TransportError
@@ -166,36 +197,46 @@ func (c *Client) retriesUsedUp(err error, attempts int, elapsed time.Duration) {
 	switch {
 	case errors.As(err, &apiErr):
 		if apiErr.rateLimited() {
-			apiErr.Hint = "rate limited on " + c.tried(attempts, elapsed) + ": set embedder.requestsPerMinute (now " +
+			apiErr.Hint = "rate limited on " + c.tried(attempts, elapsed, mixed) + ": set embedder.requestsPerMinute (now " +
 				budget(c.cfg.RequestsPerMinute) + ") and embedder.tokensPerMinute (now " + budget(c.cfg.TokensPerMinute) +
 				") to your quota (less if other clients share it; see the embedder README), or " + c.moreRetries()
 		} else {
-			apiErr.Hint = "the provider failed on " + c.tried(attempts, elapsed) + ", a fault on its side: check " +
+			apiErr.Hint = "the provider failed on " + c.tried(attempts, elapsed, mixed) + ", a fault on its side: check " +
 				c.statusAdvice() + ", try again later, or " + c.moreRetries()
 		}
 	case errors.As(err, &netErr):
 		if timedOut(netErr.Err) {
-			netErr.hint = "timed out on " + c.tried(attempts, elapsed) + ": raise embedder.timeout (now " + c.cfg.Timeout.String() +
+			netErr.hint = "timed out on " + c.tried(attempts, elapsed, mixed) + ": raise embedder.timeout (now " + c.cfg.Timeout.String() +
 				") if the provider needs longer to answer requests this large (or lower " + c.batchSetting + "), or " + c.moreRetries()
 		} else {
-			netErr.hint = "failed on " + c.tried(attempts, elapsed) + ": check the network path to the provider and " +
+			netErr.hint = "failed on " + c.tried(attempts, elapsed, mixed) + ": check the network path to the provider and " +
 				c.statusAdvice() + ", or " + c.moreRetries()
 		}
 	case errors.As(err, &respErr):
-		respErr.hint = c.tried(attempts, elapsed) + " got a malformed answer: check that " + c.origin() +
+		respErr.hint = c.tried(attempts, elapsed, mixed) + " got a malformed answer: check that " + c.origin() +
 			" serves an OpenAI-compatible embeddings API, or " + c.moreRetries()
 	}
 }
 
 // tried says how many attempts were made and over how long, e.g. "every
-// one of 4 attempts (retried 3 times with exponential backoff over 2.5s)".
-func (c *Client) tried(attempts int, elapsed time.Duration) string {
+// one of 4 attempts (retried 3 times with exponential backoff over 2.5s)",
+// or, when mixed (the earlier attempts failed otherwise than the last),
+// "the last of 4 attempts (retried 3 times with exponential backoff over
+// 2.5s; the earlier ones failed otherwise)".
+func (c *Client) tried(attempts int, elapsed time.Duration, mixed bool) string {
 	if attempts <= 1 {
 		return fmt.Sprintf("the only attempt (embedder.maxRetries is %d: no retries)", c.cfg.MaxRetries)
 	}
 	times := fmt.Sprintf("%d times", attempts-1)
 	if attempts == 2 {
 		times = "once"
+	}
+	if mixed {
+		earlier := "the earlier ones"
+		if attempts == 2 {
+			earlier = "the first"
+		}
+		return fmt.Sprintf("the last of %d attempts (retried %s with exponential backoff over %s; %s failed otherwise)", attempts, times, roundElapsed(elapsed), earlier)
 	}
 	return fmt.Sprintf("every one of %d attempts (retried %s with exponential backoff over %s)", attempts, times, roundElapsed(elapsed))
 }

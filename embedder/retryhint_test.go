@@ -3,6 +3,7 @@ package embedder_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -294,6 +295,54 @@ func TestMalformedAnswerRetriesUsedUp(t *testing.T) {
 	} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("error does not say %q:\n%s", w, msg)
+		}
+	}
+}
+
+// TestRetriesUsedUpHintMixedFailures: when the attempts failed in
+// different ways (here a 500, then timeouts), the hint speaks of the last
+// attempt and says that the earlier ones failed otherwise, instead of
+// claiming that every attempt timed out, as it did.
+func TestRetriesUsedUpHintMixedFailures(t *testing.T) {
+	var requests atomic.Int64
+	done := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":{"message":"boom","type":"server_error"}}`))
+			return
+		}
+		select { // stall until the client gives up, or the test ends
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(done) }) // before hs.Close, which waits for the handlers
+	for _, tt := range []struct {
+		retries int
+		want    string
+	}{
+		{1, "timed out on the last of 2 attempts (retried once with exponential backoff over "},
+		{2, "timed out on the last of 3 attempts (retried 2 times with exponential backoff over "},
+	} {
+		requests.Store(0)
+		cfg := embedder.Config{BaseURL: hs.URL + "/v1", Model: "m", Auth: "none", Dimensions: 8, MaxRetries: tt.retries, Timeout: 50 * time.Millisecond}
+		fastRetries(&cfg)
+		c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(testHTTPClient(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Embed(context.Background(), texts(1))
+		msg := fmt.Sprint(err)
+		for _, w := range []string{tt.want, "failed otherwise)", "raise embedder.timeout"} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("maxRetries %d: error does not say %q:\n%s", tt.retries, w, msg)
+			}
+		}
+		if strings.Contains(msg, "every one of") {
+			t.Errorf("maxRetries %d: error claims every attempt failed alike:\n%s", tt.retries, msg)
 		}
 	}
 }

@@ -460,6 +460,13 @@ func (c Config) validateNames() error {
 			return configErr(e.key, p, "name the environment variable that holds the value, such as "+e.example+", and put the value itself there")
 		}
 	}
+	keys := map[string]bool{}
+	for _, f := range c.FilterableMetadataFieldKeys {
+		if keys[f.Key] {
+			return configErr("filterableMetadataFieldKeys."+f.Key, fmt.Sprintf("metadata key %q is listed more than once", f.Key), "list each metadata key once, with the one field that holds it")
+		}
+		keys[f.Key] = true
+	}
 	seen := map[string]string{}
 	fields := []struct{ key, name string }{
 		{"idFieldKey", c.IDFieldKey}, {"chunkFieldKey", c.ChunkFieldKey}, {"embeddingFieldKey", c.EmbeddingFieldKey},

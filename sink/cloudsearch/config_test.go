@@ -290,3 +290,25 @@ func TestExampleConfigFile(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestValidateFilterableKeyTwice: a metadata key listed twice in
+// filterableMetadataFieldKeys is refused as such. The list form
+// [level, level] used to be reported as the field "level" being "also
+// used by" itself, and one key given two fields passed, leaving which
+// field a filter uses to the order of the list.
+func TestValidateFilterableKeyTwice(t *testing.T) {
+	for name, ff := range map[string]FilterableFields{
+		"list form":      {{Key: "level"}, {Key: "level"}},
+		"two fields":     {{Key: "level", Field: "lvl"}, {Key: "level", Field: "level2", Type: Int32}},
+		"other in front": {{Key: "author"}, {Key: "level"}, {Key: "level", Field: "lvl"}},
+	} {
+		c := DefaultConfig()
+		c.IndexName = "docs"
+		c.FilterableMetadataFieldKeys = ff
+		err := c.Validate()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Setting != "sink.cloudsearch.filterableMetadataFieldKeys.level" || !strings.Contains(err.Error(), `"level" is listed more than once`) {
+			t.Errorf("%s: Validate() = %v; want a *ConfigError for filterableMetadataFieldKeys.level saying it is listed twice", name, err)
+		}
+	}
+}

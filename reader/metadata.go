@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,10 @@ func validateMetadata(rules []MetadataRule) error {
 		if len(r.Set) == 0 {
 			return &ConfigError{Setting: setting + ".set", Reason: "is empty; give at least one key: value"}
 		}
-		for k, v := range r.Set {
+		// In key order, so that a rule with several wrong values is
+		// reported by the same one every time.
+		for _, k := range slices.Sorted(maps.Keys(r.Set)) {
+			v := r.Set[k]
 			if strings.TrimSpace(k) == "" {
 				return &ConfigError{Setting: setting + ".set", Reason: "has an empty key"}
 			}

@@ -104,3 +104,18 @@ func TestMetadataRulesValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestMetadataRulesValidateSameKeyEveryTime: a rule with several wrong
+// values is reported by the same key (the first in key order) on every
+// run; it used to be whichever key map iteration met first.
+func TestMetadataRulesValidateSameKeyEveryTime(t *testing.T) {
+	set := map[string]any{"nul": nil, "nums": []any{1, 2}, "mixed": []any{"a", 1}, "obj": map[string]any{"a": "b"}, "ok": "fine"}
+	for range 50 {
+		cfg := DefaultConfig()
+		cfg.Metadata = []MetadataRule{{Match: "**", Set: set}}
+		var ce *ConfigError
+		if err := cfg.Validate(); !errors.As(err, &ce) || ce.Setting != "source.metadata[0].set.mixed" {
+			t.Fatalf("Validate = %v, want a ConfigError naming source.metadata[0].set.mixed, the first wrong key in order", err)
+		}
+	}
+}

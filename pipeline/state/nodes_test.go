@@ -235,3 +235,63 @@ func BenchmarkUnlisted(b *testing.B) {
 		}
 	}
 }
+
+// TestStreamedNodeIDs reads a document's node ids one at a time, as plan
+// does: Stamp without the ids, NodeCounts, the committed ids in order
+// (EachNodeID) and the pending ones with whether they are acknowledged
+// (EachPending), as Doc and Pending return them; none of another document
+// or scope.
+func TestStreamedNodeIDs(t *testing.T) {
+	ctx := context.Background()
+	s, other := twoScopes(t)
+	run := begin(t, s)
+	ackCommit(t, run, "a.md", "h", "n3", "n1", "n2")
+	ackCommit(t, run, "b.md", "h", "n9")
+	ackCommit(t, begin(t, other), "a.md", "h", "x1")
+	dead := begin(t, s)
+	if err := dead.Ack(ctx, nodes("a.md", "p2", "n1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Intend(ctx, nodes("a.md", "p1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Intend(ctx, nodes("c.md", "q1")); err != nil { // no record
+		t.Fatal(err)
+	}
+
+	type pending struct {
+		id    string
+		acked bool
+	}
+	for _, tt := range []struct {
+		doc       string
+		recorded  bool
+		committed []string
+		pending   []pending
+	}{
+		{"a.md", true, []string{"n1", "n2", "n3"}, []pending{{"n1", true}, {"p1", false}, {"p2", true}}},
+		{"b.md", true, []string{"n9"}, nil},
+		{"c.md", false, nil, []pending{{"q1", false}}},
+		{"d.md", false, nil, nil},
+	} {
+		st, ok, err := s.Stamp(ctx, tt.doc)
+		if err != nil || ok != tt.recorded || (ok && st.Hash != "h") {
+			t.Errorf("Stamp(%s) = %+v, %v, %v; want recorded %v with hash h", tt.doc, st, ok, err, tt.recorded)
+		}
+		committed, npending, err := s.NodeCounts(ctx, tt.doc)
+		if err != nil || committed != len(tt.committed) || npending != len(tt.pending) {
+			t.Errorf("NodeCounts(%s) = %d, %d, %v; want %d, %d", tt.doc, committed, npending, err, len(tt.committed), len(tt.pending))
+		}
+		var ids []string
+		if err := s.EachNodeID(ctx, tt.doc, func(id string) { ids = append(ids, id) }); err != nil || !slices.Equal(ids, tt.committed) {
+			t.Errorf("EachNodeID(%s) gave %v, %v; want %v", tt.doc, ids, err, tt.committed)
+		}
+		if rec, _, err := s.Doc(ctx, tt.doc); err != nil || !slices.Equal(rec.NodeIDs, tt.committed) {
+			t.Errorf("Doc(%s).NodeIDs = %v, %v; want %v", tt.doc, rec.NodeIDs, err, tt.committed)
+		}
+		var got []pending
+		if err := s.EachPending(ctx, tt.doc, func(id string, acked bool) { got = append(got, pending{id, acked}) }); err != nil || !slices.Equal(got, tt.pending) {
+			t.Errorf("EachPending(%s) gave %v, %v; want %v", tt.doc, got, err, tt.pending)
+		}
+	}
+}

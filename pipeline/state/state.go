@@ -475,23 +475,75 @@ func (s *Store) Close() error {
 func (s *Store) Scope() string { return s.scope }
 
 // Doc returns the record of a document, if any, with its committed node ids.
+// Their list is as long as the document: a caller that only looks at each
+// id once uses Stamp and EachNodeID instead.
 func (s *Store) Doc(ctx context.Context, id string) (Doc, bool, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash, change_stamp FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
-	d := Doc{ID: id}
-	var mtime int64
-	switch err := row.Scan(&d.Hash, &d.Size, &mtime, &d.MetaHash, &d.Change); {
-	case errors.Is(err, sql.ErrNoRows):
-		return Doc{}, false, nil
-	case err != nil:
-		return Doc{}, false, s.fail(fmt.Errorf("reading %s: %w", id, err))
+	st, ok, err := s.Stamp(ctx, id)
+	if err != nil || !ok {
+		return Doc{}, false, err
 	}
-	d.ModTime = time.Unix(0, mtime)
 	ids, err := s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ? AND doc = ? ORDER BY node_id`, s.scope, id)
 	if err != nil {
 		return Doc{}, false, err
 	}
-	d.NodeIDs = ids
-	return d, true, nil
+	return Doc{ID: id, Stamp: st, NodeIDs: ids}, true, nil
+}
+
+// Stamp returns the stamp of a document's record, if any, without its node
+// ids.
+func (s *Store) Stamp(ctx context.Context, id string) (Stamp, bool, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT hash, size, mtime_ns, meta_hash, change_stamp FROM docs WHERE scope = ? AND id = ?`, s.scope, id)
+	var st Stamp
+	var mtime int64
+	switch err := row.Scan(&st.Hash, &st.Size, &mtime, &st.MetaHash, &st.Change); {
+	case errors.Is(err, sql.ErrNoRows):
+		return Stamp{}, false, nil
+	case err != nil:
+		return Stamp{}, false, s.fail(fmt.Errorf("reading %s: %w", id, err))
+	}
+	st.ModTime = time.Unix(0, mtime)
+	return st, true, nil
+}
+
+// NodeCounts returns how many node ids the manifest holds for a document:
+// those of its record (committed), and those runs recorded since that did
+// not commit it (pending; see Pending). An id may be counted in both.
+func (s *Store) NodeCounts(ctx context.Context, id string) (committed, pending int, err error) {
+	row := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM doc_nodes WHERE scope = ?1 AND doc = ?2),
+		(SELECT count(*) FROM pending WHERE scope = ?1 AND id = ?2)`, s.scope, id)
+	if err := row.Scan(&committed, &pending); err != nil {
+		return 0, 0, s.fail(fmt.Errorf("counting the node ids of %s: %w", id, err))
+	}
+	return committed, pending, nil
+}
+
+// EachNodeID calls fn with each committed node id of a document, in order,
+// without holding their list, which is as long as the document (see Doc).
+func (s *Store) EachNodeID(ctx context.Context, id string, fn func(nodeID string)) error {
+	return s.each(ctx, func(rows *sql.Rows) error {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		fn(n)
+		return nil
+	}, `SELECT node_id FROM doc_nodes WHERE scope = ? AND doc = ? ORDER BY node_id`, s.scope, id)
+}
+
+// EachPending calls fn with each node id recorded for a document since its
+// record was last committed, in order, and whether it is acknowledged: the
+// ids Pending returns, without holding their list.
+func (s *Store) EachPending(ctx context.Context, id string, fn func(nodeID string, acked bool)) error {
+	return s.each(ctx, func(rows *sql.Rows) error {
+		var n string
+		var acked bool
+		if err := rows.Scan(&n, &acked); err != nil {
+			return err
+		}
+		fn(n, acked)
+		return nil
+	}, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
 }
 
 // DocIDs returns the ids of every recorded document, sorted.

@@ -19,14 +19,13 @@ type document struct {
 	metaHash string // hash of file.Metadata
 
 	// Set before the first chunk is emitted, read-only afterwards.
-	prev     *state.Stamp    // the manifest record's stamp, nil for a new document; its node ids are in known (less those a dry run with Verify found missing)
-	known    map[string]bool // node ids in the store: true for prev's, false for acknowledged pending ones
-	intended map[string]bool // node ids a dead run was writing, not acknowledged: maybe in the store
+	prev  *state.Stamp // the manifest record's stamp, nil for a new document; its node ids are in nodes (less those a dry run with Verify found missing)
+	nodes *nodeSet     // node ids the store may hold, for a document the manifest knows; nil for another
 
 	// Owned by the splitting goroutine.
 	kept    []state.Node // reused chunks not yet acknowledged to the manifest
 	reused  int          // chunks already in the store as they are
-	matched int          // chunks whose node id is in known or intended
+	matched int          // chunks whose node id is in nodes
 	clear   bool         // its earlier nodes are to be deleted before its first chunk is emitted
 	cleared bool         // its record was dropped and its earlier nodes deleted (read by commit after sealing)
 	found   bool         // the node ids the store held for it were recorded in the manifest (read by commit after sealing)
@@ -82,13 +81,13 @@ func (d *document) nextOrdinal(text string) int {
 }
 
 // inManifest reports whether the manifest knew the document when the run
-// planned it: a record, or node ids of a dead run (plan makes known then).
-func (d *document) inManifest() bool { return d.known != nil || d.intended != nil }
+// planned it: a record, or node ids of a dead run (plan loads nodes then).
+func (d *document) inManifest() bool { return d.nodes != nil }
 
 // unmatched returns the number of the document's recorded or pending node
 // ids that no chunk of this run matched; node ids are unique within a
 // document.
-func (d *document) unmatched() int { return len(d.known) + len(d.intended) - d.matched }
+func (d *document) unmatched() int { return d.nodes.len() - d.matched }
 
 // seal marks the end of the document's chunks and reports whether the
 // document is now complete.

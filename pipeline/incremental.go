@@ -452,62 +452,85 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 			return true, nil
 		}
 	}
-	prev, recorded, err := st.Doc(ctx, f.ID)
+	prev, recorded, err := st.Stamp(ctx, f.ID)
 	if err != nil {
 		return false, err
 	}
-	acked, intended, err := st.Pending(ctx, f.ID)
+	committed, pending, err := st.NodeCounts(ctx, f.ID)
 	if err != nil {
 		return false, err
 	}
-	if !recorded && len(acked)+len(intended) == 0 {
+	if !recorded && pending == 0 {
 		return false, nil
 	}
-	d.known = make(map[string]bool)
 	if recorded {
-		// A copy of the stamp alone: the list of node ids, as long as the
-		// document, is not kept once known holds them.
-		stamp := prev.Stamp
-		d.prev = &stamp
-		for _, id := range prev.NodeIDs {
-			if !r.missing.has(id) { // else planned as written again (a dry run with Verify; a real one recorded it lost)
-				d.known[id] = true
+		d.prev = &prev
+		if pending == 0 && r.fresh(f, d.metaHash, prev.Size, prev.MetaHash) {
+			if unchanged, err := r.sameContent(ctx, d); err != nil || unchanged {
+				return unchanged, err
 			}
 		}
+	} else {
+		committed = 0
 	}
-	for _, id := range acked {
-		if _, ok := d.known[id]; !ok {
-			d.known[id] = false
-		}
-	}
-	if len(intended) > 0 {
-		d.intended = make(map[string]bool, len(intended))
-		for _, id := range intended {
-			if _, known := d.known[id]; !known {
-				d.intended[id] = true
-			}
-		}
-	}
-	if !recorded || len(acked)+len(intended) > 0 || !r.fresh(f, d.metaHash, prev.Size, prev.MetaHash) {
-		return false, nil
-	}
-	if sameTimes(prev.Stamp, f) {
+	return false, r.loadNodes(ctx, d, committed+pending)
+}
+
+// sameContent reports whether a recorded document whose size and metadata
+// match its record is unchanged: its times match the record's, or else its
+// content hash does. A file touched, or replaced by one of the same size
+// and time (another change stamp), may not have been edited. A file that
+// cannot be read counts as changed: reading it again fails the document.
+// Its error is that of ctx.
+func (r *run) sameContent(ctx context.Context, d *document) (bool, error) {
+	if sameTimes(*d.prev, d.file) {
 		return true, nil
 	}
-	// Touched, or replaced by a file of the same size and time (another
-	// change stamp), but maybe not edited: the content hash decides. A file
-	// that cannot be read counts as changed: reading it again fails the
-	// document.
-	hash, n, err := hashFile(ctx, f)
+	hash, n, err := hashFile(ctx, d.file)
 	r.addRead(n)
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	if err == nil && hash == prev.Hash {
+	if err == nil && hash == d.prev.Hash {
 		d.hash = hash
 		return true, nil
 	}
 	return false, nil
+}
+
+// loadNodes loads into d.nodes the node ids the store may hold for a
+// changed document that the manifest knows: those of its record (d.prev
+// set), less those a dry run with Verify found missing, which it plans as
+// written again (a real run recorded them lost), and the pending ids of a
+// run that did not commit it. They stream from the manifest into the
+// compact set, whose room n (a count of them) is made at once: no list of
+// them as strings is held, nor grown.
+func (r *run) loadNodes(ctx context.Context, d *document, n int) error {
+	st := r.opts.State
+	nodes := newNodeSet(n)
+	if d.prev != nil {
+		err := st.EachNodeID(ctx, d.file.ID, func(id string) {
+			if !r.missing.has(id) {
+				nodes.add(id, nodeRecorded)
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	err := st.EachPending(ctx, d.file.ID, func(id string, acked bool) {
+		if acked {
+			nodes.add(id, nodeAcked)
+		} else {
+			nodes.add(id, nodeIntended)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	nodes.freeze()
+	d.nodes = nodes
+	return nil
 }
 
 // sameTimes reports whether a file's modification time and change stamp

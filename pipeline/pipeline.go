@@ -610,10 +610,12 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			key = textKey(c.Text)
 		}
 		id := sink.NodeID(d.file.ID, c.Text, ord)
-		recorded, known := d.known[id]
-		if known || d.intended[id] {
+		kind := d.nodes.kind(id)
+		if kind != nodeUnknown {
 			d.matched++
 		}
+		// In the store: a node of the record, or one a dead run acknowledged.
+		recorded, known := kind == nodeRecorded, kind == nodeRecorded || kind == nodeAcked
 		reuse := !r.rewrite && known
 		// A chunk written by a dead run, or under other metadata, gets the
 		// document's current metadata.

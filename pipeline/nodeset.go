@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"bytes"
+	"slices"
+)
+
+// nodeKind says how the manifest knows a node id of a document that a run
+// is about to read again.
+type nodeKind uint8
+
+const (
+	nodeUnknown  nodeKind = iota // not among the document's ids
+	nodeRecorded                 // among the ids of the document's record
+	nodeAcked                    // acknowledged by a run that did not commit the document: in the store
+	nodeIntended                 // intended by a run that died, not acknowledged: maybe in the store
+)
+
+// nodeSet holds the node ids the store may hold for a document, each with
+// its nodeKind, for the document's chunks to be looked up in as they are
+// cut. A single huge document may have hundreds of thousands, so the ids
+// Sluice writes (sink.NodeID: 64 lowercase hex digits) are kept as the 32
+// bytes they spell, sorted; only other ids (nodes a listing of the store
+// found, written by other tools) are kept as strings. Each id is kept
+// whole: two ids never share an entry.
+//
+// A nodeSet is filled with add, then frozen with freeze before kind and
+// len are called.
+type nodeSet struct {
+	hex   []hexNode           // sorted by id, each id once, once frozen
+	other map[string]nodeKind // ids that are not 64 lowercase hex digits
+}
+
+// hexNode is a node id of 64 lowercase hex digits, decoded, and its kind.
+type hexNode struct {
+	id   [32]byte
+	kind nodeKind
+}
+
+// newNodeSet returns an empty nodeSet with room for n ids.
+func newNodeSet(n int) *nodeSet {
+	return &nodeSet{hex: make([]hexNode, 0, n)}
+}
+
+// add records the node id with kind k. An id added more than once keeps
+// the kind that comes first among nodeRecorded, nodeAcked, nodeIntended:
+// a node of the record is stored whatever a dead run did with it.
+func (s *nodeSet) add(id string, k nodeKind) {
+	if b, ok := decodeNodeID(id); ok {
+		s.hex = append(s.hex, hexNode{id: b, kind: k})
+		return
+	}
+	if s.other == nil {
+		s.other = make(map[string]nodeKind)
+	}
+	if old, ok := s.other[id]; !ok || k < old {
+		s.other[id] = k
+	}
+}
+
+// freeze sorts the set and drops the ids added more than once, keeping
+// their first kind (see add).
+func (s *nodeSet) freeze() {
+	slices.SortFunc(s.hex, func(a, b hexNode) int {
+		if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
+			return c
+		}
+		return int(a.kind) - int(b.kind)
+	})
+	s.hex = slices.CompactFunc(s.hex, func(a, b hexNode) bool { return a.id == b.id })
+}
+
+// kind returns how the manifest knows the node id: nodeUnknown if it is
+// not in the set, or s is nil.
+func (s *nodeSet) kind(id string) nodeKind {
+	if s == nil {
+		return nodeUnknown
+	}
+	b, ok := decodeNodeID(id)
+	if !ok {
+		return s.other[id]
+	}
+	i, found := slices.BinarySearchFunc(s.hex, b, func(n hexNode, b [32]byte) int {
+		return bytes.Compare(n.id[:], b[:])
+	})
+	if !found {
+		return nodeUnknown
+	}
+	return s.hex[i].kind
+}
+
+// len returns the number of ids in the set, each counted once; 0 for a nil
+// s.
+func (s *nodeSet) len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.hex) + len(s.other)
+}
+
+// decodeNodeID returns the 32 bytes that a node id of exactly 64 lowercase
+// hex digits spells. Any other id, an uppercase digit among them, is not
+// decoded (ok false), so that no two ids decode alike.
+func decodeNodeID(id string) (b [32]byte, ok bool) {
+	if len(id) != 2*len(b) {
+		return b, false
+	}
+	for i := range b {
+		hi, ok1 := hexDigit(id[2*i])
+		lo, ok2 := hexDigit(id[2*i+1])
+		if !ok1 || !ok2 {
+			return b, false
+		}
+		b[i] = hi<<4 | lo
+	}
+	return b, true
+}
+
+// hexDigit returns the value of a lowercase hex digit.
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}

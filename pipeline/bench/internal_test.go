@@ -179,3 +179,34 @@ func TestResultCountsTheWholeTrialsThrottling(t *testing.T) {
 		t.Errorf("HTTP429 = %d, Retries = %d; want the trial's 2 and 3, not the window's 0 and 1", r.HTTP429, r.Retries)
 	}
 }
+
+// TestWindowCountsItsCalls plays a window of concurrent requests whose
+// goroutines interleave as a loaded machine may: one request's latency is
+// observed before another call opens the window, and its own call returns
+// inside it. The window closes at the call that brings it to the calls it
+// must hold, and its Requests are those calls, never fewer: the latencies
+// observed while it was open, which left that request out, read 2 of
+// --min-requests 3.
+func TestWindowCountsItsCalls(t *testing.T) {
+	r := new(recorder)
+	r.closeWhen(0, 3)
+	r.openAt(time.Now())
+	const d = 300 * time.Millisecond
+	r.observe(d)                // the request of the call that opens the window
+	r.observe(d)                // another request of its cluster, seen before the window opens
+	r.embedded(d, 4, 40, false) // the call that opens the window
+	r.embedded(d, 4, 40, false) // the other call of the cluster: in the window
+	for range 2 {               // two calls of the next cluster
+		r.observe(d)
+		r.embedded(d, 4, 40, false)
+	}
+	start, _, open := r.window()
+	end, closed := r.closing()
+	if !open || !closed {
+		t.Fatalf("window open %v, closed %v; want it opened and closed", open, closed)
+	}
+	res := (&Harness{}).result(start, end, r.latencies(end.at))
+	if res.Requests != 3 {
+		t.Errorf("Requests = %d, want the 3 calls the window holds", res.Requests)
+	}
+}

@@ -897,7 +897,7 @@ func (r *run) plannedRemoval(ctx context.Context, ids []string) (int, error) {
 	for _, id := range ids {
 		n += r.storeDocs[id].nodes
 		if st := r.opts.State; st != nil {
-			_, stored, err := recordedNodes(ctx, st, id)
+			stored, err := st.StoredCount(ctx, id)
 			if err != nil {
 				return 0, err
 			}

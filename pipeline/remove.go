@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 )
@@ -84,69 +83,47 @@ func RemoveDocuments(ctx context.Context, store Deleter, manifest *state.Store, 
 }
 
 // deleteKnown deletes by id, knownPage at a time, the nodes the manifest
-// records for the documents docIDs, committed or pending, and returns the
-// number the store held for sure (see recordedNodes).
+// records for the documents docIDs, committed or pending, each once
+// (state.Store.RecordedIDs), and returns the number the store held for
+// sure (state.Store.StoredCount): the record's, the acknowledged ones and
+// the found ones; the others were only intended (maybe stored). A run that
+// stopped, or a document that vanished, while reusing the record's chunks
+// has acknowledged some of them again: they count once. The ids are read
+// from the manifest a page at a time, so that removing a document of
+// millions of chunks does not hold their list.
 func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) (int, error) {
-	var page []string
-	flush := func() error {
-		err := store.DeleteNodes(ctx, page)
-		page = page[:0]
-		return err
-	}
+	page := make([]string, 0, knownPage)
 	known := 0
 	for _, id := range docIDs {
-		ids, stored, err := recordedNodes(ctx, manifest, id)
+		stored, err := manifest.StoredCount(ctx, id)
 		if err != nil {
 			return 0, err
 		}
 		known += stored
-		for _, n := range ids {
-			if page = append(page, n); len(page) == knownPage {
-				if err := flush(); err != nil {
+		for after := ""; ; {
+			limit := knownPage - len(page)
+			ids, err := manifest.RecordedIDs(ctx, id, after, limit)
+			if err != nil {
+				return 0, err
+			}
+			if page = append(page, ids...); len(page) == knownPage {
+				if err := store.DeleteNodes(ctx, page); err != nil {
 					return 0, err
 				}
+				page = page[:0]
 			}
+			if len(ids) < limit { // the document's last page
+				break
+			}
+			after = ids[len(ids)-1]
 		}
 	}
 	if len(page) > 0 {
-		if err := flush(); err != nil {
+		if err := store.DeleteNodes(ctx, page); err != nil {
 			return 0, err
 		}
 	}
 	return known, nil
-}
-
-// recordedNodes returns the node ids the manifest records for document id,
-// each once (those of its record, and the pending ones of a run that did
-// not finish it or that a listing of the store found), and how many of them
-// the store holds for sure: the record's, the acknowledged ones and the
-// found ones; the others were only intended (maybe stored). A run that
-// stopped, or a document that vanished, while reusing the record's chunks
-// has acknowledged some of them again: they count once.
-func recordedNodes(ctx context.Context, manifest *state.Store, id string) (ids []string, stored int, err error) {
-	rec, _, err := manifest.Doc(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	acked, intended, found, err := manifest.PendingFound(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	seen := make(map[string]bool, len(rec.NodeIDs)+len(acked))
-	for _, n := range slices.Concat(rec.NodeIDs, acked) {
-		if !seen[n] {
-			seen[n] = true
-			ids = append(ids, n)
-		}
-	}
-	stored = len(ids) + found
-	for _, n := range intended { // found ones among them
-		if !seen[n] {
-			seen[n] = true
-			ids = append(ids, n)
-		}
-	}
-	return ids, stored, nil
 }
 
 // docList names the documents of a removal in an error: the one id, or the

@@ -291,3 +291,131 @@ func TestUnlistableStoreWarns(t *testing.T) {
 		t.Errorf("log %q lacks the warning and its cause", logged.String())
 	}
 }
+
+// pageRecorder is a Deleter that records the pages of DeleteNodes.
+type pageRecorder struct{ pages [][]string }
+
+func (*pageRecorder) Delete(context.Context, string) error { return nil }
+
+func (p *pageRecorder) DeleteNodes(_ context.Context, ids []string) error {
+	p.pages = append(p.pages, slices.Clone(ids))
+	return nil
+}
+
+// TestRemoveDocumentsPagesKnownIDs: the node ids the manifest records for
+// removed documents (committed, acknowledged, intended and found) are
+// deleted in pages of knownPage, filled across documents, each id once,
+// and the count is of those the store held for sure, however many there
+// are.
+func TestRemoveDocumentsPagesKnownIDs(t *testing.T) {
+	type doc struct {
+		id                                string
+		committed, acked, intended, found int
+		reused                            int // committed ids acknowledged again by the dead run
+	}
+	for _, tt := range []struct {
+		name  string
+		docs  []doc
+		pages int
+		known int
+	}{
+		{"one small document", []doc{{id: "a.md", committed: 3}}, 1, 3},
+		{"a page exactly", []doc{{id: "a.md", committed: knownPage}}, 1, knownPage},
+		{"a large document", []doc{{id: "a.md", committed: 2*knownPage + 300, acked: 200, reused: 150, intended: 70, found: 30}},
+			3, 2*knownPage + 300 + 200 + 30},
+		{"pages across documents", []doc{
+			{id: "a.md", committed: 700, intended: 10},
+			{id: "b.md", committed: 700, acked: 5},
+			{id: "c.md", intended: 600}, // no record
+			{id: "d.md"},                // nothing known
+		}, 3, 700 + 700 + 5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, err := state.Open(ctx, filepath.Join(t.TempDir(), "state.db"), "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			keep, err := st.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead, err := st.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]bool{}
+			ids := func(doc, kind string, n int) []state.Node {
+				out := make([]state.Node, n)
+				for i := range out {
+					out[i] = state.Node{ID: fmt.Sprintf("%s-%s-%05d", doc, kind, i)}
+					want[out[i].ID] = true
+				}
+				return out
+			}
+			var docIDs []string
+			for _, d := range tt.docs {
+				docIDs = append(docIDs, d.id)
+				if d.committed > 0 {
+					if err := keep.Ack(ctx, map[string][]state.Node{d.id: ids(d.id, "c", d.committed)}); err != nil {
+						t.Fatal(err)
+					}
+					if err := keep.Commit(ctx, d.id, state.Stamp{Hash: "h"}, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var found []state.NodeRef
+				for _, n := range ids(d.id, "f", d.found) {
+					found = append(found, state.NodeRef{Doc: d.id, ID: n.ID})
+				}
+				if err := dead.Found(ctx, found); err != nil {
+					t.Fatal(err)
+				}
+				acked := append(ids(d.id, "a", d.acked), ids(d.id, "c", d.reused)...)
+				if err := dead.Ack(ctx, map[string][]state.Node{d.id: acked}); err != nil {
+					t.Fatal(err)
+				}
+				if err := dead.Intend(ctx, map[string][]state.Node{d.id: ids(d.id, "i", d.intended)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			rec := &pageRecorder{}
+			known, err := RemoveDocuments(ctx, rec, st, docIDs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if known != tt.known {
+				t.Errorf("RemoveDocuments = %d, want %d", known, tt.known)
+			}
+			if len(rec.pages) != tt.pages {
+				t.Errorf("%d DeleteNodes calls, want %d", len(rec.pages), tt.pages)
+			}
+			deleted := map[string]bool{}
+			for i, page := range rec.pages {
+				if len(page) > knownPage || (i < len(rec.pages)-1 && len(page) != knownPage) {
+					t.Errorf("page %d of %d ids, want %d (fewer only in the last)", i, len(page), knownPage)
+				}
+				for _, id := range page {
+					if deleted[id] {
+						t.Errorf("%s deleted twice", id)
+					}
+					deleted[id] = true
+				}
+			}
+			if len(deleted) != len(want) {
+				t.Errorf("%d ids deleted, want %d", len(deleted), len(want))
+			}
+			for id := range want {
+				if !deleted[id] {
+					t.Errorf("%s not deleted", id)
+					break
+				}
+			}
+			if ids, err := st.DocIDs(ctx); err != nil || len(ids) != 0 {
+				t.Errorf("the manifest still records %v (%v)", ids, err)
+			}
+		})
+	}
+}

@@ -295,3 +295,81 @@ func TestStreamedNodeIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedIDsAndStoredCount pages through the node ids a removal of a
+// document deletes (committed, acknowledged, intended and found, each
+// once, no other scope's) and counts those the store holds for sure, as
+// Doc and PendingFound tell them.
+func TestRecordedIDsAndStoredCount(t *testing.T) {
+	ctx := context.Background()
+	s, other := twoScopes(t)
+	run := begin(t, s)
+	ackCommit(t, run, "a.md", "h", "n3", "n1", "n2")
+	ackCommit(t, run, "b.md", "h", "n9")
+	ackCommit(t, begin(t, other), "a.md", "h", "x1", "p1")
+	dead := begin(t, s)
+	if err := dead.Found(ctx, refs("a.md", "f1", "f2", "n2")); err != nil { // n2 is committed
+		t.Fatal(err)
+	}
+	if err := dead.Ack(ctx, nodes("a.md", "p2", "n1", "f2")); err != nil { // n1 reused, f2 found then written
+		t.Fatal(err)
+	}
+	if err := dead.Intend(ctx, nodes("a.md", "p1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Intend(ctx, nodes("c.md", "q1")); err != nil { // no record
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		doc    string
+		ids    []string
+		stored int
+	}{
+		{"a.md", []string{"f1", "f2", "n1", "n2", "n3", "p1", "p2"}, 6}, // n1-n3, p2, f2 and the found f1
+		{"b.md", []string{"n9"}, 1},
+		{"c.md", []string{"q1"}, 0},
+		{"d.md", nil, 0},
+	} {
+		for _, limit := range []int{1, 2, 3, 100} {
+			var got []string
+			after := ""
+			for pages := 0; ; pages++ {
+				page, err := s.RecordedIDs(ctx, tt.doc, after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) > limit {
+					t.Fatalf("%s, limit %d: a page of %d", tt.doc, limit, len(page))
+				}
+				if len(page) == 0 {
+					break
+				}
+				if pages > len(tt.ids) {
+					t.Fatalf("%s, limit %d: paging does not end", tt.doc, limit)
+				}
+				got = append(got, page...)
+				after = page[len(page)-1]
+			}
+			if !slices.Equal(got, tt.ids) {
+				t.Errorf("RecordedIDs(%s), limit %d, gave %v; want %v", tt.doc, limit, got, tt.ids)
+			}
+		}
+		n, err := s.StoredCount(ctx, tt.doc)
+		if err != nil || n != tt.stored {
+			t.Errorf("StoredCount(%s) = %d, %v; want %d", tt.doc, n, err, tt.stored)
+		}
+		// The count as a removal made it from the lists it held.
+		rec, _, err := s.Doc(ctx, tt.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked, _, found, err := s.PendingFound(ctx, tt.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if listed := len(slices.Compact(slices.Sorted(slices.Values(slices.Concat(rec.NodeIDs, acked))))) + found; listed != n {
+			t.Errorf("StoredCount(%s) = %d, but the record, the acknowledged and the found ids make %d", tt.doc, n, listed)
+		}
+	}
+}

@@ -546,6 +546,36 @@ func (s *Store) EachPending(ctx context.Context, id string, fn func(nodeID strin
 	}, `SELECT node_id, acked FROM pending WHERE scope = ? AND id = ? ORDER BY node_id`, s.scope, id)
 }
 
+// RecordedIDs returns, sorted, up to n of the node ids the manifest
+// records for a document above after (the empty string for the first
+// page), each once: those of its record, and those runs recorded since
+// that did not commit it (acknowledged, intended or found; see
+// PendingFound). Removing the document deletes them, a page at a time,
+// without holding their list, which is as long as the document.
+func (s *Store) RecordedIDs(ctx context.Context, id, after string, n int) ([]string, error) {
+	return s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2 AND node_id > ?3
+		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND node_id > ?3
+		ORDER BY 1 LIMIT ?4`, s.scope, id, after, n)
+}
+
+// StoredCount returns how many of the node ids the manifest records for a
+// document the store holds for sure: those of its record and those a run
+// acknowledged, each once, and the intended ones a listing of the store
+// found (see PendingFound). The other pending ids were only intended, and
+// may or may not be stored.
+func (s *Store) StoredCount(ctx context.Context, id string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM doc_nodes WHERE scope = ?1 AND doc = ?2)
+		+ (SELECT count(*) FROM pending AS p WHERE scope = ?1 AND id = ?2 AND acked = 1
+			AND NOT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = ?2 AND node_id = p.node_id))
+		+ (SELECT count(*) FROM pending WHERE scope = ?1 AND id = ?2 AND acked = 0 AND found = 1)`, s.scope, id).Scan(&n)
+	if err != nil {
+		return 0, s.fail(fmt.Errorf("counting the stored nodes of %s: %w", id, err))
+	}
+	return n, nil
+}
+
 // DocIDs returns the ids of every recorded document, sorted.
 func (s *Store) DocIDs(ctx context.Context) ([]string, error) {
 	return s.ids(ctx, `SELECT id FROM docs WHERE scope = ? UNION SELECT id FROM pending WHERE scope = ? ORDER BY 1`, s.scope, s.scope)

@@ -100,13 +100,15 @@ func recordOf(ctx context.Context, st *state.Store, id string) (record, error) {
 }
 
 // isDocument reports whether the manifest st records id as a document, in
-// full or as the node ids of a run that did not finish it.
+// full or as the node ids of a run that did not finish it. It reads the
+// record's stamp and counts the pending ids, never their list, which is as
+// long as the document.
 func isDocument(ctx context.Context, st *state.Store, id string) (bool, error) {
-	if _, ok, err := st.Doc(ctx, id); err != nil || ok {
+	if _, ok, err := st.Stamp(ctx, id); err != nil || ok {
 		return ok, err
 	}
-	acked, intended, err := st.Pending(ctx, id)
-	return len(acked)+len(intended) > 0, err
+	_, pending, err := st.NodeCounts(ctx, id)
+	return pending > 0, err
 }
 
 // changedFiles is a pipeline source of the folders that could not be

@@ -697,16 +697,10 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 	case d.inManifest() || d.found:
 		// Only a document the manifest knew, or whose nodes in the store
 		// it has just recorded, can have stale nodes.
-		stale, err := r.manifest.Stale(ctx, d.file.ID)
-		if err != nil {
+		var err error
+		if n, err = r.deleteStale(ctx, d.file.ID); err != nil {
 			return 0, err
 		}
-		if len(stale) > 0 {
-			if err := r.opts.Store.DeleteNodes(ctx, stale); err != nil {
-				return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(stale), d.file.ID, err)
-			}
-		}
-		n = len(stale)
 	}
 	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash, Change: d.file.Change}
 	model := r.model
@@ -714,6 +708,37 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 		model = "" // nothing to release
 	}
 	return n, r.manifest.Commit(ctx, d.file.ID, stamp, model)
+}
+
+// stalePage is how many stale node ids of a document commit deletes at a
+// time.
+const stalePage = 1000
+
+// deleteStale deletes from the store, stalePage at a time, the stale nodes
+// of document id (state.Run.StalePage) and returns how many there were. A
+// huge document whose chunks all go stale (its metadata changed, or it is
+// split with other settings) thus costs no list of them. The manifest is
+// not changed meanwhile, so that the pages follow one another; a run that
+// dies between them leaves the document uncommitted, as one that dies
+// after a single delete would, and the next run deletes them again.
+func (r *run) deleteStale(ctx context.Context, id string) (int, error) {
+	n := 0
+	for after := ""; ; {
+		page, err := r.manifest.StalePage(ctx, id, after, stalePage)
+		if err != nil {
+			return 0, err
+		}
+		if len(page) > 0 {
+			if err := r.opts.Store.DeleteNodes(ctx, page); err != nil {
+				return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(page), id, err)
+			}
+		}
+		n += len(page)
+		if len(page) < stalePage {
+			return n, nil
+		}
+		after = page[len(page)-1]
+	}
 }
 
 // deadLetter records a failed document for `sluice failed`, after

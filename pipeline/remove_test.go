@@ -419,3 +419,90 @@ func TestRemoveDocumentsPagesKnownIDs(t *testing.T) {
 		})
 	}
 }
+
+// stalePager is a memStore that records the pages of DeleteNodes.
+type stalePager struct {
+	*memStore
+	pages [][]string
+}
+
+func (s *stalePager) DeleteNodes(ctx context.Context, ids []string) error {
+	s.pages = append(s.pages, slices.Clone(ids))
+	return s.memStore.DeleteNodes(ctx, ids)
+}
+
+// TestDeleteStalePages: a document's stale nodes are deleted in pages of
+// stalePage, each once, and those this run acknowledged stay, however many
+// there are.
+func TestDeleteStalePages(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		committed, reused int
+		pages             []int
+	}{
+		{"none stale", 5, 5, nil},
+		{"a few", 5, 2, []int{3}},
+		{"a page exactly", stalePage + 4, 4, []int{stalePage}},
+		{"many pages", 2*stalePage + 5, 3, []int{stalePage, stalePage, 2}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, err := state.Open(ctx, filepath.Join(t.TempDir(), "state.db"), "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			node := func(i int) state.Node { return state.Node{ID: fmt.Sprintf("n%05d", i)} }
+			var committed []state.Node
+			for i := range tt.committed {
+				committed = append(committed, node(i))
+			}
+			first, err := st.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Ack(ctx, map[string][]state.Node{"a.md": committed}); err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Commit(ctx, "a.md", state.Stamp{Hash: "h"}, ""); err != nil {
+				t.Fatal(err)
+			}
+			manifest, err := st.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acked := append(slices.Clone(committed[:tt.reused]), node(99999)) // and a new one
+			if err := manifest.Ack(ctx, map[string][]state.Node{"a.md": acked}); err != nil {
+				t.Fatal(err)
+			}
+			store := &stalePager{memStore: newMemStore()}
+			r := &run{opts: Options{Store: store}, manifest: manifest}
+			n, err := r.deleteStale(ctx, "a.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tt.committed - tt.reused; n != want {
+				t.Errorf("deleteStale = %d, want %d", n, want)
+			}
+			var sizes []int
+			deleted := map[string]bool{}
+			for _, page := range store.pages {
+				sizes = append(sizes, len(page))
+				for _, id := range page {
+					if deleted[id] {
+						t.Errorf("%s deleted twice", id)
+					}
+					deleted[id] = true
+				}
+			}
+			if !slices.Equal(sizes, tt.pages) {
+				t.Errorf("pages of %v ids, want %v", sizes, tt.pages)
+			}
+			for i, c := range committed {
+				if deleted[c.ID] != (i >= tt.reused) {
+					t.Errorf("%s deleted: %v, want %v", c.ID, deleted[c.ID], i >= tt.reused)
+				}
+			}
+		})
+	}
+}

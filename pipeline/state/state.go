@@ -816,12 +816,20 @@ func (r *Run) record(ctx context.Context, nodes map[string][]Node, acked bool) e
 // Stale returns the node ids of a document that the store may hold but this
 // run did not acknowledge: its committed ids and those of dead runs (runs
 // that began before this one), minus this run's. They are to be deleted
-// from the sink before Commit.
+// from the sink before Commit. Their list is as long as the document when
+// most of its chunks go stale: a caller that deletes them uses StalePage.
 func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
-	return r.s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2
-		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run < ?3
-		EXCEPT SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run = ?3 AND acked = 1
-		ORDER BY 1`, r.s.scope, id, r.id)
+	return r.StalePage(ctx, id, "", -1)
+}
+
+// StalePage returns, sorted, up to n of the ids Stale returns above after
+// (the empty string for the first page; n < 0 for no limit): the stale ids
+// of a document a page at a time, without holding their list.
+func (r *Run) StalePage(ctx context.Context, id, after string, n int) ([]string, error) {
+	return r.s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2 AND node_id > ?4
+		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run < ?3 AND node_id > ?4
+		EXCEPT SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run = ?3 AND acked = 1 AND node_id > ?4
+		ORDER BY 1 LIMIT ?5`, r.s.scope, id, r.id, after, n)
 }
 
 // Found records nodes that the sink holds although the manifest may not

@@ -214,6 +214,25 @@ func TestStale(t *testing.T) {
 	if want := []string{"a", "c", "d", "f"}; err != nil || !slices.Equal(stale, want) {
 		t.Fatalf("Stale = %v, %v; want %v", stale, err, want)
 	}
+	for _, limit := range []int{1, 2, 3, 4, 10} {
+		var got []string
+		for after := ""; ; {
+			page, err := run.StalePage(ctx, "d", after, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(page))
+			}
+			if got = append(got, page...); len(page) < limit || len(got) > 4 {
+				break
+			}
+			after = page[len(page)-1]
+		}
+		if !slices.Equal(got, stale) {
+			t.Errorf("StalePage, limit %d, gave %v; want %v", limit, got, stale)
+		}
+	}
 	if err := run.Commit(ctx, "d", Stamp{Hash: "2"}, "m"); err != nil {
 		t.Fatal(err)
 	}

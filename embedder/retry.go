@@ -109,10 +109,11 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 	// loop then ends with that failure and ctx is not done, the retries are
 	// used up.
 	transient := false
-	// classes holds the failure classes of the attempts so far (see
-	// failureClass), so that the hint of used-up retries claims the same
-	// failure of every attempt only when that is what happened.
-	classes := map[string]bool{}
+	// first is the failure class (see failureClass) of the first failed
+	// attempt, and mixed says that a later one failed otherwise: the hint
+	// of used-up retries claims the same failure of every attempt only when
+	// that is what happened.
+	first, mixed := "", false
 	op := func() ([][]float32, error) {
 		if tries > 0 {
 			c.stats.retries.Add(1)
@@ -137,7 +138,11 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 		}
 		hint.hint = after
 		transient = true
-		classes[failureClass(err)] = true
+		if class := failureClass(err); first == "" {
+			first = class
+		} else if class != first {
+			mixed = true
+		}
 		return nil, err
 	}
 	notify := func(err error, delay time.Duration) {
@@ -148,7 +153,7 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 	if err != nil {
 		c.stats.failures.Add(1)
 		if transient && ctx.Err() == nil {
-			c.retriesUsedUp(err, tries, time.Since(start), len(classes) > 1)
+			c.retriesUsedUp(err, tries, time.Since(start), mixed)
 		}
 	}
 	return vecs, err

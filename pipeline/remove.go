@@ -44,42 +44,71 @@ func RemoveDocument(ctx context.Context, store Deleter, manifest *state.Store, d
 // whose file is gone). The other order could leave nodes that no record
 // points to.
 //
-// The nodes the manifest knows (committed, and pending ids of a run that
-// did not finish) are deleted by id first: a store whose lookups lag
-// behind its writes (Cloud AI Search finds a node about a second after
-// acknowledging it) could otherwise miss a node written just before, as
-// when watch mode ingests a file and it is removed a moment later. Then
-// the documents' nodes are deleted by reference document id, for those
-// the manifest does not know (left by a lost state file): with one
-// DeleteDocs call if store is a DocsDeleter, else one Delete each. Their
-// records are forgotten in one manifest transaction, so removing a folder
-// of thousands of files costs a few commits rather than two per file.
-// Run's removal of documents whose file is gone, watch mode's and `sluice
-// delete` all go through it. It returns the number of chunks the manifest
-// knew the documents by (committed or acknowledged).
+// The nodes are deleted twice over: by reference document id (with one
+// DeleteDocs call if store is a DocsDeleter, else one Delete each), which
+// finds those the manifest does not know (left by a lost state file), and
+// by id, the nodes the manifest knows (committed, and pending ids of a run
+// that did not finish), which finds those a lookup by document misses. The
+// order depends on the store:
+//
+//   - a store whose lookups lag behind its writes (a SettlingCounter:
+//     Cloud AI Search finds a node about a second after acknowledging it)
+//     deletes by id first, so that the lookup by document has little left
+//     to find, and a node written just before, as when watch mode ingests
+//     a file and it is removed a moment later, is deleted all the same;
+//   - any other store (sink/local.Store) deletes by document first, which
+//     removes the nodes in the order they are stored, and then by id,
+//     which finds only the nodes whose document id was changed behind
+//     Sluice's back. By id first, every page of ids touched rows all over
+//     the store: removing a document of 121,376 chunks from the local store
+//     took 22.6 s that way and 7.4 s this way.
+//
+// The records are forgotten in one manifest transaction, so removing a
+// folder of thousands of files costs a few commits rather than two per
+// file. Run's removal of documents whose file is gone, watch mode's and
+// `sluice delete` all go through it. It returns the number of chunks the
+// manifest knew the documents by (committed or acknowledged).
 func RemoveDocuments(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) (int, error) {
 	if len(docIDs) == 0 {
 		return 0, nil
+	}
+	_, lags := store.(SettlingCounter)
+	if !lags {
+		if err := deleteDocs(ctx, store, docIDs); err != nil {
+			return 0, err
+		}
 	}
 	known, err := deleteKnown(ctx, store, manifest, docIDs)
 	if err != nil {
 		return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
 	}
-	if dd, ok := store.(DocsDeleter); ok {
-		if err := dd.DeleteDocs(ctx, docIDs); err != nil {
-			return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
-		}
-	} else {
-		for _, id := range docIDs {
-			if err := store.Delete(ctx, id); err != nil {
-				return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", id, err)
-			}
+	if lags {
+		if err := deleteDocs(ctx, store, docIDs); err != nil {
+			return 0, err
 		}
 	}
 	if err := manifest.Forget(ctx, docIDs...); err != nil {
 		return 0, fmt.Errorf("pipeline: forgetting %s in the manifest: %w", docList(docIDs), err)
 	}
 	return known, nil
+}
+
+// deleteDocs deletes the nodes of the documents docIDs by reference
+// document id: with one DeleteDocs call if store is a DocsDeleter, else
+// one Delete each.
+func deleteDocs(ctx context.Context, store Deleter, docIDs []string) error {
+	if dd, ok := store.(DocsDeleter); ok {
+		if err := dd.DeleteDocs(ctx, docIDs); err != nil {
+			return fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
+		}
+		return nil
+	}
+	for _, id := range docIDs {
+		if err := store.Delete(ctx, id); err != nil {
+			return fmt.Errorf("pipeline: deleting the nodes of %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // deleteKnown deletes by id, knownPage at a time, the nodes the manifest

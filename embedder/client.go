@@ -75,6 +75,21 @@ func WithLatencyObserver(observe func(time.Duration)) Option {
 	return func(c *Client) { c.stats.observe = observe }
 }
 
+// latencyObserverKey is the context key of ContextWithLatencyObserver.
+type latencyObserverKey struct{}
+
+// ContextWithLatencyObserver returns a copy of ctx with which a Client's
+// Embed calls also report to observe the latency of each of their
+// successful attempts, as WithLatencyObserver does for every call: the
+// latencies of the calls made with that context alone, e.g. to tell one
+// call's from those of the calls in flight beside it. A call that splits
+// its inputs into several requests sends them concurrently, so observe
+// must be safe for concurrent use; it must be fast. Other embedders ignore
+// it.
+func ContextWithLatencyObserver(ctx context.Context, observe func(time.Duration)) context.Context {
+	return context.WithValue(ctx, latencyObserverKey{}, observe)
+}
+
 // WithTokenCounter makes the Client count the tokens of inputs whose Tokens
 // is 0 with count instead of the built-in cl100k_base tokenizer.
 func WithTokenCounter(count func(string) (int, error)) Option {
@@ -392,7 +407,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 		}
 		return nil, c.transportError(ctx, err)
 	}
-	c.stats.success(time.Since(start), n, tokens)
+	took := time.Since(start)
+	c.stats.success(took, n, tokens)
+	if observe, _ := ctx.Value(latencyObserverKey{}).(func(time.Duration)); observe != nil {
+		observe(took)
+	}
 	c.gate.succeeded()
 	return vecs, nil
 }

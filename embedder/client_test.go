@@ -138,6 +138,40 @@ func TestEmbedSplitsWithinCaps(t *testing.T) {
 	}
 }
 
+// TestContextLatencyObserver checks that a call made with a context from
+// ContextWithLatencyObserver reports the latency of each of its successful
+// attempts to that context's observer, also when it splits its inputs into
+// requests sent concurrently, and that a call made with another context
+// reports none to it.
+func TestContextLatencyObserver(t *testing.T) {
+	c, srv := startOpenAI(t, embedtest.Options{MaxInputs: 16}, func(c *embedder.Config) {
+		c.MaxInputsPerRequest, c.BatchSize, c.Concurrency = 16, 16, 4
+	})
+	var mu sync.Mutex
+	var lat []time.Duration
+	ctx := embedder.ContextWithLatencyObserver(t.Context(), func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		lat = append(lat, d)
+	})
+	if _, err := c.Embed(ctx, texts(50)); err != nil { // 4 requests
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(t.Context(), texts(5)); err != nil { // another call's
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lat) != 4 || srv.Stats().OK != 5 {
+		t.Fatalf("%d latencies observed of the %d requests served, want the 4 of the call made with the observer", len(lat), srv.Stats().OK)
+	}
+	for _, d := range lat {
+		if d <= 0 {
+			t.Errorf("latency %s, want above 0", d)
+		}
+	}
+}
+
 func TestEmbedEmptyAndTooLarge(t *testing.T) {
 	c, srv := startOpenAI(t, embedtest.Options{}, func(c *embedder.Config) { c.MaxTokensPerInput = 10 })
 	vecs, err := c.Embed(context.Background(), embedder.Texts("", "hello there", ""))

@@ -19,9 +19,15 @@ import (
 // at each successful Embed call, as it returns, before the pipeline counts
 // or writes its chunks, and the window is the time between two marks.
 //
-// It also keeps the request latencies of the window: per HTTP attempt,
-// reported by the client's latency observer, or for an embedder without
-// one (timed) per Embed call.
+// It also keeps the request latencies of the window's calls, those that
+// its Requests count (see Harness.result): a call's latencies come with it
+// as it returns (see timed), and are the window's if the call is. Someone
+// reading a window's p95 beside its requests takes it for the p95 of those
+// requests. The latencies observed while the window was open would be
+// another set with several workers, a call apart at each end: a request
+// that completed before the window opened, of a call that returned inside
+// it, would be left out, and one that completed inside it, of a call that
+// returned after it closed, counted.
 type recorder struct {
 	// fill, set before the first Embed call, completes a mark with the
 	// counters the recorder does not keep: the chunks written, and the
@@ -51,38 +57,30 @@ type recorder struct {
 	closeCalls int64
 	closed     bool
 	end        mark
-	lat        []latency // observed since the window opened
+	lat        []latency // of the calls after the one that opened the window
 }
 
-// latency is a request latency and when it was observed.
+// latency is a request latency and the call it was of, numbered as
+// mark.calls counts them.
 type latency struct {
-	at time.Time
-	d  time.Duration
-}
-
-// observe records the latency of an HTTP attempt that succeeded, if the
-// window is open. The client observes it before its Embed call returns,
-// so the attempt that completes the call opening the window is left out
-// and the one completing the call closing it is in.
-func (r *recorder) observe(d time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.open {
-		r.lat = append(r.lat, latency{time.Now(), d})
-	}
+	call int64
+	d    time.Duration
 }
 
 // embedded records a successful Embed call of inputs texts of tokens tokens
-// that took d; timedLatency reports that d is the request's latency (an
-// embedder without a latency observer of its own).
-func (r *recorder) embedded(d time.Duration, inputs, tokens int, timedLatency bool) {
+// whose requests took lat. The latencies are kept once the window is open,
+// for latencies to pick the window's calls from: not those of the call
+// that opens it, which is not in it.
+func (r *recorder) embedded(lat []time.Duration, inputs, tokens int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
-	if timedLatency && r.open {
-		r.lat = append(r.lat, latency{now, d})
-	}
 	r.calls++
+	if r.open {
+		for _, d := range lat {
+			r.lat = append(r.lat, latency{r.calls, d})
+		}
+	}
 	r.inputs += int64(inputs)
 	r.tokens += int64(tokens)
 	m := mark{at: now, tokens: r.tokens, calls: r.calls, embedded: r.inputs, requests: r.calls, inputs: r.inputs}
@@ -147,13 +145,14 @@ func (r *recorder) window() (start, last mark, open bool) {
 	return r.start, r.last, r.open
 }
 
-// latencies returns the latencies observed in the window up to end.
-func (r *recorder) latencies(end time.Time) []time.Duration {
+// latencies returns the latencies of the calls between start and end: of
+// the calls after the one that took start, up to the one that took end.
+func (r *recorder) latencies(start, end mark) []time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ds []time.Duration
 	for _, l := range r.lat {
-		if !l.at.After(end) {
+		if l.call > start.calls && l.call <= end.calls {
 			ds = append(ds, l.d)
 		}
 	}
@@ -161,33 +160,57 @@ func (r *recorder) latencies(end time.Time) []time.Duration {
 }
 
 // newEmbedder builds the embedder cfg selects, wrapped so that rec marks
-// each successful Embed call. Request latencies go to rec per HTTP attempt
+// each successful Embed call with its request latencies: per HTTP attempt
 // for the HTTP providers (the time waiting for the quota is not latency),
 // which count their requests and inputs in their Stats, and per Embed call
 // for the others. An HTTP provider logs its requests to log (see
 // embedder.WithLogger; nil logs nothing). It also returns the unwrapped
 // embedder.
 func newEmbedder(ctx context.Context, cfg embedder.Config, rec *recorder, log *slog.Logger) (wrapped, inner embedder.Embedder, err error) {
-	e, err := embedder.New(ctx, cfg, embedder.WithLatencyObserver(rec.observe), embedder.WithLogger(log),
-		embedder.WithBatchSizeSetting("--batch-sizes"))
+	e, err := embedder.New(ctx, cfg, embedder.WithLogger(log), embedder.WithBatchSizeSetting("--batch-sizes"))
 	if err != nil {
 		return nil, nil, err
 	}
 	_, client := e.(*embedder.Client)
-	return timed{e, func(d time.Duration, in []embedder.Input) {
+	return timed{e, client, func(lat []time.Duration, in []embedder.Input) {
 		tokens := 0
 		for _, x := range in {
 			tokens += x.Tokens
 		}
-		rec.embedded(d, len(in), tokens, !client)
+		rec.embedded(lat, len(in), tokens)
 	}}, e, nil
 }
 
-// timed reports the duration and the inputs of each successful Embed call
-// of the embedder it wraps.
+// timed reports the inputs and the request latencies of each successful
+// Embed call of the embedder it wraps, as the call returns: with attempts,
+// the latency of each of the call's successful HTTP attempts, which the
+// embedder (an *embedder.Client) reports through the call's context (see
+// embedder.ContextWithLatencyObserver); without, the call's duration.
 type timed struct {
 	embedder.Embedder
-	record func(d time.Duration, in []embedder.Input)
+	attempts bool
+	record   func(lat []time.Duration, in []embedder.Input)
+}
+
+// callLatencies collects the latencies of one Embed call's requests, which
+// the call may send concurrently.
+type callLatencies struct {
+	mu sync.Mutex
+	ds []time.Duration
+}
+
+// observe adds the latency of a request.
+func (c *callLatencies) observe(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ds = append(c.ds, d)
+}
+
+// all returns the latencies added so far.
+func (c *callLatencies) all() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ds
 }
 
 // Local forwards the wrapped embedder's Local, so that the pipeline caps
@@ -199,10 +222,18 @@ func (t timed) Local() bool {
 }
 
 func (t timed) Embed(ctx context.Context, in []embedder.Input) ([][]float32, error) {
+	var lat callLatencies
+	if t.attempts {
+		ctx = embedder.ContextWithLatencyObserver(ctx, lat.observe)
+	}
 	start := time.Now()
 	v, err := t.Embedder.Embed(ctx, in)
-	if err == nil {
-		t.record(time.Since(start), in)
+	if err != nil {
+		return v, err
 	}
-	return v, err
+	if !t.attempts {
+		lat.observe(time.Since(start))
+	}
+	t.record(lat.all(), in)
+	return v, nil
 }

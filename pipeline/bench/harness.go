@@ -208,16 +208,17 @@ func (h *Harness) window(ctx context.Context, opts Options, warmup time.Duration
 				continue
 			}
 			if end, closed := rec.closing(); closed {
-				return h.result(start, end, rec.latencies(end.at)), false, nil
+				return h.result(start, end, rec.latencies(start, end)), false, nil
 			}
 			if now.Sub(start.at) >= opts.MaxDuration {
-				return h.result(start, last, rec.latencies(last.at)), false, nil
+				return h.result(start, last, rec.latencies(start, last)), false, nil
 			}
 		}
 	}
 }
 
-// result computes the figures of a window.
+// result computes the figures of a window; lat are the latencies of its
+// calls (see recorder.latencies).
 func (h *Harness) result(start, end mark, lat []time.Duration) Result {
 	secs := end.at.Sub(start.at).Seconds()
 	if secs <= 0 {
@@ -237,8 +238,10 @@ func (h *Harness) result(start, end mark, lat []time.Duration) Result {
 		// although the budget is wrong.
 		HTTP429: end.throttled,
 		Retries: end.retries,
-		P50Ms:   millis(percentile(lat, 0.50)),
-		P95Ms:   millis(percentile(lat, 0.95)),
+		// Of the calls Requests counts, whenever their requests completed
+		// (see recorder): the percentiles of the requests beside them.
+		P50Ms: millis(percentile(lat, 0.50)),
+		P95Ms: millis(percentile(lat, 0.95)),
 		// The calls the window holds, as its tokens and its closing count
 		// them, not the latencies observed while it was open: with
 		// concurrency, a request observed just before another call opened

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/embedder/embedtest"
 )
 
 func TestPercentile(t *testing.T) {
@@ -58,7 +59,7 @@ func TestHuman(t *testing.T) {
 // whether it is local: the pipeline caps a local embedder's concurrency at
 // the core count, and a benchmark must run it as a real run does.
 func TestTimedKeepsLocal(t *testing.T) {
-	record := func(time.Duration, []embedder.Input) {}
+	record := func([]time.Duration, []embedder.Input) {}
 	for _, tt := range []struct {
 		e    embedder.Embedder
 		want bool
@@ -67,7 +68,7 @@ func TestTimedKeepsLocal(t *testing.T) {
 		{embedder.NewInstant(8), true},
 		{remoteEmbedder{}, false},
 	} {
-		l, ok := embedder.Embedder(timed{tt.e, record}).(interface{ Local() bool })
+		l, ok := embedder.Embedder(timed{tt.e, false, record}).(interface{ Local() bool })
 		if !ok || l.Local() != tt.want {
 			t.Errorf("timed(%T).Local() = %v (implemented %v), want %v", tt.e, ok && l.Local(), ok, tt.want)
 		}
@@ -139,7 +140,7 @@ func TestTimedCountsCallsAndInputs(t *testing.T) {
 	rec.openAfter = time.Time{}
 	rec.openAt(rec.firstCall()) // the latest call returned then: it opens the window
 	embed(5)
-	if _, err := (timed{failing{}, func(time.Duration, []embedder.Input) { t.Error("a failed call was recorded") }}).Embed(t.Context(), inputs(7)); err == nil {
+	if _, err := (timed{failing{}, false, func([]time.Duration, []embedder.Input) { t.Error("a failed call was recorded") }}).Embed(t.Context(), inputs(7)); err == nil {
 		t.Fatal("the failing embedder succeeded")
 	}
 	start, last, open := rec.window()
@@ -152,8 +153,43 @@ func TestTimedCountsCallsAndInputs(t *testing.T) {
 	if last.calls != 2 || last.inputs != 8 || last.tokens != 16 || last.requests != 2 {
 		t.Errorf("latest mark %+v, want 2 calls and requests, 8 inputs, 16 tokens", last)
 	}
-	if n := len(rec.latencies(last.at)); n != 1 {
+	if n := len(rec.latencies(start, last)); n != 1 {
 		t.Errorf("%d latencies recorded, want 1 (the call completed in the window)", n)
+	}
+}
+
+// TestClientLatenciesComeWithTheirCall checks that the request latencies
+// of an HTTP provider reach the recorder with the call that made them, one
+// per request of the call: a call of 5 inputs, 2 per request, sent 3.
+func TestClientLatenciesComeWithTheirCall(t *testing.T) {
+	const key = "sk-bench-latency-test"
+	t.Setenv("SLUICE_BENCH_TEST_KEY", key)
+	_, url := embedtest.Start(t, embedtest.Options{Key: key, Dimensions: 8})
+	cfg := embedder.DefaultConfig()
+	cfg.Provider, cfg.BaseURL, cfg.Model, cfg.Dimensions, cfg.APIKeyEnv = "openai", url+"/v1", "test-model", 8, "SLUICE_BENCH_TEST_KEY"
+	cfg.BatchSize, cfg.MaxInputsPerRequest = 2, 2
+	rec := new(recorder)
+	e, _, err := newEmbedder(t.Context(), cfg, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []embedder.Input{{Text: "a"}, {Text: "b"}, {Text: "c"}, {Text: "d"}, {Text: "e"}}
+	if _, err := e.Embed(t.Context(), in[:1]); err != nil {
+		t.Fatal(err)
+	}
+	rec.openAt(rec.firstCall()) // at the first call
+	if _, err := e.Embed(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	start, last, _ := rec.window()
+	lat := rec.latencies(start, last)
+	if last.calls-start.calls != 1 || len(lat) != 3 {
+		t.Fatalf("%d latencies for %d calls in the window, want the 3 requests of its 1 call", len(lat), last.calls-start.calls)
+	}
+	for _, d := range lat {
+		if d <= 0 {
+			t.Errorf("latency %s, want above 0", d)
+		}
 	}
 }
 
@@ -192,21 +228,58 @@ func TestWindowCountsItsCalls(t *testing.T) {
 	r.closeWhen(0, 3)
 	r.openAt(time.Now())
 	const d = 300 * time.Millisecond
-	r.observe(d)                // the request of the call that opens the window
-	r.observe(d)                // another request of its cluster, seen before the window opens
-	r.embedded(d, 4, 40, false) // the call that opens the window
-	r.embedded(d, 4, 40, false) // the other call of the cluster: in the window
-	for range 2 {               // two calls of the next cluster
-		r.observe(d)
-		r.embedded(d, 4, 40, false)
+	var calls [4]callLatencies
+	calls[0].observe(d)               // the request of the call that opens the window
+	calls[1].observe(d)               // another request of its cluster, seen before the window opens
+	r.embedded(calls[0].all(), 4, 40) // the call that opens the window
+	r.embedded(calls[1].all(), 4, 40) // the other call of the cluster: in the window
+	for i := range calls[2:] {        // two calls of the next cluster
+		calls[2+i].observe(d)
+		r.embedded(calls[2+i].all(), 4, 40)
 	}
 	start, _, open := r.window()
 	end, closed := r.closing()
 	if !open || !closed {
 		t.Fatalf("window open %v, closed %v; want it opened and closed", open, closed)
 	}
-	res := (&Harness{}).result(start, end, r.latencies(end.at))
+	res := (&Harness{}).result(start, end, r.latencies(start, end))
 	if res.Requests != 3 {
 		t.Errorf("Requests = %d, want the 3 calls the window holds", res.Requests)
+	}
+}
+
+// TestWindowLatenciesAreItsCalls plays a window of two workers whose
+// requests complete a call apart from their calls' returns, as with
+// TestWindowCountsItsCalls: B's request completes before A's call opens
+// the window and B's call returns inside it; D's request completes inside
+// the window and D's call returns after C's closed it. The window holds B
+// and C, and its percentiles are theirs, one latency per request: the
+// latencies observed while it was open are C's and D's (p95 900 ms instead
+// of 400). Each call's request takes a latency of its own, so that the p95
+// tells which calls it was taken over: A's, of the call that opened the
+// window, is the longest and must be left out too (p95 1000 ms).
+func TestWindowLatenciesAreItsCalls(t *testing.T) {
+	r := new(recorder)
+	r.closeWhen(0, 2)
+	r.openAt(time.Now())
+	const ms = time.Millisecond
+	var a, b, c, d callLatencies
+	a.observe(1000 * ms)
+	b.observe(400 * ms)
+	r.embedded(a.all(), 4, 40) // opens the window
+	r.embedded(b.all(), 4, 40)
+	c.observe(300 * ms)
+	d.observe(900 * ms)
+	r.embedded(c.all(), 4, 40) // closes it
+	r.embedded(d.all(), 4, 40)
+	start, _, open := r.window()
+	end, closed := r.closing()
+	if !open || !closed {
+		t.Fatalf("window open %v, closed %v; want it opened and closed", open, closed)
+	}
+	lat := r.latencies(start, end)
+	res := (&Harness{}).result(start, end, lat)
+	if res.Requests != 2 || len(lat) != 2 || res.P50Ms != 300 || res.P95Ms != 400 {
+		t.Errorf("Requests %d, %d latencies, p50 %v ms, p95 %v ms; want B's and C's: 2, 2, 300, 400", res.Requests, len(lat), res.P50Ms, res.P95Ms)
 	}
 }

@@ -28,15 +28,19 @@ type Result struct {
 	HTTP429 int64 `json:"http_429"`
 	Retries int64 `json:"retries"`
 	// P50Ms and P95Ms are percentiles of the request latency in
-	// milliseconds: of each HTTP attempt that succeeded (time waiting for
-	// the quota excluded), or of each Embed call for other embedders.
+	// milliseconds, of the requests Requests counts, also when an answer
+	// came just before the window opened: of each HTTP attempt of theirs
+	// that succeeded (time waiting for the quota excluded), or of each
+	// Embed call for other embedders.
 	P50Ms float64 `json:"p50_ms"`
 	P95Ms float64 `json:"p95_ms"`
 	// PeakRSSMB is the peak resident set size in MiB (VmHWM) of the process
 	// that ran the trial: the trial's own when run by Exec, the running
 	// peak of the process when run in-process.
 	PeakRSSMB float64 `json:"peak_rss_mb"`
-	// Requests counts the embedding requests of the measured window.
+	// Requests counts the embedding requests of the measured window: those
+	// that completed after the one that opened it, up to the one that
+	// closed it.
 	Requests int64 `json:"requests"`
 	// ChunksPerRequest is the mean batch actually sent: the inputs of the
 	// embedding requests completed in the measured window over their

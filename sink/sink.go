@@ -302,3 +302,16 @@ func withHint(s, hint string) string {
 type MetadataUpdater interface {
 	UpdateMetadata(ctx context.Context, nodes []Node) error
 }
+
+// NodePager is implemented by stores that can return the nodes
+// GetNodes(ctx, nil, filters, limit) returns a page at a time, in the same
+// order, so that a caller listing every node that matches never holds them
+// all (sink/cloudsearch.Store does). `sluice get` uses it when the store
+// cannot list its nodes otherwise.
+type NodePager interface {
+	// PageNodes calls fn with the nodes that match filters (all for nil),
+	// at most limit of them in all (0: no limit), a page at a time, until
+	// fn returns an error, which PageNodes returns; fn must not keep the
+	// slice.
+	PageNodes(ctx context.Context, filters *MetadataFilters, limit int, fn func(nodes []Node) error) error
+}

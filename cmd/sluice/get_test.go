@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 	"github.com/sluice-dev/sluice/sink/local"
 )
@@ -242,6 +243,132 @@ sink:
 		slices.Sort(docs)
 		if code != exitOK || (tt.want != nil && !slices.Equal(docs, tt.want)) || (tt.want == nil && len(docs) != 1) {
 			t.Errorf("get %v: exit %d, stderr %q, documents %v; want %v", tt.args, code, stderr, docs, tt.want)
+		}
+	}
+}
+
+// searchCounter is a writer for `get --json`'s output that records how
+// many docs/search requests the server had answered when the first and
+// the last node of each thousand were printed (one JSON line per Write):
+// as that number never decreases, these bound it for every node.
+type searchCounter struct {
+	srv      *searchtest.Server
+	from     int         // the length of the server's request log when get started
+	printed  int         // nodes printed
+	searches map[int]int // per node printed (from 0), at 1000k and 1000k+999
+	out      strings.Builder
+}
+
+func (w *searchCounter) Write(p []byte) (int, error) {
+	for range strings.Count(string(p), "\n") {
+		if k := w.printed; k%1000 == 0 || k%1000 == 999 {
+			w.searches[k] = w.searchesSoFar()
+		}
+		w.printed++
+	}
+	return w.out.Write(p)
+}
+
+// searchesSoFar counts the docs/search requests since w.from.
+func (w *searchCounter) searchesSoFar() int {
+	n := 0
+	for _, r := range w.srv.Requests()[w.from:] {
+		if strings.HasSuffix(r.Path, "/docs/search") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestGetWithHiddenDocIDFieldPageByPage: on a Cloud AI Search index whose
+// doc_id field is in hiddenFieldKeys, `get` without --ids reads the nodes
+// it prints a page of 1000 at a time, each page printed before the next
+// is asked for (it used to read every matching node before printing the
+// first), and prints what it prints when doc_id can be read: the same
+// nodes in the same order (key order), with --limit and --filter too.
+func TestGetWithHiddenDocIDFieldPageByPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 2500 nodes")
+	}
+	srv, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key"})
+	t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+	// The index is created with doc_id retrievable, so that the same
+	// nodes can be listed with doc_id read and with it hidden.
+	cfg := cloudsearch.Config{Endpoint: endpoint, IndexName: "hidden-paged", IndexManagement: cloudsearch.CreateIfNotExists,
+		EmbeddingDimensionality: 4, FilterableMetadataFieldKeys: cloudsearch.FilterableFields{{Key: "file_name"}}}
+	store, err := cloudsearch.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []sink.Node
+	for d, count := range []int{1200, 325, 325, 325, 325} {
+		ref := fmt.Sprintf("d%d.md", d)
+		for i := range count {
+			text := fmt.Sprintf("Note %d of %s about herons.", i, ref)
+			nodes = append(nodes, sink.Node{ID: sink.NodeID(ref, text, 0), RefDocID: ref, Text: text,
+				Embedding: []float32{1, float32(i), 0, 1}, Metadata: map[string]any{"file_name": ref}})
+		}
+	}
+	if _, err := store.Add(t.Context(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	config := `embedder: {dimensions: 4}
+sink:
+  type: cloudsearch
+  cloudsearch:
+    endpoint: ` + endpoint + `
+    indexName: hidden-paged
+    indexManagement: ValidateIndex
+    embeddingDimensionality: 4
+    filterableMetadataFieldKeys: [file_name]
+`
+	readable, hidden := t.TempDir(), t.TempDir()
+	writeFiles(t, readable, map[string]string{"sluice.yaml": config})
+	writeFiles(t, hidden, map[string]string{"sluice.yaml": config + "    hiddenFieldKeys: [doc_id]\n"})
+
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{nil, 2500},
+		{[]string{"--limit", "1500"}, 1500},
+		{[]string{"--filter", "file_name=d0.md"}, 1200},
+		{[]string{"--filter", "file_name=d1.md"}, 325},
+	}
+	for _, tt := range tests {
+		for _, format := range [][]string{{"--json"}, nil} {
+			args := append(append([]string{"get"}, format...), tt.args...)
+			want, stderr, code := sluice(t, readable, args...)
+			if code != exitOK {
+				t.Fatalf("%v with doc_id readable: exit %d, %s", args, code, stderr)
+			}
+			t.Chdir(hidden)
+			w := &searchCounter{srv: srv, from: len(srv.Requests()), searches: map[int]int{}}
+			var errb strings.Builder
+			if code := execute(context.Background(), args, w, &errb); code != exitOK {
+				t.Fatalf("%v with doc_id hidden: exit %d, %s", args, code, errb.String())
+			}
+			if got := w.out.String(); got != want {
+				t.Errorf("%v with doc_id hidden printed\n%.300s…\nwant what it prints with doc_id readable:\n%.300s…", args, got, want)
+			}
+			if format == nil {
+				continue
+			}
+			if w.printed != tt.want {
+				t.Fatalf("%v with doc_id hidden printed %d nodes, want %d", args, w.printed, tt.want)
+			}
+			// Node k (from 0) is printed once page k/1000 is read, and
+			// before the next page is asked for: at most 1000 nodes are
+			// held, however many match.
+			for k, n := range w.searches {
+				if page := k/1000 + 1; n != page {
+					t.Errorf("%v with doc_id hidden: node %d printed after %d search requests, want %d (a page of 1000 nodes a request, each printed before the next is read)", args, k+1, n, page)
+				}
+			}
+			if n, pages := w.searchesSoFar(), (tt.want+999)/1000; n != pages {
+				t.Errorf("%v with doc_id hidden: %d search requests for %d nodes, want %d", args, n, tt.want, pages)
+			}
 		}
 	}
 }

@@ -409,6 +409,11 @@ func (g *getter) get(ctx context.Context, ids []string) error {
 	if err != nil {
 		return err
 	}
+	return g.printAll(nodes)
+}
+
+// printAll prints nodes, counting them.
+func (g *getter) printAll(nodes []sink.Node) error {
 	for _, n := range nodes {
 		if err := g.print(g.printed+1, n); err != nil {
 			return err
@@ -427,28 +432,37 @@ func (g *getter) remaining() int {
 
 // all prints every node that matches the filters, a page of the store's
 // listing at a time (pipeline.NodeScanner), so that an index of any size is
-// never held whole; a store that cannot list its nodes returns them at
-// once. So does one whose listing is unsupported before anything was
-// printed: a Cloud AI Search index whose doc_id field is hidden
-// (hiddenFieldKeys) cannot be listed with its documents' ids, but
-// GetNodes, like the seed's getNodes(undefined, filters, limit), still
-// reads its nodes.
+// never held whole. A store whose listing is unsupported before anything
+// was printed, or that cannot list its nodes, has its nodes read as
+// GetNodes(nil, filters, limit) reads them, the seed's
+// getNodes(undefined, filters, limit): a page at a time when it is a
+// sink.NodePager, else at once. A Cloud AI Search index whose doc_id field
+// is hidden (hiddenFieldKeys) is one: it cannot be listed with its
+// documents' ids, but its PageNodes reads its nodes a page at a time, in
+// the order the listing prints them (key order, when the key is
+// sortable).
 func (g *getter) all(ctx context.Context) error {
-	scanner, ok := g.store.(pipeline.NodeScanner)
-	if !ok {
-		return g.get(ctx, nil)
-	}
-	err := scanner.ScanNodes(ctx, func(refs []sink.NodeRef) error {
-		ids := make([]string, len(refs))
-		for i, r := range refs {
-			ids[i] = r.ID
+	if scanner, ok := g.store.(pipeline.NodeScanner); ok {
+		err := scanner.ScanNodes(ctx, func(refs []sink.NodeRef) error {
+			ids := make([]string, len(refs))
+			for i, r := range refs {
+				ids[i] = r.ID
+			}
+			return g.page(ctx, ids)
+		})
+		if !errors.Is(err, sink.ErrUnsupported) || g.printed > 0 {
+			return listed(err)
 		}
-		return g.page(ctx, ids)
-	})
-	if errors.Is(err, sink.ErrUnsupported) && g.printed == 0 {
-		return g.get(ctx, nil)
 	}
-	return listed(err)
+	if pager, ok := g.store.(sink.NodePager); ok {
+		return listed(pager.PageNodes(ctx, g.filters, g.remaining(), func(nodes []sink.Node) error {
+			if err := g.printAll(nodes); err != nil {
+				return err
+			}
+			return g.limitReached()
+		}))
+	}
+	return g.get(ctx, nil)
 }
 
 // page prints the nodes of one page of a listing, ids, and returns
@@ -457,6 +471,11 @@ func (g *getter) page(ctx context.Context, ids []string) error {
 	if err := g.get(ctx, ids); err != nil {
 		return err
 	}
+	return g.limitReached()
+}
+
+// limitReached returns errLimitReached once --limit nodes are printed.
+func (g *getter) limitReached() error {
 	if g.limit > 0 && g.printed >= g.limit {
 		return errLimitReached
 	}

@@ -36,9 +36,9 @@
 // the node id in doc_id (the reference document id only in the metadata
 // string, which cannot be filtered). See Store.Delete.
 //
-// GetNodes, Delete and DeleteDocs read documents in key order, with no
-// limit on their number, when the index's key field is sortable, as in
-// every index Sluice creates. LlamaIndex's Python store creates its key
+// GetNodes, PageNodes, Delete and DeleteDocs read documents in key order,
+// with no limit on their number, when the index's key field is sortable,
+// as in every index Sluice creates. LlamaIndex's Python store creates its key
 // with sortable false; ValidateIndex accepts such an index, and documents
 // are then read with skip, which the service caps: a read of more than
 // 101,000 documents fails with a *ScanLimitError (ErrScanLimit), and

@@ -324,7 +324,7 @@ func (s *Store) ScanNodes(ctx context.Context, fn func(nodes []sink.NodeRef) err
 		return &sink.UnsupportedError{What: "listing the nodes of index " + strconv.Quote(s.cfg.IndexName),
 			Hint: "its " + field + " field is hidden (hiddenFieldKeys), so it cannot be read"}
 	}
-	return scanPages(ctx, s, listNodesOp, "", s.cfg.IDFieldKey+","+field, func(key string, doc map[string]any) (sink.NodeRef, bool) {
+	return scanPages(ctx, s, listNodesOp, "", s.cfg.IDFieldKey+","+field, 0, func(key string, doc map[string]any) (sink.NodeRef, bool) {
 		id, ok := doc[field].(string)
 		return sink.NodeRef{ID: key, RefDocID: id}, ok && id != ""
 	}, fn)
@@ -340,15 +340,17 @@ func nodesOfDocOp(refDocID string) string { return "find nodes of document " + r
 // matchingKeys calls fn with the keys of the documents matching filter, at
 // most 1000 at a time (see NodeIDs); op names the search in errors.
 func (s *Store) matchingKeys(ctx context.Context, op, filter string, fn func(ids []string) error) error {
-	return scanPages(ctx, s, op, filter, s.cfg.IDFieldKey, func(key string, _ map[string]any) (string, bool) { return key, true }, fn)
+	return scanPages(ctx, s, op, filter, s.cfg.IDFieldKey, 0, func(key string, _ map[string]any) (string, bool) { return key, true }, fn)
 }
 
-// scanPages is scan (of every document matching filter) passing fn, at
-// most maxPageSize at a time, what item makes of each document it
-// accepts; fn must not keep the slice.
-func scanPages[T any](ctx context.Context, s *Store, op, filter, sel string, item func(key string, doc map[string]any) (T, bool), fn func([]T) error) error {
+// scanPages is scan (of the documents matching filter, at most limit of
+// them, 0 for all) passing fn, at most maxPageSize at a time, what item
+// makes of each document it accepts; fn must not keep the slice. A page
+// is passed as soon as it is full, before the next one is asked for, so
+// that at most one response's documents and one page are held.
+func scanPages[T any](ctx context.Context, s *Store, op, filter, sel string, limit int, item func(key string, doc map[string]any) (T, bool), fn func([]T) error) error {
 	page := make([]T, 0, maxPageSize)
-	err := s.scan(ctx, op, filter, sel, 0, func(key string, doc map[string]any) error {
+	err := s.scan(ctx, op, filter, sel, limit, func(key string, doc map[string]any) error {
 		v, ok := item(key, doc)
 		if !ok {
 			return nil
@@ -366,14 +368,25 @@ func scanPages[T any](ctx context.Context, s *Store, op, filter, sel string, ite
 	return fn(page)
 }
 
+// getNodesOp names the reads of GetNodes and PageNodes in errors.
+const getNodesOp = "get nodes"
+
+// getNodesFilter returns the OData filter of GetNodes' and PageNodes'
+// filters, after checking limit.
+func (s *Store) getNodesFilter(filters *sink.MetadataFilters, limit int) (string, error) {
+	if limit < 0 {
+		return "", &sink.QueryError{Reason: "limit must not be negative"}
+	}
+	return ODataFilter(filters, s.cfg.FilterableMetadataFieldKeys)
+}
+
 // GetNodes returns stored nodes: those with the given ids (nil for all),
 // matching filters, at most limit (0 for no limit). It pages past the
-// service's 1000 results per request.
+// service's 1000 results per request, but returns every node at once:
+// PageNodes passes the nodes of GetNodes(ctx, nil, filters, limit) a page
+// at a time.
 func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.MetadataFilters, limit int) ([]sink.Node, error) {
-	if limit < 0 {
-		return nil, &sink.QueryError{Reason: "limit must not be negative"}
-	}
-	mf, err := ODataFilter(filters, s.cfg.FilterableMetadataFieldKeys)
+	mf, err := s.getNodesFilter(filters, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +414,7 @@ func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.Metada
 				remaining = min(remaining, len(g))
 			}
 		}
-		err := s.scan(ctx, "get nodes", filter, s.selectFields(), remaining, func(_ string, d map[string]any) error {
+		err := s.scan(ctx, getNodesOp, filter, s.selectFields(), remaining, func(_ string, d map[string]any) error {
 			n := s.cfg.fromDocument(d)
 			if !seen[n.ID] {
 				seen[n.ID] = true
@@ -414,6 +427,35 @@ func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.Metada
 		}
 	}
 	return nodes, nil
+}
+
+// PageNodes calls fn with the nodes GetNodes(ctx, nil, filters, limit)
+// returns, in the same order, at most 1000 at a time: each page is passed
+// once it is read, before the next one is asked for, so that memory stays
+// flat however many nodes match; fn must not keep the slice, and its error
+// stops the read. It makes Store a sink.NodePager. Unlike ScanNodes, it
+// does not read the doc_id field, so it lists the nodes of an index whose
+// doc_id field is hidden (hiddenFieldKeys) too, each with the reference
+// document id its metadata string holds, and it passes nodes without a
+// doc_id as well.
+//
+// When the index's key field is sortable (every index Sluice creates),
+// PageNodes pages by key, in key order, with no limit on the number of
+// nodes. When it is not, it pages with skip, as GetNodes does, and fails
+// as GetNodes fails, with a *ScanLimitError: before calling fn when more
+// than 101,000 nodes are to be read (narrow the read with filters or a
+// limit), and, rarely, after some pages, when the service orders the
+// nodes differently from one page to the next and three passes through
+// them do not find them all. It then holds the keys of the nodes it has
+// passed (at most 101,000), to pass each node once.
+func (s *Store) PageNodes(ctx context.Context, filters *sink.MetadataFilters, limit int, fn func(nodes []sink.Node) error) error {
+	mf, err := s.getNodesFilter(filters, limit)
+	if err != nil {
+		return err
+	}
+	return scanPages(ctx, s, getNodesOp, mf, s.selectFields(), limit, func(_ string, d map[string]any) (sink.Node, bool) {
+		return s.cfg.fromDocument(d), true
+	}, fn)
 }
 
 // ExistingIDs returns the subset of ids the index holds, as a set, asking
@@ -546,5 +588,8 @@ func modeName(m sink.QueryMode) sink.QueryMode {
 	return m
 }
 
-// Interface check.
-var _ sink.VectorStore = (*Store)(nil)
+// Interface checks.
+var (
+	_ sink.VectorStore = (*Store)(nil)
+	_ sink.NodePager   = (*Store)(nil)
+)

@@ -589,3 +589,45 @@ func TestHashFileStopsWithItsContext(t *testing.T) {
 		t.Errorf("hashFile(cancelled) = %q, %d bytes, %v; want context.Canceled after at most %d bytes", hash, n, err, hashBlock)
 	}
 }
+
+// TestGrowingFileWithoutVolatileMetadata: a file that grows (a log) is read
+// again, its earlier chunks reused, on every run. Its file_size changes
+// with each write, so by default every reused chunk gets its metadata
+// rewritten; with file_size and last_modified_date left out
+// (source.excludeFileMetadata), no chunk is rewritten and the nodes carry
+// neither key.
+func TestGrowingFileWithoutVolatileMetadata(t *testing.T) {
+	tests := []struct {
+		name    string
+		exclude []string
+		rewrite bool // every reused chunk's metadata is rewritten
+	}{
+		{"every file key", nil, true},
+		{"without file_size and last_modified_date", []string{reader.KeyFileSize, reader.KeyLastModifiedDate}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := paragraphText("log", 40)
+			in := newIncr(t, map[string]string{"app.md": body})
+			exclude := func(o *Options) { o.Reader.ExcludeFileMetadata = tt.exclude }
+			in.run(exclude)
+			in.write("app.md", body+"\n\nOne more line was logged.")
+			in.store.updates = 0
+			rep := in.run(exclude)
+			if rep.FilesUpdated != 1 || rep.ChunksReused == 0 {
+				t.Fatalf("second run: %d updated, %d chunks reused; want the file read again and its earlier chunks reused", rep.FilesUpdated, rep.ChunksReused)
+			}
+			if got, want := in.store.updates, map[bool]int{true: rep.ChunksReused}[tt.rewrite]; got != want {
+				t.Errorf("%d chunks' metadata rewritten, want %d (of %d reused)", got, want, rep.ChunksReused)
+			}
+			for id, n := range in.store.nodes {
+				_, size := n.Metadata[reader.KeyFileSize]
+				_, date := n.Metadata[reader.KeyLastModifiedDate]
+				if size != tt.rewrite || date != tt.rewrite || n.Metadata[reader.KeyFileName] != "app.md" {
+					t.Errorf("node %s metadata %v", id, n.Metadata)
+				}
+			}
+			in.assertEqualsCleanRunWith(exclude)
+		})
+	}
+}

@@ -40,6 +40,15 @@ type Config struct {
 	// Metadata adds metadata to documents by path (see MetadataRule).
 	// Default none.
 	Metadata []MetadataRule `yaml:"metadata"`
+	// ExcludeFileMetadata lists keys of the file metadata (file_path,
+	// file_name, file_type, file_size, creation_date, last_modified_date)
+	// that documents leave out. Default none: every document carries all
+	// six, as with LlamaIndex's directory reader. A change of a document's
+	// metadata rewrites the metadata of each of its chunks (without
+	// embedding them again), so a file that grows while it is watched, a
+	// log, is better read without file_size and last_modified_date, which
+	// change with every write.
+	ExcludeFileMetadata []string `yaml:"excludeFileMetadata"`
 }
 
 // DefaultConfig returns the default source settings: the current directory
@@ -76,7 +85,10 @@ func (c Config) Validate() error {
 	if err := validatePatterns("source.exclude", c.Exclude); err != nil {
 		return err
 	}
-	return validateMetadata(c.Metadata)
+	if err := validateMetadata(c.Metadata); err != nil {
+		return err
+	}
+	return validateFileKeys(c.ExcludeFileMetadata)
 }
 
 func validatePatterns(key string, patterns []string) error {

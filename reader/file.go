@@ -29,7 +29,9 @@ type File struct {
 	// reader keys: file_path (string, Path), file_name (string),
 	// file_type (string, a MIME type such as text/markdown), file_size
 	// (int64), creation_date and last_modified_date (string, YYYY-MM-DD in
-	// UTC). It is nil on a File passed to a walk callback with an error.
+	// UTC), less those Config.ExcludeFileMetadata lists, and the keys of
+	// the Config.Metadata rules that match. It is nil on a File passed to a
+	// walk callback with an error.
 	Metadata map[string]any
 }
 

@@ -22,6 +22,9 @@ type matcher struct {
 	exclude []pattern
 	hidden  bool // some include pattern names hidden paths
 	rules   []metadataRule
+	// dropFileKeys are the file metadata keys documents leave out
+	// (Config.ExcludeFileMetadata).
+	dropFileKeys []string
 }
 
 func compile(c Config) *matcher {
@@ -35,6 +38,7 @@ func compile(c Config) *matcher {
 		m.exclude = append(m.exclude, newPattern(p))
 	}
 	m.rules = compileRules(c.Metadata)
+	m.dropFileKeys = c.ExcludeFileMetadata
 	return m
 }
 

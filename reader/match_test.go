@@ -123,6 +123,9 @@ func TestConfigValidate(t *testing.T) {
 		{"include above the folder", Config{Dir: ".", Include: []string{"../x/*.md"}}, "source.include[0]", "has a .. segment"},
 		{"exclude with .. inside", Config{Dir: ".", Include: DefaultInclude, Exclude: []string{"a/../b"}}, "source.exclude[0]", "has a .. segment"},
 		{"dots in a name", Config{Dir: ".", Include: []string{"notes..md", "a/..b/*.md"}}, "", ""},
+		{"file metadata left out", Config{Dir: ".", Include: DefaultInclude, ExcludeFileMetadata: []string{"file_size", "last_modified_date"}}, "", ""},
+		{"not a file metadata key", Config{Dir: ".", Include: DefaultInclude, ExcludeFileMetadata: []string{"file_size", "size"}},
+			"source.excludeFileMetadata[1]", `"size" is not a key of the file metadata; use file_path, file_name, file_type, file_size, creation_date, last_modified_date`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

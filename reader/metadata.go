@@ -33,6 +33,18 @@ type MetadataRule struct {
 
 var fileKeys = []string{KeyFilePath, KeyFileName, KeyFileType, KeyFileSize, KeyCreationDate, KeyLastModifiedDate}
 
+// validateFileKeys checks source.excludeFileMetadata: each entry names a
+// key of the file metadata.
+func validateFileKeys(keys []string) error {
+	for i, k := range keys {
+		if !slices.Contains(fileKeys, k) {
+			return &ConfigError{Setting: "source.excludeFileMetadata[" + strconv.Itoa(i) + "]",
+				Reason: strconv.Quote(k) + " is not a key of the file metadata; use " + strings.Join(fileKeys, ", ")}
+		}
+	}
+	return nil
+}
+
 // validateMetadata checks source.metadata and normalises list values to
 // []string and whole numbers to int.
 func validateMetadata(rules []MetadataRule) error {
@@ -113,8 +125,12 @@ func checkExactInt(tooLarge bool) error {
 	return nil
 }
 
-// applyMetadata adds the metadata of the matching rules to f.
+// applyMetadata drops the file metadata keys the configuration excludes
+// from f and adds the metadata of the matching rules.
 func (m *matcher) applyMetadata(f *File) {
+	for _, k := range m.dropFileKeys {
+		delete(f.Metadata, k)
+	}
 	for _, r := range m.rules {
 		if !r.pattern.matches(f.ID) {
 			continue

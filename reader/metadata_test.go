@@ -3,10 +3,12 @@ package reader
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -59,6 +61,54 @@ func TestMetadataRules(t *testing.T) {
 	f, err := Stat(cfg, "guides/deep/b.md")
 	if err != nil || f.Metadata["level"] != 2 || f.Metadata[KeyFileName] != "b.md" {
 		t.Errorf("Stat metadata = %v, %v", f.Metadata, err)
+	}
+}
+
+// TestExcludeFileMetadata: the file metadata keys that
+// source.excludeFileMetadata lists are left out of the documents' metadata,
+// by Walk and by Stat alike, and the others and the rules' keys stay.
+func TestExcludeFileMetadata(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "app.md"), []byte("a line"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		exclude []string
+		want    []string
+	}{
+		{"none", nil, []string{KeyCreationDate, KeyFileName, KeyFilePath, KeyFileSize, KeyFileType, KeyLastModifiedDate, "team"}},
+		{"what a growing file changes", []string{KeyFileSize, KeyLastModifiedDate},
+			[]string{KeyCreationDate, KeyFileName, KeyFilePath, KeyFileType, "team"}},
+		{"all six", fileKeys, []string{"team"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Dir = root
+			cfg.ExcludeFileMetadata = tt.exclude
+			cfg.Metadata = []MetadataRule{{Match: "*.md", Set: map[string]any{"team": "ops"}}}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			var walked []map[string]any
+			err := Walk(context.Background(), cfg, func(f File, err error) error {
+				walked = append(walked, f.Metadata)
+				return err
+			})
+			if err != nil || len(walked) != 1 {
+				t.Fatalf("Walk: %d files, %v", len(walked), err)
+			}
+			stat, err := Stat(cfg, "app.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for via, m := range map[string]map[string]any{"Walk": walked[0], "Stat": stat.Metadata} {
+				if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, tt.want) {
+					t.Errorf("%s metadata keys %q, want %q", via, got, tt.want)
+				}
+			}
+		})
 	}
 }
 

@@ -95,6 +95,8 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"overlap too large", "splitter:\n  chunkSize: 100\n  chunkOverlap: 100\n", "splitter.chunkOverlap"},
 		{"bad sink type", "sink:\n  type: postgres\n", `sink.type is "postgres"`},
 		{"bad glob", "source:\n  include: [\"[\"]\n", "source.include[0]"},
+		{"not a file metadata key", "source: {excludeFileMetadata: [file_size, modified]}\n",
+			`source.excludeFileMetadata[1]: "modified" is not a key of the file metadata; use file_path, file_name, file_type, file_size, creation_date, last_modified_date`},
 		{"bad budget", "pipeline:\n  memoryBudgetMB: 0\n", "pipeline.memoryBudgetMB"},
 		{"duration not a duration", "embedder:\n  timeout: abc\n", `line 2: embedder.timeout is "abc", which is not a duration`},
 		{"number not a number", "splitter: {chunkSize: big}\n", `line 1: splitter.chunkSize is "big", which is not a whole number`},

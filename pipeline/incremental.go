@@ -722,10 +722,13 @@ const stalePage = 10000
 // deleteStale deletes from the store, stalePage at a time, the stale nodes
 // of document id (state.Run.StalePage) and returns how many there were. A
 // huge document whose chunks all go stale (its metadata changed, or it is
-// split with other settings) thus costs no list of them. The manifest is
-// not changed meanwhile, so that the pages follow one another; a run that
-// dies between them leaves the document uncommitted, as one that dies
-// after a single delete would, and the next run deletes them again.
+// split with other settings) thus costs no list of them. Each page leaves
+// the document's record before it is deleted (state.Run.Withdraw), but
+// stays stale, so that the pages follow one another. A run whose deletes
+// stop part-way (the store fails, the process dies) leaves the document
+// uncommitted and the next run deletes them again; should the file be
+// restored meanwhile to the version they belong to, that run writes them
+// again instead of taking them for stored.
 func (r *run) deleteStale(ctx context.Context, id string) (int, error) {
 	n := 0
 	for after := ""; ; {
@@ -734,6 +737,9 @@ func (r *run) deleteStale(ctx context.Context, id string) (int, error) {
 			return 0, err
 		}
 		if len(page) > 0 {
+			if err := r.manifest.Withdraw(ctx, id, page); err != nil {
+				return 0, err
+			}
 			if err := r.opts.Store.DeleteNodes(ctx, page); err != nil {
 				return 0, fmt.Errorf("pipeline: deleting %d stale chunks of %s: %w", len(page), id, err)
 			}

@@ -51,12 +51,12 @@ func (s *refusingDeletes) DeleteNodes(ctx context.Context, ids []string) error {
 // document is not dead-lettered (its rollback would delete the new
 // chunks). The new version's chunks, written or kept, stay in the store
 // and acknowledged in the manifest, no delete follows the refused one, and
-// the document's record is still the old one. The next run, with the store
-// back, reuses every new chunk without embedding or writing it, deletes the
-// stale ones (each chunk is counted deleted once over the two runs) and
-// commits the document: the store holds exactly what a clean run writes,
-// the manifest records it with no pending id, and a third run finds the
-// document unchanged.
+// the document is not committed (its record keeps the old hash). The next
+// run, with the store back, reuses every new chunk without embedding or
+// writing it, deletes the stale ones (each counted deleted once over the
+// two runs) and commits the document: the store holds exactly what a clean
+// run writes, the manifest records it with no pending id, and a third run
+// finds the document unchanged.
 func TestStaleDeleteFailureConverges(t *testing.T) {
 	const (
 		doc    = "big.md"
@@ -115,6 +115,7 @@ func TestStaleDeleteFailureConverges(t *testing.T) {
 		{"second page refused", 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "state.db")
 			if err := os.WriteFile(path, seededFile, 0o644); err != nil {
 				t.Fatal(err)
@@ -236,4 +237,65 @@ func recordDocument(ctx context.Context, path, doc string, nodes []state.Node, s
 		return fmt.Errorf("committing %s: %w", doc, err)
 	}
 	return nil
+}
+
+// deletesThenFails is a memStore whose DeleteNodes deletes, then fails, as
+// a store whose delete took effect although it reported an error (a
+// timeout), or a process killed between the delete and the manifest's
+// next step: a document's stale deletes stop part-way, after a page was
+// deleted.
+type deletesThenFails struct{ *memStore }
+
+func (s deletesThenFails) DeleteNodes(ctx context.Context, ids []string) error {
+	if err := s.memStore.DeleteNodes(ctx, ids); err != nil {
+		return err
+	}
+	return fmt.Errorf("test store: %w", errDeleteRefused)
+}
+
+// TestStaleDeleteCutShortThenRestored: the deletes of a changed document's
+// stale chunks stop after some were deleted, and the file is then restored
+// to the version whose chunks those were (a revert, a branch switched
+// back). The chunks deleted are not taken for stored: the next run writes
+// them again, and the store holds what a clean run writes. So too when the
+// next run fails the document (a chunk refused) and a later one ingests it:
+// the failed run's rollback keeps a record that lists only the nodes the
+// store still holds, and the document is read again although its file is
+// as that record says.
+func TestStaleDeleteCutShortThenRestored(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		refuse string // text of a chunk the store refuses in the run after the restore
+	}{
+		{"then ingested", ""},
+		{"then failed, then ingested", "Sentence 3 about v1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			v1 := paragraphText("v1", 30)
+			in := newIncr(t, map[string]string{"a.md": v1})
+			in.run(nil)
+			in.write("a.md", paragraphText("v2", 30))
+			o := in.options()
+			o.Store = deletesThenFails{in.store}
+			if _, err := Run(ctx, o); !errors.Is(err, errDeleteRefused) {
+				t.Fatalf("Run = %v, want the store's error", err)
+			}
+			in.write("a.md", v1)
+			if tt.refuse != "" {
+				in.store.reject = tt.refuse
+				if rep := in.run(nil); rep.FilesFailed != 1 {
+					t.Fatalf("run with the store refusing %q: %+v; want the document failed", tt.refuse, rep)
+				}
+				in.store.reject = ""
+			}
+			if rep := in.run(nil); rep.FilesUpdated != 1 || rep.ChunksWritten == 0 {
+				t.Errorf("run after the restore: %+v; want the document updated, its deleted chunks written again", rep)
+			}
+			in.assertEqualsCleanRun()
+			if rep := in.run(nil); rep.FilesUnchanged != 1 {
+				t.Errorf("last run: %+v; want the document unchanged", rep)
+			}
+		})
+	}
 }

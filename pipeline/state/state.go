@@ -824,12 +824,52 @@ func (r *Run) Stale(ctx context.Context, id string) ([]string, error) {
 
 // StalePage returns, sorted, up to n of the ids Stale returns above after
 // (the empty string for the first page; n < 0 for no limit): the stale ids
-// of a document a page at a time, without holding their list.
+// of a document a page at a time, without holding their list. Each page is
+// to be withdrawn (Withdraw) before it is deleted from the sink.
 func (r *Run) StalePage(ctx context.Context, id, after string, n int) ([]string, error) {
 	return r.s.ids(ctx, `SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2 AND node_id > ?4
 		UNION SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run < ?3 AND node_id > ?4
 		EXCEPT SELECT node_id FROM pending WHERE scope = ?1 AND id = ?2 AND run = ?3 AND acked = 1 AND node_id > ?4
 		ORDER BY 1 LIMIT ?5`, r.s.scope, id, r.id, after, n)
+}
+
+// Withdraw records, before they are deleted from the sink, that stale node
+// ids of a document (a page of StalePage) may no longer be stored: those of
+// its record leave it and become ids a run that died intended, maybe
+// stored, as do those a dead run acknowledged; the record's size becomes
+// LostSize, as Lost leaves it. Stale still returns them, so a run whose
+// deletes stop part-way (the sink fails, the process dies) before Commit
+// leaves them for the next run to delete again, but no run takes them for
+// stored any more: one that reads the document again (its file restored to
+// the version they belong to) writes such a chunk again instead of keeping
+// it, and a document that fails keeps a record of only the nodes the sink
+// still holds, which the next run reads again. The rows of runs that began
+// after this one are left alone.
+func (r *Run) Withdraw(ctx context.Context, id string, nodeIDs []string) error {
+	if len(nodeIDs) == 0 {
+		return nil
+	}
+	ids, err := json.Marshal(nodeIDs)
+	if err != nil {
+		return err
+	}
+	s := r.s
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, query := range []string{
+			`UPDATE pending SET acked = 0 WHERE scope = ?1 AND id = ?2 AND run < ?4 AND acked = 1
+				AND node_id IN (SELECT value FROM json_each(?3))`,
+			`INSERT OR IGNORE INTO pending (scope, id, node_id, acked, key, run)
+				SELECT scope, doc, node_id, 0, '', 0 FROM doc_nodes WHERE scope = ?1 AND doc = ?2
+				AND node_id IN (SELECT value FROM json_each(?3))`,
+			`DELETE FROM doc_nodes WHERE scope = ?1 AND doc = ?2 AND node_id IN (SELECT value FROM json_each(?3))`,
+			`UPDATE docs SET size = ?5 WHERE scope = ?1 AND id = ?2`,
+		} {
+			if _, err := tx.ExecContext(ctx, query, s.scope, id, string(ids), r.id, LostSize); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Found records nodes that the sink holds although the manifest may not

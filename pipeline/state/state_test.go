@@ -252,6 +252,85 @@ func TestStale(t *testing.T) {
 // them before the run), page by page; Abandon keeps the record and the
 // found ids, which the next run still deletes if it does not write them
 // again, and drops the rest.
+// TestWithdraw: stale ids withdrawn before their deletion leave the
+// record, whose size becomes LostSize, and are pending as intended (maybe
+// stored), those a dead run acknowledged too, while Stale still returns
+// them; the ids this run acknowledged, and another document's, are left
+// alone. Commit then records the run's ids; a rollback instead leaves a
+// record of the ids not withdrawn.
+func TestWithdraw(t *testing.T) {
+	for _, then := range []string{"commit", "rollback"} {
+		t.Run(then, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
+			first := begin(t, s)
+			ackCommit(t, first, "d", "1", "a", "b", "c", "k")
+			ackCommit(t, first, "o", "1", "a")
+			dead := begin(t, s)
+			if err := dead.Intend(ctx, nodes("d", "e", "f", "g")); err != nil {
+				t.Fatal(err)
+			}
+			if err := dead.Ack(ctx, nodes("d", "e", "f")); err != nil {
+				t.Fatal(err)
+			}
+			run := begin(t, s)
+			if err := run.Ack(ctx, nodes("d", "k", "h")); err != nil {
+				t.Fatal(err)
+			}
+			stale := []string{"a", "b", "c", "e", "f", "g"}
+			if got, err := run.Stale(ctx, "d"); err != nil || !slices.Equal(got, stale) {
+				t.Fatalf("Stale = %v, %v; want %v", got, err, stale)
+			}
+			if err := run.Withdraw(ctx, "d", []string{"a", "b", "e", "g"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Withdraw(ctx, "d", nil); err != nil {
+				t.Errorf("Withdraw(nil) = %v", err)
+			}
+			if got, err := run.Stale(ctx, "d"); err != nil || !slices.Equal(got, stale) {
+				t.Errorf("Stale after Withdraw = %v, %v; want still %v", got, err, stale)
+			}
+			d, ok, err := s.Doc(ctx, "d")
+			if err != nil || !ok || !slices.Equal(d.NodeIDs, []string{"c", "k"}) || d.Size != LostSize || d.Hash != "1" {
+				t.Errorf("record after Withdraw: %+v, %v, %v; want nodes c and k, size LostSize", d, ok, err)
+			}
+			acked, intended, err := s.Pending(ctx, "d")
+			if err != nil || !slices.Equal(acked, []string{"f", "h", "k"}) || !slices.Equal(intended, []string{"a", "b", "e", "g"}) {
+				t.Errorf("Pending after Withdraw = %v, %v, %v; want f, h and k acknowledged; a, b, e and g intended", acked, intended, err)
+			}
+			if o, _, err := s.Doc(ctx, "o"); err != nil || !slices.Equal(o.NodeIDs, []string{"a"}) || o.Size == LostSize {
+				t.Errorf("the other document's record changed: %+v, %v", o, err)
+			}
+
+			wantNodes, wantSize := []string{"h", "k"}, int64(7)
+			if then == "commit" {
+				if err := run.Commit(ctx, "d", Stamp{Hash: "2", Size: wantSize}, ""); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				wantNodes, wantSize = []string{"c", "k"}, LostSize
+				if _, err := run.Retract(ctx, "d", false); err != nil {
+					t.Fatal(err)
+				}
+				written, err := run.Written(ctx, "d", "", -1)
+				if want := []string{"a", "b", "e", "f", "g", "h"}; err != nil || !slices.Equal(written, want) {
+					t.Errorf("Written = %v, %v; want %v", written, err, want)
+				}
+				if err := run.Abandon(ctx, "d"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, _, err = s.Doc(ctx, "d")
+			if err != nil || !slices.Equal(d.NodeIDs, wantNodes) || d.Size != wantSize {
+				t.Errorf("record after the %s: %+v, %v; want nodes %v, size %d", then, d, err, wantNodes, wantSize)
+			}
+			if acked, intended, err := s.Pending(ctx, "d"); err != nil || len(acked)+len(intended) > 0 {
+				t.Errorf("Pending after the %s = %v, %v, %v; want none", then, acked, intended, err)
+			}
+		})
+	}
+}
+
 func TestFoundRetractWrittenAbandon(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")

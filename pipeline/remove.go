@@ -42,7 +42,10 @@ func RemoveDocument(ctx context.Context, store Deleter, manifest *state.Store, d
 // that fails, leaves the manifest records, so the removal is retried (the
 // next run over the folder deletes again the nodes of a recorded document
 // whose file is gone). The other order could leave nodes that no record
-// points to.
+// points to. Before the first delete, the records are withdrawn
+// (state.Store.WithdrawDocs): they keep every node id, but no longer vouch
+// for them, so that a file that comes back as it was before the removal is
+// done is read and written again rather than taken for stored.
 //
 // The nodes are deleted twice over: by reference document id (with one
 // DeleteDocs call if store is a DocsDeleter, else one Delete each), which
@@ -72,14 +75,20 @@ func RemoveDocuments(ctx context.Context, store Deleter, manifest *state.Store, 
 	if len(docIDs) == 0 {
 		return 0, nil
 	}
+	known, err := storedCount(ctx, manifest, docIDs)
+	if err != nil {
+		return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
+	}
+	if err := manifest.WithdrawDocs(ctx, docIDs...); err != nil {
+		return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
+	}
 	_, lags := store.(SettlingCounter)
 	if !lags {
 		if err := deleteDocs(ctx, store, docIDs); err != nil {
 			return 0, err
 		}
 	}
-	known, err := deleteKnown(ctx, store, manifest, docIDs)
-	if err != nil {
+	if err := deleteKnown(ctx, store, manifest, docIDs); err != nil {
 		return 0, fmt.Errorf("pipeline: deleting the nodes of %s: %w", docList(docIDs), err)
 	}
 	if lags {
@@ -111,33 +120,41 @@ func deleteDocs(ctx context.Context, store Deleter, docIDs []string) error {
 	return nil
 }
 
-// deleteKnown deletes by id, knownPage at a time, the nodes the manifest
-// records for the documents docIDs, committed or pending, each once
-// (state.Store.RecordedIDs), and returns the number the store held for
-// sure (state.Store.StoredCount): the record's, the acknowledged ones and
-// the found ones; the others were only intended (maybe stored). A run that
-// stopped, or a document that vanished, while reusing the record's chunks
-// has acknowledged some of them again: they count once. The ids are read
-// from the manifest a page at a time, so that removing a document of
-// millions of chunks does not hold their list.
-func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) (int, error) {
-	page := make([]string, 0, knownPage)
+// storedCount returns how many nodes of the documents docIDs the store
+// held for sure, by the manifest (state.Store.StoredCount): the record's,
+// the acknowledged ones and the found ones; the others were only intended
+// (maybe stored). A run that stopped, or a document that vanished, while
+// reusing the record's chunks has acknowledged some of them again: they
+// count once.
+func storedCount(ctx context.Context, manifest *state.Store, docIDs []string) (int, error) {
 	known := 0
 	for _, id := range docIDs {
-		stored, err := manifest.StoredCount(ctx, id)
+		n, err := manifest.StoredCount(ctx, id)
 		if err != nil {
 			return 0, err
 		}
-		known += stored
+		known += n
+	}
+	return known, nil
+}
+
+// deleteKnown deletes by id, knownPage at a time, the nodes the manifest
+// records for the documents docIDs, committed or pending, each once
+// (state.Store.RecordedIDs). The ids are read from the manifest a page at
+// a time, so that removing a document of millions of chunks does not hold
+// their list.
+func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docIDs []string) error {
+	page := make([]string, 0, knownPage)
+	for _, id := range docIDs {
 		for after := ""; ; {
 			limit := knownPage - len(page)
 			ids, err := manifest.RecordedIDs(ctx, id, after, limit)
 			if err != nil {
-				return 0, err
+				return err
 			}
 			if page = append(page, ids...); len(page) == knownPage {
 				if err := store.DeleteNodes(ctx, page); err != nil {
-					return 0, err
+					return err
 				}
 				page = page[:0]
 			}
@@ -148,11 +165,9 @@ func deleteKnown(ctx context.Context, store Deleter, manifest *state.Store, docI
 		}
 	}
 	if len(page) > 0 {
-		if err := store.DeleteNodes(ctx, page); err != nil {
-			return 0, err
-		}
+		return store.DeleteNodes(ctx, page)
 	}
-	return known, nil
+	return nil
 }
 
 // docList names the documents of a removal in an error: the one id, or the

@@ -523,3 +523,73 @@ func TestDeleteStalePages(t *testing.T) {
 		})
 	}
 }
+
+// cutShortRemoval is a memStore whose removals stop part-way: Delete (by
+// document) and, for a lagging store, DeleteNodes take effect, and the
+// other one fails, as a store that times out, or a process killed, between
+// the two would leave things.
+type cutShortRemoval struct {
+	*memStore
+	lagging bool
+}
+
+var errCutShort = errors.New("store timed out")
+
+func (s cutShortRemoval) Delete(ctx context.Context, refDocID string) error {
+	if s.lagging {
+		return errCutShort
+	}
+	return s.memStore.Delete(ctx, refDocID)
+}
+
+func (s cutShortRemoval) DeleteNodes(ctx context.Context, ids []string) error {
+	if !s.lagging {
+		return errCutShort
+	}
+	return s.memStore.DeleteNodes(ctx, ids)
+}
+
+// laggingCutShort is a cutShortRemoval whose lookups lag (SettlingCounter),
+// so that its removals delete by id first.
+type laggingCutShort struct{ cutShortRemoval }
+
+func (laggingCutShort) Empty(context.Context) (bool, error) { return false, nil }
+func (laggingCutShort) Settle() time.Duration               { return 0 }
+
+// TestRemovalCutShortThenRestored: a removal whose deletes took effect but
+// did not finish leaves the document's record, so that the next run deletes
+// again. Should the file come back meanwhile as it was (a revert, a branch
+// switched back), that run must write its chunks again, not take the
+// record's for stored: the store would silently lack them.
+func TestRemovalCutShortThenRestored(t *testing.T) {
+	for _, lagging := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lagging %v", lagging), func(t *testing.T) {
+			body := paragraphText("alpha", 20)
+			in := newIncr(t, map[string]string{"a.md": body, "b.md": "Bravo."})
+			in.run(nil)
+			n := len(in.texts("a.md"))
+			if err := os.Remove(filepath.Join(in.root, "a.md")); err != nil {
+				t.Fatal(err)
+			}
+			var store Writer = cutShortRemoval{in.store, false}
+			if lagging {
+				store = laggingCutShort{cutShortRemoval{in.store, true}}
+			}
+			o := in.options()
+			o.Store = store
+			if _, err := Run(context.Background(), o); !errors.Is(err, errCutShort) {
+				t.Fatalf("Run = %v, want the store's error", err)
+			}
+			if left := len(in.texts("a.md")); left == n {
+				t.Fatalf("all %d chunks of a.md still stored: the removal did not take effect", n)
+			}
+			in.write("a.md", body)
+			rep := in.run(nil)
+			if got := len(in.texts("a.md")); got != n {
+				t.Errorf("after the file came back, %d of a.md's %d chunks stored (report: %d written, %d reused, %d unchanged)",
+					got, n, rep.ChunksWritten, rep.ChunksReused, rep.FilesUnchanged)
+			}
+			in.assertEqualsCleanRun()
+		})
+	}
+}

@@ -558,6 +558,45 @@ func (s *Store) RecordedIDs(ctx context.Context, id, after string, n int) ([]str
 		ORDER BY 1 LIMIT ?4`, s.scope, id, after, n)
 }
 
+// WithdrawDocs records, before their nodes are deleted from the sink, that
+// the documents ids may no longer have them stored. The node ids of their
+// records, and the ids runs that did not finish acknowledged, become
+// pending ids as Run.Found leaves them: StoredCount still counts them, and
+// RecordedIDs still returns them, but no run takes them for stored any
+// more, nor deletes them as its own writes when a document fails. Each
+// record's size becomes LostSize, as Lost leaves it. A removal that stops
+// part-way (the sink fails, the process dies) before Forget is done again
+// by the next run, which finds the file still gone, and counts the nodes
+// once; should the file come back as it was (a revert, a branch switched
+// back), the next run reads it again and writes its chunks again, where
+// the record would have had them kept although the store lacks them.
+func (s *Store) WithdrawDocs(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	docs, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, query := range []string{
+			`UPDATE pending SET acked = 0, found = 1 WHERE scope = ?1 AND acked = 1
+				AND id IN (SELECT value FROM json_each(?2))`,
+			`INSERT INTO pending (scope, id, node_id, acked, key, run, found)
+				SELECT scope, doc, node_id, 0, '', 0, 1 FROM doc_nodes WHERE scope = ?1
+				AND doc IN (SELECT value FROM json_each(?2))
+				ON CONFLICT (scope, id, node_id) DO UPDATE SET found = 1`,
+			`DELETE FROM doc_nodes WHERE scope = ?1 AND doc IN (SELECT value FROM json_each(?2))`,
+			`UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+		} {
+			if _, err := tx.ExecContext(ctx, query, s.scope, string(docs), LostSize); err != nil {
+				return fmt.Errorf("withdrawing the nodes of %d documents: %w", len(ids), err)
+			}
+		}
+		return nil
+	})
+}
+
 // StoredCount returns how many of the node ids the manifest records for a
 // document the store holds for sure: those of its record and those a run
 // acknowledged, each once, and the intended ones a listing of the store

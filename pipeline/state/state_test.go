@@ -331,6 +331,62 @@ func TestWithdraw(t *testing.T) {
 	}
 }
 
+// TestWithdrawDocs: documents about to be removed keep every id the
+// manifest knows them by, still counted as stored, but none of them is
+// trusted to be stored any more (their records lose them, nothing is
+// acknowledged), and their records take LostSize; other documents are left
+// alone, and Forget then drops everything.
+func TestWithdrawDocs(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")
+	first := begin(t, s)
+	ackCommit(t, first, "d", "1", "a", "b", "c")
+	ackCommit(t, first, "o", "1", "a")
+	dead := begin(t, s)
+	if err := dead.Intend(ctx, nodes("d", "e", "f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Ack(ctx, nodes("d", "b", "e")); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.StoredCount(ctx, "d")
+	if err != nil || stored != 4 {
+		t.Fatalf("StoredCount = %d, %v; want a, b, c and e", stored, err)
+	}
+	if err := s.WithdrawDocs(ctx); err != nil {
+		t.Errorf("WithdrawDocs() = %v", err)
+	}
+	if err := s.WithdrawDocs(ctx, "d", "unknown"); err != nil {
+		t.Fatal(err)
+	}
+	d, ok, err := s.Doc(ctx, "d")
+	if err != nil || !ok || len(d.NodeIDs) != 0 || d.Size != LostSize || d.Hash != "1" {
+		t.Errorf("record after WithdrawDocs: %+v, %v, %v; want no nodes, size LostSize, the hash kept", d, ok, err)
+	}
+	acked, intended, found, err := s.PendingFound(ctx, "d")
+	if err != nil || len(acked) != 0 || !slices.Equal(intended, []string{"a", "b", "c", "e", "f"}) || found != 4 {
+		t.Errorf("PendingFound after WithdrawDocs = %v, %v, %d, %v; want none acknowledged, a to f intended, 4 of them found", acked, intended, found, err)
+	}
+	if n, err := s.StoredCount(ctx, "d"); err != nil || n != stored {
+		t.Errorf("StoredCount after WithdrawDocs = %d, %v; want still %d", n, err, stored)
+	}
+	if ids, err := s.RecordedIDs(ctx, "d", "", 10); err != nil || !slices.Equal(ids, []string{"a", "b", "c", "e", "f"}) {
+		t.Errorf("RecordedIDs after WithdrawDocs = %v, %v; want a to f", ids, err)
+	}
+	if o, _, err := s.Doc(ctx, "o"); err != nil || !slices.Equal(o.NodeIDs, []string{"a"}) || o.Size == LostSize {
+		t.Errorf("the other document's record changed: %+v, %v", o, err)
+	}
+	if err := s.Forget(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Doc(ctx, "d"); err != nil || ok {
+		t.Errorf("record after Forget: %v, %v; want none", ok, err)
+	}
+	if ids, err := s.RecordedIDs(ctx, "d", "", 10); err != nil || len(ids) != 0 {
+		t.Errorf("RecordedIDs after Forget = %v, %v; want none", ids, err)
+	}
+}
+
 func TestFoundRetractWrittenAbandon(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "state.db"), "x")

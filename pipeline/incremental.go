@@ -161,6 +161,17 @@ func (r *run) prepare(ctx context.Context) error {
 	for _, id := range ids {
 		r.pendingOnly[id] = true
 	}
+	// A run that died while writing a recorded document may have left
+	// chunks, or metadata, that its record does not list: the document is
+	// read again, as the manifest's NodeCounts has a run over named files
+	// do, even if its file is as recorded.
+	if ids, err = st.Unsettled(ctx); err != nil {
+		return err
+	}
+	r.unsettled = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		r.unsettled[id] = true
+	}
 	fails, err := st.Failures(ctx)
 	if err != nil {
 		return err
@@ -448,7 +459,7 @@ func (r *run) plan(ctx context.Context, d *document) (unchanged bool, err error)
 		if !recorded && !r.pendingOnly[f.ID] {
 			return false, nil
 		}
-		if recorded && r.fresh(f, d.metaHash, stamp.Size, stamp.MetaHash) && sameTimes(stamp, f) {
+		if recorded && !r.unsettled[f.ID] && r.fresh(f, d.metaHash, stamp.Size, stamp.MetaHash) && sameTimes(stamp, f) {
 			return true, nil
 		}
 	}

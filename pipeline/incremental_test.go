@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // incr is an incremental setup: a folder, a store and a manifest.
@@ -630,4 +631,58 @@ func TestGrowingFileWithoutVolatileMetadata(t *testing.T) {
 			in.assertEqualsCleanRunWith(exclude)
 		})
 	}
+}
+
+// killedAtUpdate is a memStore whose UpdateMetadata rewrites the nodes and
+// then stops the run, as a process killed right after the store took the
+// request would: nothing after it runs, in the pipeline or the manifest.
+type killedAtUpdate struct {
+	*memStore
+	kill context.CancelFunc
+}
+
+func (s killedAtUpdate) UpdateMetadata(ctx context.Context, nodes []sink.Node) error {
+	if err := s.memStore.UpdateMetadata(ctx, nodes); err != nil {
+		return err
+	}
+	s.kill()
+	return context.Canceled
+}
+
+// TestMetadataRewriteCutShortThenReverted: a run killed while it rewrote the
+// metadata of a document's committed chunks (its source.metadata rule
+// changed) leaves chunks with the new metadata under a record of the old.
+// Should the change be undone before the next run, that run must still
+// give every chunk the document's metadata: the record no longer says what
+// the store holds.
+func TestMetadataRewriteCutShortThenReverted(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": paragraphText("alpha", 30)})
+	tags := func(tag string) func(*Options) {
+		return func(o *Options) {
+			o.Reader.Metadata = []reader.MetadataRule{{Match: "*.md", Set: map[string]any{"tag": tag}}}
+		}
+	}
+	in.run(tags("old"))
+	ctx, kill := context.WithCancel(context.Background())
+	defer kill()
+	o := in.options()
+	tags("new")(&o)
+	o.Store = killedAtUpdate{in.store, kill}
+	if _, err := Run(ctx, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want it stopped", err)
+	}
+	changed := 0
+	for _, n := range in.store.nodes {
+		if n.Metadata["tag"] == "new" {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no chunk got the new metadata before the run stopped")
+	}
+	rep := in.run(tags("old"))
+	if rep.FilesUpdated != 1 || rep.TokensEmbedded != 0 {
+		t.Errorf("next run: %d updated, %d tokens embedded; want the document read again and nothing embedded", rep.FilesUpdated, rep.TokensEmbedded)
+	}
+	in.assertEqualsCleanRunWith(tags("old"))
 }

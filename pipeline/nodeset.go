@@ -10,11 +10,26 @@ import (
 type nodeKind uint8
 
 const (
-	nodeUnknown  nodeKind = iota // not among the document's ids
-	nodeRecorded                 // among the ids of the document's record
-	nodeAcked                    // acknowledged by a run that did not commit the document: in the store
-	nodeIntended                 // intended by a run that died, not acknowledged: maybe in the store
+	nodeUnknown   nodeKind = iota // not among the document's ids
+	nodeRecorded                  // among the ids of the document's record
+	nodeAcked                     // acknowledged by a run that did not commit the document: in the store
+	nodeIntended                  // intended by a run that died, not acknowledged: maybe in the store
+	nodeRewritten                 // of the record, and intended or acknowledged by a run that died: in the store, its metadata maybe that run's
 )
+
+// merge returns the kind of an id added with kinds a and b: the record's
+// ids are in the store whatever a dead run did with them, but one a dead
+// run also wrote may carry that run's metadata (it rewrites a reused
+// chunk's metadata in place); acknowledged comes before intended.
+func merge(a, b nodeKind) nodeKind {
+	switch {
+	case a == b:
+		return a
+	case a == nodeRewritten || b == nodeRewritten || a == nodeRecorded || b == nodeRecorded:
+		return nodeRewritten
+	}
+	return nodeAcked // one acknowledged, the other intended
+}
 
 // nodeSet holds the node ids the store may hold for a document, each with
 // its nodeKind, for the document's chunks to be looked up in as they are
@@ -42,9 +57,8 @@ func newNodeSet(n int) *nodeSet {
 	return &nodeSet{hex: make([]hexNode, 0, n)}
 }
 
-// add records the node id with kind k. An id added more than once keeps
-// the kind that comes first among nodeRecorded, nodeAcked, nodeIntended:
-// a node of the record is stored whatever a dead run did with it.
+// add records the node id with kind k. An id added more than once gets
+// the kinds merged (see merge).
 func (s *nodeSet) add(id string, k nodeKind) {
 	if b, ok := decodeNodeID(id); ok {
 		s.hex = append(s.hex, hexNode{id: b, kind: k})
@@ -53,21 +67,26 @@ func (s *nodeSet) add(id string, k nodeKind) {
 	if s.other == nil {
 		s.other = make(map[string]nodeKind)
 	}
-	if old, ok := s.other[id]; !ok || k < old {
-		s.other[id] = k
+	if old, ok := s.other[id]; ok {
+		k = merge(old, k)
 	}
+	s.other[id] = k
 }
 
-// freeze sorts the set and drops the ids added more than once, keeping
-// their first kind (see add).
+// freeze sorts the set and keeps each id added more than once once, with
+// its kinds merged (see add).
 func (s *nodeSet) freeze() {
-	slices.SortFunc(s.hex, func(a, b hexNode) int {
-		if c := bytes.Compare(a.id[:], b.id[:]); c != 0 {
-			return c
+	slices.SortFunc(s.hex, func(a, b hexNode) int { return bytes.Compare(a.id[:], b.id[:]) })
+	out := s.hex[:0]
+	for _, n := range s.hex {
+		if last := len(out) - 1; last >= 0 && out[last].id == n.id {
+			out[last].kind = merge(out[last].kind, n.kind)
+			continue
 		}
-		return int(a.kind) - int(b.kind)
-	})
-	s.hex = slices.CompactFunc(s.hex, func(a, b hexNode) bool { return a.id == b.id })
+		out = append(out, n)
+	}
+	clear(s.hex[len(out):])
+	s.hex = out
 }
 
 // kind returns how the manifest knows the node id: nodeUnknown if it is

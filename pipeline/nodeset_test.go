@@ -48,10 +48,11 @@ func TestNodeSet(t *testing.T) {
 			len:  3,
 		},
 		{
-			name: "recorded first, whatever the order added",
-			adds: []add{{a, nodeIntended}, {a, nodeRecorded}, {b, nodeAcked}, {b, nodeRecorded}, {"x", nodeAcked}, {"x", nodeRecorded}},
-			want: map[string]nodeKind{a: nodeRecorded, b: nodeRecorded, "x": nodeRecorded},
-			len:  3,
+			name: "recorded and written by a dead run, whatever the order added",
+			adds: []add{{a, nodeIntended}, {a, nodeRecorded}, {b, nodeRecorded}, {b, nodeAcked}, {"x", nodeAcked}, {"x", nodeRecorded},
+				{c, nodeRecorded}, {c, nodeIntended}, {c, nodeAcked}},
+			want: map[string]nodeKind{a: nodeRewritten, b: nodeRewritten, "x": nodeRewritten, c: nodeRewritten},
+			len:  4,
 		},
 		{
 			name: "acknowledged before intended",
@@ -133,7 +134,11 @@ func TestNodeSetMany(t *testing.T) {
 		t.Fatalf("len = %d, want %d", s.len(), n)
 	}
 	for i, id := range ids {
-		if got, want := s.kind(id), nodeKind(1+i%3); got != want {
+		want := nodeKind(1 + i%3)
+		if i%7 == 0 {
+			want = merge(want, nodeIntended)
+		}
+		if got := s.kind(id); got != want {
 			t.Fatalf("kind(ids[%d]) = %d, want %d", i, got, want)
 		}
 		if got := s.kind(sink.NodeID("doc.md", fmt.Sprint("chunk ", i), 1)); got != nodeUnknown {

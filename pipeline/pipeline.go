@@ -356,6 +356,7 @@ type run struct {
 	failedDirs  []string        // folders the walk could not read
 	fullWalk    bool            // the source is the whole folder: missing documents are deleted
 	pendingOnly map[string]bool // documents with pending chunks but no record
+	unsettled   map[string]bool // recorded documents with pending chunks (state.Store.Unsettled): never unchanged
 	model       string          // EmbedderInfo.Key(), for the vector journal
 	manifest    *state.Run      // this run's records in State; nil without State or in a dry run
 	journal     bool            // embeddings are journalled in State until their documents commit
@@ -615,11 +616,13 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			d.matched++
 		}
 		// In the store: a node of the record, or one a dead run acknowledged.
-		recorded, known := kind == nodeRecorded, kind == nodeRecorded || kind == nodeAcked
+		recorded := kind == nodeRecorded || kind == nodeRewritten
+		known := recorded || kind == nodeAcked
 		reuse := !r.rewrite && known
-		// A chunk written by a dead run, or under other metadata, gets the
-		// document's current metadata.
-		update := reuse && (!recorded || d.prev.MetaHash != d.metaHash)
+		// A chunk written by a dead run (which may have rewritten the
+		// metadata of a node of the record, and died before its commit),
+		// or under other metadata, gets the document's current metadata.
+		update := reuse && (kind != nodeRecorded || d.prev.MetaHash != d.metaHash)
 		if update && r.updater == nil && !r.planOnly() {
 			reuse, update = false, false // the store cannot rewrite metadata alone: embed again
 		}

@@ -80,6 +80,7 @@ func TestSecondWriterLocked(t *testing.T) {
 		{"Failures", func() error { _, err := reader.Failures(ctx); return err }},
 		{"Pending", func() error { _, _, err := reader.Pending(ctx, "a.md"); return err }},
 		{"Uncommitted", func() error { _, err := reader.Uncommitted(ctx); return err }},
+		{"Unsettled", func() error { _, err := reader.Unsettled(ctx); return err }},
 		{"CheckEmbedder", func() error { return reader.CheckEmbedder(ctx, Embedder{Provider: "hash", Dimensions: 8}) }},
 		{"LoadVectors", func() error { _, err := reader.LoadVectors(ctx, "m", []string{"k"}); return err }},
 	}

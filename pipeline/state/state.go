@@ -713,6 +713,15 @@ func (s *Store) Uncommitted(ctx context.Context) ([]string, error) {
 	return s.ids(ctx, `SELECT DISTINCT id FROM pending WHERE scope = ?1 AND id NOT IN (SELECT id FROM docs WHERE scope = ?1) ORDER BY 1`, s.scope)
 }
 
+// Unsettled returns, sorted, the ids of recorded documents that also have
+// pending node ids: a run wrote some of their chunks, or rewrote the
+// metadata of some of the record's, and stopped before committing them, or
+// a removal of theirs stopped part-way. Their records no longer say all
+// that the store holds of them, whatever their files say.
+func (s *Store) Unsettled(ctx context.Context) ([]string, error) {
+	return s.ids(ctx, `SELECT DISTINCT id FROM pending WHERE scope = ?1 AND id IN (SELECT id FROM docs WHERE scope = ?1) ORDER BY 1`, s.scope)
+}
+
 // Pending returns the node ids recorded for a document since its record was
 // last committed, by a run that did not finish it: acked ids are stored in
 // the sink; intended ids were being written when that run stopped and may or

@@ -647,8 +647,8 @@ func TestOlderSchemaIsRefused(t *testing.T) {
 	}
 }
 
-// TestUncommitted lists the documents a dead run left pending without a
-// record, and not those with one.
+// TestUncommitted: documents with pending ids of a run that died are
+// Uncommitted without a record and Unsettled with one, in their scope only.
 func TestUncommitted(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
@@ -666,6 +666,15 @@ func TestUncommitted(t *testing.T) {
 	}
 	if ids, err := other.Uncommitted(ctx); err != nil || len(ids) != 0 {
 		t.Errorf("scope y sees %v, %v", ids, err)
+	}
+	// The recorded one is Unsettled: its record no longer says all the
+	// store holds of it.
+	ackCommit(t, first, "settled.md", "1", "s")
+	if ids, err := s.Unsettled(ctx); err != nil || !slices.Equal(ids, []string{"done.md"}) {
+		t.Errorf("Unsettled = %v, %v; want [done.md]", ids, err)
+	}
+	if ids, err := other.Unsettled(ctx); err != nil || len(ids) != 0 {
+		t.Errorf("scope y sees %v, %v unsettled", ids, err)
 	}
 }
 

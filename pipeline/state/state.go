@@ -1007,15 +1007,18 @@ func refPairs(nodes []NodeRef) (string, error) {
 // rewritten set (the run rewrote committed nodes: their metadata, or whole
 // nodes in a Full run), the record's metadata hash is cleared too, so that
 // the next run rewrites the document's nodes even if its file is back as
-// recorded. It returns how many ids the sink had acknowledged.
+// recorded. So it is when a run that died left pending ids of committed
+// nodes (it may have rewritten their metadata; see Unsettled), which
+// Abandon drops. It returns how many ids the sink had acknowledged.
 func (r *Run) Retract(ctx context.Context, id string, rewritten bool) (int, error) {
 	s := r.s
 	var acked int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if rewritten {
-			if _, err := tx.ExecContext(ctx, `UPDATE docs SET meta_hash = '' WHERE scope = ? AND id = ?`, s.scope, id); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET meta_hash = '' WHERE scope = ?1 AND id = ?2 AND (?3
+			OR EXISTS (SELECT 1 FROM pending AS p WHERE scope = ?1 AND id = ?2 AND run < ?4 AND found = 0
+				AND EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1 AND doc = ?2 AND node_id = p.node_id)))`,
+			s.scope, id, rewritten, r.id); err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE pending SET acked = 0 WHERE scope = ?1 AND id = ?2 AND found = 0 AND acked = 1
 			AND node_id NOT IN (SELECT node_id FROM doc_nodes WHERE scope = ?1 AND doc = ?2)`, s.scope, id)

@@ -124,14 +124,24 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	// Chunks cut with other splitter settings are not what this run would
 	// cut: every document is split again (the chunks whose text and place
-	// are unchanged keep their vectors), and conclude records the new
-	// settings once every document was.
+	// are unchanged keep their vectors). The new settings are recorded
+	// before anything is written, with every record marked to be read
+	// again (state.Store.ChangeSplitting), so that a run that stops
+	// part-way leaves no record taken for chunks cut with the settings of
+	// the next run, whichever they are.
 	if recorded, ok, err := st.Splitting(ctx); err != nil {
 		return err
-	} else if want := r.splitting(); ok && recorded != want && !r.opts.Full {
-		r.resplit = true
-		r.opts.Logger.Info("splitter settings changed since the last run: every document is split again; chunks whose text is unchanged keep their vectors",
-			"was", recorded.String(), "now", want.String())
+	} else if want := r.splitting(); ok && recorded != want {
+		if !r.opts.Full {
+			r.resplit = true
+			r.opts.Logger.Info("splitter settings changed since the last run: every document is split again; chunks whose text is unchanged keep their vectors",
+				"was", recorded.String(), "now", want.String())
+		}
+		if !r.opts.DryRun {
+			if err := st.ChangeSplitting(ctx, want); err != nil {
+				return err
+			}
+		}
 	}
 	if !r.opts.DryRun {
 		if err := st.ClearVectors(ctx, r.model); err != nil {

@@ -45,3 +45,43 @@ func TestFailureAfterCutShortRewriteThenReverted(t *testing.T) {
 	}
 	in.assertEqualsCleanRunWith(tagged("old"))
 }
+
+// TestSplitterChangeCutShortThenReverted: a run that splits every document
+// again with other splitter settings is killed after committing some of
+// them. Whether the next run keeps the new settings or goes back to the
+// old ones, the store must hold what a clean run with its settings writes.
+func TestSplitterChangeCutShortThenReverted(t *testing.T) {
+	other := func(o *Options) { o.Splitter = newSplitter(t, 100, 10) }
+	for _, tt := range []struct {
+		name string
+		full bool
+		next func(*Options)
+	}{
+		{"reverted", false, nil},
+		{"kept", false, other},
+		{"full, reverted", true, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, corpus(8))
+			in.run(nil)
+			o := in.options()
+			other(&o)
+			o.Full = tt.full
+			o.BatchSize, o.EmbedConcurrency = 3, 1
+			stopped := in.runInterrupted(o, 4)
+			if stopped.FilesIngested == 0 || stopped.Complete {
+				t.Fatalf("interrupted run: %+v; the test needs some documents committed, not all", stopped)
+			}
+			// With the new settings kept, the documents the stopped run
+			// committed are done; any other document is split again.
+			wantUnchanged := 0
+			if tt.next != nil {
+				wantUnchanged = stopped.FilesIngested
+			}
+			if rep := in.run(tt.next); rep.FilesUnchanged != wantUnchanged || rep.FilesIngested != 8-wantUnchanged {
+				t.Errorf("next run: %d unchanged, %d ingested; want %d and %d", rep.FilesUnchanged, rep.FilesIngested, wantUnchanged, 8-wantUnchanged)
+			}
+			in.assertEqualsCleanRunWith(tt.next)
+		})
+	}
+}

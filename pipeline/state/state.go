@@ -1307,6 +1307,30 @@ func (s *Store) SetSplitting(ctx context.Context, sp Splitting) error {
 	return s.writeInfo(ctx, "splitters", sp)
 }
 
+// ChangeSplitting is called by a run over the whole folder that is about
+// to split every document again with sp, other settings than those
+// recorded, before it writes anything: it records sp and gives every
+// record LostSize, as Lost does, in one transaction. Each record then
+// stays to be read again, by any run, until a run commits its document,
+// cut with the recorded settings. So a run that stops part-way leaves
+// records that the next run with sp reads again, and settings that a run
+// with the old ones finds changed, splitting every document again, where
+// the old settings would have had it take the documents the stopped run
+// committed, cut with sp, for unchanged.
+func (s *Store) ChangeSplitting(ctx context.Context, sp Splitting) error {
+	data, err := json.Marshal(sp)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET size = ? WHERE scope = ?`, LostSize, s.scope); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO splitters (scope, info) VALUES (?, ?)`, s.scope, string(data))
+		return err
+	})
+}
+
 // tx runs fn in a transaction, under the scope's write lock: every write of
 // the manifest goes through it.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {

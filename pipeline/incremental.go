@@ -116,6 +116,14 @@ func (r *run) prepare(ctx context.Context) error {
 		if err := r.checkStoreLost(ctx); err != nil {
 			return err
 		}
+		if r.opts.Full {
+			// Before anything is written: a run that stops part-way
+			// must leave no record vouching for vectors of either
+			// model (see state.Store.ChangeEmbedder).
+			if _, err := st.ChangeEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
+				return err
+			}
+		}
 	}
 	if !r.fullWalk {
 		// A run over named files (a watch round, a retry) looks up just

@@ -3,8 +3,12 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 
+	"github.com/sluice-dev/sluice/embedder"
+	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 )
 
@@ -82,6 +86,79 @@ func TestSplitterChangeCutShortThenReverted(t *testing.T) {
 				t.Errorf("next run: %d unchanged, %d ingested; want %d and %d", rep.FilesUnchanged, rep.FilesIngested, wantUnchanged, 8-wantUnchanged)
 			}
 			in.assertEqualsCleanRunWith(tt.next)
+		})
+	}
+}
+
+// otherModel embeds like fakeEmbedder, into other vectors: another model
+// with the same dimensions.
+type otherModel struct{ *fakeEmbedder }
+
+func (e otherModel) Embed(ctx context.Context, in []embedder.Input) ([][]float32, error) {
+	vecs, err := e.fakeEmbedder.Embed(ctx, in)
+	for _, v := range vecs {
+		v[0] += 2
+	}
+	return vecs, err
+}
+
+// assertVectors checks that every node of the store has the vector emb
+// gives its text.
+func (in *incr) assertVectors(emb embedder.Embedder) {
+	in.t.Helper()
+	bad := 0
+	for _, n := range in.store.nodes {
+		want, err := emb.Embed(context.Background(), []embedder.Input{{Text: n.Text}})
+		if err != nil {
+			in.t.Fatal(err)
+		}
+		if !reflect.DeepEqual(n.Embedding, want[0]) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		in.t.Errorf("%d of %d nodes hold vectors of another model", bad, len(in.store.nodes))
+	}
+}
+
+// TestModelChangeCutShort: a --full run that re-embeds the index with
+// another model is killed after committing some documents. The next run,
+// with the new model or back with the old one, must not leave an index of
+// mixed vectors: with the new model it completes the change, with the old
+// one it is refused, as any change of model is, until a --full run.
+func TestModelChangeCutShort(t *testing.T) {
+	newInfo := state.Embedder{Provider: "fake", Model: "two", Dimensions: 8}
+	for _, back := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reverted %v", back), func(t *testing.T) {
+			in := newIncr(t, corpus(8))
+			in.run(nil)
+			o := in.options()
+			o.Embedder, o.EmbedderInfo, o.Full = otherModel{in.emb}, newInfo, true
+			o.BatchSize, o.EmbedConcurrency = 3, 1
+			if rep := in.runInterrupted(o, 4); rep.FilesIngested == 0 || rep.Complete {
+				t.Fatalf("interrupted run: %+v; the test needs some documents committed, not all", rep)
+			}
+			o = in.options()
+			var emb embedder.Embedder = in.emb
+			if !back {
+				o.Embedder, o.EmbedderInfo = otherModel{in.emb}, newInfo
+				emb = o.Embedder
+			}
+			_, err := Run(context.Background(), o)
+			if back {
+				// The documents the stopped run committed hold vectors of
+				// the new model: only --full puts the old one back.
+				if !errors.Is(err, state.ErrModelChanged) {
+					t.Fatalf("next run with the old model = %v, want ErrModelChanged", err)
+				}
+				o.Full = true
+				_, err = Run(context.Background(), o)
+			}
+			if err != nil {
+				t.Fatalf("next run: %v", err)
+			}
+			in.assertVectors(emb)
+			in.assertEqualsCleanRun()
 		})
 	}
 }

@@ -120,7 +120,7 @@ func (r *run) prepare(ctx context.Context) error {
 			// Before anything is written: a run that stops part-way
 			// must leave no record vouching for vectors of either
 			// model (see state.Store.ChangeEmbedder).
-			if _, err := st.ChangeEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
+			if err := st.ChangeEmbedder(ctx, r.opts.EmbedderInfo); err != nil {
 				return err
 			}
 		}

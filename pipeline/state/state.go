@@ -584,19 +584,30 @@ func (s *Store) WithdrawDocs(ctx context.Context, ids ...string) error {
 }
 
 // withdrawDocs does the work of WithdrawDocs in tx, for the n documents
-// whose ids the JSON array docs lists.
+// whose ids the JSON array docs lists, or for every document of the scope
+// when docs is "".
 func (s *Store) withdrawDocs(ctx context.Context, tx *sql.Tx, docs string, n int) error {
+	// The condition on ids, none for the whole scope: a condition
+	// that could be true regardless (?2 IS NULL OR ...) would keep SQLite
+	// from using the indexes on the ids.
+	in := func(column string) string {
+		if docs == "" {
+			return ""
+		}
+		return " AND " + column + " IN (SELECT value FROM json_each(?2))"
+	}
 	for _, query := range []string{
-		`UPDATE pending SET acked = 0, found = 1 WHERE scope = ?1 AND acked = 1
-			AND id IN (SELECT value FROM json_each(?2))`,
+		`UPDATE pending SET acked = 0, found = 1 WHERE scope = ?1 AND acked = 1` + in("id"),
 		`INSERT INTO pending (scope, id, node_id, acked, key, run, found)
-			SELECT scope, doc, node_id, 0, '', 0, 1 FROM doc_nodes WHERE scope = ?1
-			AND doc IN (SELECT value FROM json_each(?2))
+			SELECT scope, doc, node_id, 0, '', 0, 1 FROM doc_nodes WHERE scope = ?1` + in("doc") + `
 			ON CONFLICT (scope, id, node_id) DO UPDATE SET found = 1`,
-		`DELETE FROM doc_nodes WHERE scope = ?1 AND doc IN (SELECT value FROM json_each(?2))`,
-		`UPDATE docs SET size = ?3 WHERE scope = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+		`DELETE FROM doc_nodes WHERE scope = ?1` + in("doc"),
+		`UPDATE docs SET size = ?3 WHERE scope = ?1` + in("id"),
 	} {
 		if _, err := tx.ExecContext(ctx, query, s.scope, docs, LostSize); err != nil {
+			if docs == "" {
+				return fmt.Errorf("withdrawing the nodes of every document: %w", err)
+			}
 			return fmt.Errorf("withdrawing the nodes of %d documents: %w", n, err)
 		}
 	}
@@ -1258,43 +1269,34 @@ func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
 }
 
 // ChangeEmbedder is called by a run that is about to embed every document
-// again with e (a --full run), before it writes anything. When the index
-// holds documents built with another embedder, it records e as the one
-// the index is built with and withdraws every document's nodes, as
-// WithdrawDocs does, in one transaction, and reports true: until the run
-// has written a document again, its nodes may hold vectors of either
-// model. So a run that stops part-way leaves an index that a run with the
-// old embedder refuses (ErrModelChanged: the documents the run committed
-// hold vectors of e), and that the next run with e completes, embedding
-// again every document the stopped run did not commit, where the old
-// record would have had that run's vectors mixed with the new ones, or
-// the other way round, silently. With no embedder recorded, or e already,
-// it changes nothing.
-func (s *Store) ChangeEmbedder(ctx context.Context, e Embedder) (bool, error) {
+// again with e (a --full run), before it writes anything. When another
+// embedder is recorded as the one the index is built with, it records e
+// instead and withdraws every document's nodes, as WithdrawDocs does, in
+// one transaction: until the run has written a document again, its nodes
+// may hold vectors of either model. So a run that stops part-way leaves an
+// index that a run with the old embedder refuses (ErrModelChanged: the
+// documents the run committed hold vectors of e), and that the next run
+// with e completes, embedding again every document the stopped run did not
+// commit, where the old record would have had that run's vectors mixed
+// with the new ones, or the other way round, silently. With no embedder
+// recorded, or e already, it changes nothing.
+func (s *Store) ChangeEmbedder(ctx context.Context, e Embedder) error {
 	var built Embedder
 	if ok, err := s.readInfo(ctx, "embedders", "embedder", &built); err != nil || !ok || built == e {
-		return false, err
-	}
-	ids, err := s.DocIDs(ctx)
-	if err != nil || len(ids) == 0 {
-		return false, err
-	}
-	docs, err := json.Marshal(ids)
-	if err != nil {
-		return false, err
+		return err
 	}
 	info, err := json.Marshal(e)
 	if err != nil {
-		return false, err
+		return err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		if err := s.withdrawDocs(ctx, tx, string(docs), len(ids)); err != nil {
+	// The whole scope in SQL: no list of the documents is held.
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.withdrawDocs(ctx, tx, "", 0); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embedders (scope, info) VALUES (?, ?)`, s.scope, string(info))
 		return err
 	})
-	return err == nil, err
 }
 
 // readInfo decodes into v the scope's JSON record in table (embedders,

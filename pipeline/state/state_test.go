@@ -587,6 +587,98 @@ func TestCheckEmbedder(t *testing.T) {
 	}
 }
 
+// TestChangeEmbedder: a --full run with another model records it at once
+// and withdraws every document of its scope, with nothing listed in
+// memory; with the same model, or none recorded, nothing changes; another
+// scope is left alone.
+func TestChangeEmbedder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, other := open(t, path, "x"), open(t, path, "y")
+	hash := Embedder{Provider: "hash", Dimensions: 8}
+	openai := Embedder{Provider: "openai", Model: "m", Dimensions: 8}
+	if err := s.ChangeEmbedder(ctx, openai); err != nil {
+		t.Fatal(err)
+	}
+	var recorded Embedder
+	if ok, err := s.readInfo(ctx, "embedders", "embedder", &recorded); ok || err != nil {
+		t.Fatalf("ChangeEmbedder recorded %+v (%v) in a manifest that had none", recorded, err)
+	}
+	for _, st := range []*Store{s, other} {
+		if err := st.SetEmbedder(ctx, hash); err != nil {
+			t.Fatal(err)
+		}
+		run := begin(t, st)
+		ackCommit(t, run, "a.md", "1", "a1", "a2")
+		ackCommit(t, run, "b.md", "1", "b1")
+		if err := begin(t, st).Ack(ctx, nodes("c.md", "c1")); err != nil { // a run that died
+			t.Fatal(err)
+		}
+	}
+	if err := s.ChangeEmbedder(ctx, hash); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := s.Doc(ctx, "a.md"); err != nil || len(d.NodeIDs) != 2 || d.Size == LostSize {
+		t.Fatalf("the same model changed the record: %+v, %v", d, err)
+	}
+	if err := s.ChangeEmbedder(ctx, openai); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckEmbedder(ctx, openai); err != nil {
+		t.Errorf("CheckEmbedder of the new model = %v, want it recorded", err)
+	}
+	if err := s.CheckEmbedder(ctx, hash); !errors.Is(err, ErrModelChanged) {
+		t.Errorf("CheckEmbedder of the old model = %v, want ErrModelChanged", err)
+	}
+	for doc, want := range map[string][]string{"a.md": {"a1", "a2"}, "b.md": {"b1"}} {
+		d, _, err := s.Doc(ctx, doc)
+		if err != nil || len(d.NodeIDs) != 0 || d.Size != LostSize {
+			t.Errorf("record of %s: %+v, %v; want no nodes, size LostSize", doc, d, err)
+		}
+		acked, intended, found, err := s.PendingFound(ctx, doc)
+		if err != nil || len(acked) != 0 || !slices.Equal(intended, want) || found != len(want) {
+			t.Errorf("PendingFound(%s) = %v, %v, %d, %v; want %v found", doc, acked, intended, found, err, want)
+		}
+	}
+	if d, _, err := other.Doc(ctx, "a.md"); err != nil || len(d.NodeIDs) != 2 || d.Size == LostSize {
+		t.Errorf("another scope's record changed: %+v, %v", d, err)
+	}
+	if acked, _, err := other.Pending(ctx, "c.md"); err != nil || !slices.Equal(acked, []string{"c1"}) {
+		t.Errorf("another scope's acknowledged ids: %v, %v; want c1", acked, err)
+	}
+	if err := other.CheckEmbedder(ctx, hash); err != nil {
+		t.Errorf("another scope's embedder changed: %v", err)
+	}
+}
+
+// TestChangeSplitting: a run with other splitter settings records them at
+// once and marks every record of its scope to be read again, keeping their
+// node ids; another scope is left alone.
+func TestChangeSplitting(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, other := open(t, path, "x"), open(t, path, "y")
+	for _, st := range []*Store{s, other} {
+		ackCommit(t, begin(t, st), "a.md", "1", "a1")
+	}
+	sp := Splitting{256, 20}
+	if err := s.ChangeSplitting(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.Splitting(ctx); !ok || err != nil || got != sp {
+		t.Errorf("Splitting = %v, %v, %v; want %v", got, ok, err, sp)
+	}
+	if d, _, err := s.Doc(ctx, "a.md"); err != nil || !slices.Equal(d.NodeIDs, []string{"a1"}) || d.Size != LostSize {
+		t.Errorf("record: %+v, %v; want node a1, size LostSize", d, err)
+	}
+	if d, _, err := other.Doc(ctx, "a.md"); err != nil || d.Size == LostSize {
+		t.Errorf("another scope's record changed: %+v, %v", d, err)
+	}
+	if _, ok, _ := other.Splitting(ctx); ok {
+		t.Error("another scope got the settings")
+	}
+}
+
 func TestPersistsAcrossReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")

@@ -125,31 +125,36 @@ func (r *run) prepare(ctx context.Context) error {
 			}
 		}
 	}
-	if !r.fullWalk {
-		// A run over named files (a watch round, a retry) looks up just
-		// their records: its cost does not grow with the manifest.
-		return nil
-	}
 	// Chunks cut with other splitter settings are not what this run would
 	// cut: every document is split again (the chunks whose text and place
 	// are unchanged keep their vectors). The new settings are recorded
 	// before anything is written, with every record marked to be read
 	// again (state.Store.ChangeSplitting), so that a run that stops
 	// part-way leaves no record taken for chunks cut with the settings of
-	// the next run, whichever they are.
+	// the next run, whichever they are. A run over named files (`sluice
+	// failed retry`) does the same: it splits its files again, and leaves
+	// the others to the next run over the folder.
 	if recorded, ok, err := st.Splitting(ctx); err != nil {
 		return err
 	} else if want := r.splitting(); ok && recorded != want {
 		if !r.opts.Full {
 			r.resplit = true
-			r.opts.Logger.Info("splitter settings changed since the last run: every document is split again; chunks whose text is unchanged keep their vectors",
-				"was", recorded.String(), "now", want.String())
+			msg := "splitter settings changed since the last run: every document is split again; chunks whose text is unchanged keep their vectors"
+			if !r.fullWalk {
+				msg = "splitter settings changed since the last run over the whole folder: these documents are split again, and every other by the next run over the folder; chunks whose text is unchanged keep their vectors"
+			}
+			r.opts.Logger.Info(msg, "was", recorded.String(), "now", want.String())
 		}
 		if !r.opts.DryRun {
 			if err := st.ChangeSplitting(ctx, want); err != nil {
 				return err
 			}
 		}
+	}
+	if !r.fullWalk {
+		// A run over named files (a watch round, a retry) looks up just
+		// their records: its cost does not grow with the manifest.
+		return nil
 	}
 	if !r.opts.DryRun {
 		if err := st.ClearVectors(ctx, r.model); err != nil {

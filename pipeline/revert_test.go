@@ -94,6 +94,37 @@ func TestSplitterChangeCutShortThenReverted(t *testing.T) {
 	}
 }
 
+// TestSplitterChangeInARunOverNamedFiles: a run over named files (`sluice
+// failed retry`) with other splitter settings than those recorded cuts
+// those files with its settings. Whichever settings the next run over the
+// whole folder has, the store must then hold what a clean run with them
+// writes: the retried documents are not taken for cut with the recorded
+// settings, nor the others for cut with the retry's.
+func TestSplitterChangeInARunOverNamedFiles(t *testing.T) {
+	other := func(o *Options) { o.Splitter = newSplitter(t, 100, 10) }
+	for _, tt := range []struct {
+		name string
+		next func(*Options)
+	}{
+		{"then the recorded settings", nil},
+		{"then the retry's settings", other},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newIncr(t, corpus(4))
+			in.run(nil)
+			retry := in.run(func(o *Options) {
+				other(o)
+				o.Source = namedFiles(o.Reader, "d01/f01.md")
+			})
+			if retry.FilesUpdated != 1 {
+				t.Fatalf("the run over d01/f01.md: %d updated, want it split again with its settings", retry.FilesUpdated)
+			}
+			in.run(tt.next)
+			in.assertEqualsCleanRunWith(tt.next)
+		})
+	}
+}
+
 // otherModel embeds like fakeEmbedder, into other vectors: another model
 // with the same dimensions.
 type otherModel struct{ *fakeEmbedder }

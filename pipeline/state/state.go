@@ -1355,9 +1355,10 @@ func (s *Store) SetSplitting(ctx context.Context, sp Splitting) error {
 	return s.writeInfo(ctx, "splitters", sp)
 }
 
-// ChangeSplitting is called by a run over the whole folder that is about
-// to split every document again with sp, other settings than those
-// recorded, before it writes anything: it records sp and gives every
+// ChangeSplitting is called by a run that is about to split documents
+// again with sp, other settings than those recorded (every document, or
+// the named files of a retry), before it writes anything: it records sp
+// and gives every
 // record LostSize, as Lost does, in one transaction. Each record then
 // stays to be read again, by any run, until a run commits its document,
 // cut with the recorded settings. So a run that stops part-way leaves

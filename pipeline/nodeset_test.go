@@ -13,9 +13,10 @@ import (
 
 // TestNodeSet fills a nodeSet as plan does and looks ids up in it: ids
 // Sluice writes (64 lowercase hex digits) and ids of other tools, each
-// with its kind; an id added with several kinds keeps the first of
-// recorded, acknowledged, intended; ids that differ in one digit, or only
-// in case, or in length, are told apart.
+// with its kind; an id added with several kinds gets them merged (one of
+// the record that a dead run also wrote is nodeRewritten; acknowledged
+// comes before intended); ids that differ in one digit, or only in case,
+// or in length, are told apart.
 func TestNodeSet(t *testing.T) {
 	a := sink.NodeID("doc.md", "alpha", 0)
 	b := sink.NodeID("doc.md", "beta", 0)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/sluice-dev/sluice/embedder"
 	"github.com/sluice-dev/sluice/embedder/embedtest"
@@ -81,4 +83,40 @@ func (t *exampleT) cleanup() {
 	for i := len(t.fns) - 1; i >= 0; i-- {
 		t.fns[i]()
 	}
+}
+
+// ContextWithLatencyObserver tells the request latencies of one Embed call
+// from those of the calls in flight beside it: here a call of four texts
+// that the client sends as two requests of two (BatchSize).
+func ExampleContextWithLatencyObserver() {
+	srv := &exampleT{}
+	defer srv.cleanup()
+	_, url := embedtest.Start(srv, embedtest.Options{Key: "example-key", Dimensions: 16})
+
+	os.Setenv("EXAMPLE_EMBEDDINGS_KEY", "example-key")
+	defer os.Unsetenv("EXAMPLE_EMBEDDINGS_KEY")
+	c, err := embedder.NewOpenAI(embedder.Config{
+		BaseURL:             url + "/v1",
+		Model:               "text-embedding-3-small",
+		Dimensions:          16,
+		APIKeyEnv:           "EXAMPLE_EMBEDDINGS_KEY",
+		BatchSize:           2,
+		MaxInputsPerRequest: 2,
+	})
+	if err != nil {
+		panic(err)
+	}
+	var mu sync.Mutex // the requests of one call run concurrently
+	var latencies []time.Duration
+	ctx := embedder.ContextWithLatencyObserver(context.Background(), func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		latencies = append(latencies, d)
+	})
+	vecs, err := c.Embed(ctx, embedder.Texts("one", "two", "three", "four"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(vecs), "vectors,", len(latencies), "request latencies")
+	// Output: 4 vectors, 2 request latencies
 }

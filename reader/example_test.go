@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/sluice-dev/sluice/reader"
@@ -129,4 +131,38 @@ func ExampleNewWatcher() {
 	}
 	// Output:
 	// re-ingest notes.md <nil>
+}
+
+// ExcludeFileMetadata leaves file metadata keys out of the documents'
+// metadata: here the two that change with every write to a growing log,
+// so that re-reading it does not rewrite the metadata of its chunks.
+func ExampleConfig_excludeFileMetadata() {
+	root, err := os.MkdirTemp("", "sluice-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(root)
+	if err := os.WriteFile(filepath.Join(root, "app.md"), []byte("started\n"), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg := reader.DefaultConfig()
+	cfg.Dir = root
+	cfg.ExcludeFileMetadata = []string{reader.KeyFileSize, reader.KeyLastModifiedDate}
+	if err := cfg.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = reader.Walk(context.Background(), cfg, func(f reader.File, err error) error {
+		if err != nil {
+			return err
+		}
+		fmt.Println(f.ID, slices.Sorted(maps.Keys(f.Metadata)))
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output: app.md [creation_date file_name file_path file_type]
 }

@@ -101,3 +101,60 @@ func ExampleODataFilter() {
 	// Output:
 	// (author eq 'O''Brien') and (year eq 2023 or year eq 2024) and (tags/any(t: search.in(t, 'go,search', ','))) <nil>
 }
+
+// ExampleStore_PageNodes lists the nodes of an index that match a filter a
+// page at a time, each page handled before the next is read, so that the
+// caller never holds them all. A local test server stands in for the
+// service.
+func ExampleStore_PageNodes() {
+	srv := httptest.NewServer(searchtest.NewServer(searchtest.Options{Key: "example-key"}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+
+	cfg := cloudsearch.DefaultConfig()
+	cfg.Endpoint = srv.URL
+	cfg.IndexName = "handbook"
+	cfg.IndexManagement = cloudsearch.CreateIfNotExists
+	cfg.EmbeddingDimensionality = 3
+	cfg.FilterableMetadataFieldKeys = cloudsearch.FilterableFields{{Key: "author"}}
+
+	ctx := context.Background()
+	getenv := func(name string) string {
+		if name == cloudsearch.EnvKey {
+			return "example-key"
+		}
+		return ""
+	}
+	store, err := cloudsearch.New(ctx, cfg, cloudsearch.WithGetenv(getenv), cloudsearch.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+
+	var nodes []sink.Node
+	for i := range 2600 {
+		author, text := "Ada", fmt.Sprintf("Note %d.", i)
+		if i%5 == 0 {
+			author = "Grace"
+		}
+		nodes = append(nodes, sink.Node{ID: sink.NodeID("notes.md", text, 0), RefDocID: "notes.md", Text: text,
+			Embedding: []float32{1, 0, 0}, Metadata: map[string]any{"author": author}})
+	}
+	if _, err := store.Add(ctx, nodes); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ada := &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "author", Value: "Ada", Operator: sink.EQ}}}
+	err = store.PageNodes(ctx, ada, 0, func(page []sink.Node) error {
+		fmt.Println("a page of", len(page), "nodes")
+		return nil
+	})
+	fmt.Println(err)
+	// Output:
+	// a page of 1000 nodes
+	// a page of 1000 nodes
+	// a page of 80 nodes
+	// <nil>
+}

@@ -126,6 +126,8 @@ func TestConfigValidate(t *testing.T) {
 		{"file metadata left out", Config{Dir: ".", Include: DefaultInclude, ExcludeFileMetadata: []string{"file_size", "last_modified_date"}}, "", ""},
 		{"not a file metadata key", Config{Dir: ".", Include: DefaultInclude, ExcludeFileMetadata: []string{"file_size", "size"}},
 			"source.excludeFileMetadata[1]", `"size" is not a key of the file metadata; use file_path, file_name, file_type, file_size, creation_date, last_modified_date`},
+		{"file metadata key twice", Config{Dir: ".", Include: DefaultInclude, ExcludeFileMetadata: []string{"file_size", "file_name", "file_size"}},
+			"source.excludeFileMetadata[2]", `"file_size" is listed twice (also at [0]); remove one`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

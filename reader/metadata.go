@@ -34,12 +34,17 @@ type MetadataRule struct {
 var fileKeys = []string{KeyFilePath, KeyFileName, KeyFileType, KeyFileSize, KeyCreationDate, KeyLastModifiedDate}
 
 // validateFileKeys checks source.excludeFileMetadata: each entry names a
-// key of the file metadata.
+// key of the file metadata, once.
 func validateFileKeys(keys []string) error {
 	for i, k := range keys {
+		setting := "source.excludeFileMetadata[" + strconv.Itoa(i) + "]"
 		if !slices.Contains(fileKeys, k) {
-			return &ConfigError{Setting: "source.excludeFileMetadata[" + strconv.Itoa(i) + "]",
+			return &ConfigError{Setting: setting,
 				Reason: strconv.Quote(k) + " is not a key of the file metadata; use " + strings.Join(fileKeys, ", ")}
+		}
+		if first := slices.Index(keys, k); first < i {
+			return &ConfigError{Setting: setting,
+				Reason: strconv.Quote(k) + " is listed twice (also at [" + strconv.Itoa(first) + "]); remove one"}
 		}
 	}
 	return nil

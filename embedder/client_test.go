@@ -172,6 +172,36 @@ func TestContextLatencyObserver(t *testing.T) {
 	}
 }
 
+// TestLatencyObserverOption: WithLatencyObserver gets the latency of every
+// successful request of every call, whatever its context.
+func TestLatencyObserverOption(t *testing.T) {
+	t.Setenv("SLUICE_TEST_KEY", testKey)
+	srv, url := embedtest.Start(t, embedtest.Options{Key: testKey, Dimensions: 32, MaxInputs: 16})
+	var mu sync.Mutex
+	var lat []time.Duration
+	cfg := embedder.Config{Provider: "openai", BaseURL: url + "/v1", Model: "test-model", Dimensions: 32,
+		APIKeyEnv: "SLUICE_TEST_KEY", MaxInputsPerRequest: 16, BatchSize: 16}
+	fastRetries(&cfg)
+	c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(testHTTPClient(t)), embedder.WithLatencyObserver(func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		lat = append(lat, d)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{20, 5} { // 2 requests, then 1
+		if _, err := c.Embed(t.Context(), texts(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lat) != 3 || srv.Stats().OK != 3 {
+		t.Errorf("%d latencies observed of the %d requests served, want 3 of 3", len(lat), srv.Stats().OK)
+	}
+}
+
 func TestEmbedEmptyAndTooLarge(t *testing.T) {
 	c, srv := startOpenAI(t, embedtest.Options{}, func(c *embedder.Config) { c.MaxTokensPerInput = 10 })
 	vecs, err := c.Embed(context.Background(), embedder.Texts("", "hello there", ""))

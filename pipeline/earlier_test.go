@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -87,12 +86,7 @@ var storeKinds = []struct {
 // state file is lost, emptied or state.path changes.
 func (in *incr) loseManifest() {
 	in.t.Helper()
-	st, err := state.Open(context.Background(), filepath.Join(in.t.TempDir(), "state.db"), "test")
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	in.t.Cleanup(func() { st.Close() })
-	in.state = st
+	in.state = openState(in.t, filepath.Join(in.t.TempDir(), "state.db"))
 }
 
 // texts returns the texts of a document's nodes.

@@ -32,15 +32,22 @@ type incr struct {
 	emb       *fakeEmbedder
 }
 
-func newIncr(t *testing.T, files map[string]string) *incr {
+// openState opens the manifest at path (a new one if there is no file),
+// scope "test", and closes it when the test ends.
+func openState(t *testing.T, path string) *state.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "state.db")
 	st, err := state.Open(context.Background(), path, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &incr{t: t, root: writeTree(t, files), store: newMemStore(), state: st, statePath: path, emb: &fakeEmbedder{dims: 8}}
+	return st
+}
+
+func newIncr(t *testing.T, files map[string]string) *incr {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	return &incr{t: t, root: writeTree(t, files), store: newMemStore(), state: openState(t, path), statePath: path, emb: &fakeEmbedder{dims: 8}}
 }
 
 func (in *incr) options() Options {

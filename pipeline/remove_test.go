@@ -349,11 +349,7 @@ func TestRemoveDocumentsPagesKnownIDs(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := state.Open(ctx, filepath.Join(t.TempDir(), "state.db"), "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openState(t, filepath.Join(t.TempDir(), "state.db"))
 			keep, err := st.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -464,11 +460,7 @@ func TestDeleteStalePages(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := state.Open(ctx, filepath.Join(t.TempDir(), "state.db"), "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openState(t, filepath.Join(t.TempDir(), "state.db"))
 			node := func(i int) state.Node { return state.Node{ID: fmt.Sprintf("n%05d", i)} }
 			var committed []state.Node
 			for i := range tt.committed {

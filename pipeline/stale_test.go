@@ -120,12 +120,7 @@ func TestStaleDeleteFailureConverges(t *testing.T) {
 			if err := os.WriteFile(path, seededFile, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			st, err := state.Open(ctx, path, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			in := &incr{t: t, root: root, store: newMemStore(), state: st, statePath: path, emb: &fakeEmbedder{dims: 8}}
+			in := &incr{t: t, root: root, store: newMemStore(), state: openState(t, path), statePath: path, emb: &fakeEmbedder{dims: 8}}
 			maps.Copy(in.store.nodes, oldNodes)
 
 			store := &refusingDeletes{memStore: in.store, failOn: tt.failOn}

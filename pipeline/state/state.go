@@ -1265,7 +1265,7 @@ func (s *Store) CheckEmbedder(ctx context.Context, want Embedder) error {
 
 // SetEmbedder records the embedder the scope's index is built with.
 func (s *Store) SetEmbedder(ctx context.Context, e Embedder) error {
-	return s.writeInfo(ctx, "embedders", e)
+	return s.writeInfo(ctx, "embedders", e, nil)
 }
 
 // ChangeEmbedder is called by a run that is about to embed every document
@@ -1285,18 +1285,8 @@ func (s *Store) ChangeEmbedder(ctx context.Context, e Embedder) error {
 	if ok, err := s.readInfo(ctx, "embedders", "embedder", &built); err != nil || !ok || built == e {
 		return err
 	}
-	info, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
 	// The whole scope in SQL: no list of the documents is held.
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if err := s.withdrawDocs(ctx, tx, "", 0); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embedders (scope, info) VALUES (?, ?)`, s.scope, string(info))
-		return err
-	})
+	return s.writeInfo(ctx, "embedders", e, func(tx *sql.Tx) error { return s.withdrawDocs(ctx, tx, "", 0) })
 }
 
 // readInfo decodes into v the scope's JSON record in table (embedders,
@@ -1316,13 +1306,19 @@ func (s *Store) readInfo(ctx context.Context, table, what string, v any) (bool, 
 	return true, nil
 }
 
-// writeInfo replaces the scope's record in table with v as JSON.
-func (s *Store) writeInfo(ctx context.Context, table string, v any) error {
+// writeInfo replaces the scope's record in table with v as JSON, in one
+// transaction with before, if not nil, which runs first.
+func (s *Store) writeInfo(ctx context.Context, table string, v any, before func(*sql.Tx) error) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if before != nil {
+			if err := before(tx); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO `+table+` (scope, info) VALUES (?, ?)`, s.scope, string(data))
 		return err
 	})
@@ -1352,30 +1348,22 @@ func (s *Store) Splitting(ctx context.Context) (Splitting, bool, error) {
 // SetSplitting records the splitter settings the scope's chunks are cut
 // with, once a run has split every document with them.
 func (s *Store) SetSplitting(ctx context.Context, sp Splitting) error {
-	return s.writeInfo(ctx, "splitters", sp)
+	return s.writeInfo(ctx, "splitters", sp, nil)
 }
 
 // ChangeSplitting is called by a run that is about to split documents
 // again with sp, other settings than those recorded (every document, or
 // the named files of a retry), before it writes anything: it records sp
-// and gives every
-// record LostSize, as Lost does, in one transaction. Each record then
-// stays to be read again, by any run, until a run commits its document,
-// cut with the recorded settings. So a run that stops part-way leaves
+// and gives every record LostSize, as Lost does, in one transaction. Each
+// record then stays to be read again, by any run, until a run commits its
+// document, cut with the recorded settings. So a run that stops part-way leaves
 // records that the next run with sp reads again, and settings that a run
 // with the old ones finds changed, splitting every document again, where
 // the old settings would have had it take the documents the stopped run
 // committed, cut with sp, for unchanged.
 func (s *Store) ChangeSplitting(ctx context.Context, sp Splitting) error {
-	data, err := json.Marshal(sp)
-	if err != nil {
-		return err
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE docs SET size = ? WHERE scope = ?`, LostSize, s.scope); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO splitters (scope, info) VALUES (?, ?)`, s.scope, string(data))
+	return s.writeInfo(ctx, "splitters", sp, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE docs SET size = ? WHERE scope = ?`, LostSize, s.scope)
 		return err
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -117,6 +118,63 @@ func TestLostManifestLeavesNoStaleNodes(t *testing.T) {
 				t.Errorf("nodes of a.md = %q, want only the second version", got)
 			}
 			in.assertEqualsCleanRun()
+		})
+	}
+}
+
+// TestLostManifestIsReported: a run over the folder that finds nodes in
+// the store although the manifest records none cannot tell which belong to
+// files that are gone; it must say so, in its report and in a warning that
+// names the way out (--verify), and a Verify run must then remove them.
+// Runs into an empty store, runs that know the store, and Full and Verify
+// runs, which remove such documents themselves, say nothing. A store that
+// cannot tell it is empty cannot be caught.
+func TestLostManifestIsReported(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, map[string]string{"a.md": "Alpha stays.", "b.md": "Bravo goes."})
+			var logged strings.Builder
+			wrap := func(o *Options) {
+				o.Store = kind.wrap(in.store)
+				o.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			}
+			run := func(step string, mod func(*Options), want bool) {
+				t.Helper()
+				logged.Reset()
+				rep := in.run(func(o *Options) {
+					wrap(o)
+					if mod != nil {
+						mod(o)
+					}
+				})
+				warned := strings.Contains(logged.String(), "manifest records none")
+				if rep.UnknownNodes != want || warned != want {
+					t.Errorf("%s: unknown_nodes %v, warned %v; want %v (log: %s)", step, rep.UnknownNodes, warned, want, logged.String())
+				}
+				if want && !strings.Contains(logged.String(), "--verify") {
+					t.Errorf("%s: the warning does not name --verify: %s", step, logged.String())
+				}
+			}
+			_, reporter := kind.wrap(in.store).(EmptyReporter)
+			run("first run, empty store", nil, false)
+			run("second run", nil, false)
+			in.loseManifest()
+			if err := os.Remove(filepath.Join(in.root, "b.md")); err != nil {
+				t.Fatal(err)
+			}
+			run("run after the manifest was lost", nil, reporter)
+			if got := len(in.texts("b.md")); got != 1 {
+				t.Errorf("b.md has %d nodes after the plain run, want its 1 (the manifest never knew it)", got)
+			}
+			run("the run after that", nil, false)
+			in.loseManifest()
+			run("verify run after the manifest was lost", in.verifying(true), false)
+			if got := len(in.texts("b.md")); got != 0 {
+				t.Errorf("b.md has %d nodes after the verify run, want none", got)
+			}
+			in.assertEqualsCleanRun()
+			in.loseManifest()
+			run("full run after the manifest was lost", func(o *Options) { o.Full = true }, false)
 		})
 	}
 }

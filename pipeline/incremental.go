@@ -116,6 +116,9 @@ func (r *run) prepare(ctx context.Context) error {
 		if err := r.checkStoreLost(ctx); err != nil {
 			return err
 		}
+		if err := r.checkManifestLost(ctx); err != nil {
+			return err
+		}
 		if r.opts.Full {
 			// Before anything is written: a run that stops part-way
 			// must leave no record vouching for vectors of either
@@ -238,6 +241,30 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 	}
 	r.rewrite, r.report.StoreLost = true, true
 	r.opts.Logger.Warn("the store holds no node, but the manifest records nodes written to it (was the index deleted, emptied or created again?): every document is written again",
+		"scope", r.opts.State.Scope())
+	return nil
+}
+
+// checkManifestLost warns when a run over the whole folder that removes
+// only the documents the manifest knows (neither Full nor Verify) finds
+// nodes in the store although the manifest records none: the state file
+// was lost, emptied or pointed elsewhere, `sluice index delete` was cut
+// short after dropping the manifest, or another tool wrote the index. The
+// documents the walk finds replace their earlier nodes as usual, but the
+// nodes of documents whose files are gone would stay without a word.
+// Removing them here would also remove what another folder, with a
+// manifest of its own, wrote to the same index; a Full or Verify run does
+// so on request.
+func (r *run) checkManifestLost(ctx context.Context) error {
+	if _, ok := r.opts.Store.(EmptyReporter); !ok || r.storeEmpty || !r.fullWalk || r.opts.Full || r.opts.Verify {
+		return nil
+	}
+	known, err := r.opts.State.HasNodes(ctx)
+	if err != nil || known {
+		return err
+	}
+	r.report.UnknownNodes = true
+	r.opts.Logger.Warn("the store holds nodes, but the manifest records none (was the state file lost, emptied or pointed elsewhere, an index deletion cut short, or did another tool write the index?): documents found in the folder replace their earlier nodes, but nodes of documents whose files are gone stay; run again with --verify to remove them (it removes every document in the store whose file the walk does not find)",
 		"scope", r.opts.State.Scope())
 	return nil
 }

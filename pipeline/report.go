@@ -68,6 +68,13 @@ type Report struct {
 	// recorded nodes in it (the index was deleted, emptied or created
 	// again since the last run): every document was written again.
 	StoreLost bool `json:"store_lost,omitempty"`
+	// UnknownNodes is true when a run over the whole folder, neither Full
+	// nor Verify, found nodes in the store although the manifest recorded
+	// none (the state file was lost, emptied or pointed elsewhere, an
+	// index deletion was cut short, or another tool wrote the index): the
+	// documents the run wrote replaced their earlier nodes, but those of
+	// documents whose files are gone stay until a Full or Verify run.
+	UnknownNodes bool `json:"unknown_nodes,omitempty"`
 	// Verify is what a run with Options.Verify found, nil for other runs
 	// and for runs that wrote every document anyway (Full, StoreLost).
 	Verify *VerifyReport `json:"verify,omitempty"`

@@ -14,10 +14,13 @@
 //   - sink.Sparse: FTS5 BM25. The query text is split into words and each word
 //     is quoted, so punctuation in the text never causes an FTS syntax error;
 //     the words are ORed. The score is the negated bm25() value (higher is
-//     better).
+//     better). The text "*" alone matches every node the filters keep, each
+//     scored 1, in the order they were stored, as Cloud AI Search's simple
+//     query syntax does.
 //   - sink.Hybrid: reciprocal rank fusion (k = 60) of the vector and BM25
 //     rankings, each cut to max(50, 2*topK) candidates; a node's score is the
 //     sum of 1/(60+rank) over the rankings it appears in, ranks starting at 1.
+//     The text "*" ranks nothing: the vector ranking alone decides.
 //   - sink.SemanticHybrid: not supported; the local store has no semantic
 //     ranker. Query returns a *sink.UnsupportedError.
 //

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/sluice-dev/sluice/sink"
 )
@@ -67,12 +68,19 @@ func hybridHits(ctx context.Context, tx *sql.Tx, q sink.Query, k int, sf sqlFilt
 	if err != nil {
 		return nil, err
 	}
-	txt, err := textHits(ctx, tx, q.QueryStr, n, sf)
+	var txt []hit
+	if !matchAll(q.QueryStr) { // "*" ranks nothing, as in Cloud AI Search
+		txt, err = textHits(ctx, tx, q.QueryStr, n, sf)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return fuse(k, vec, txt), nil
 }
+
+// matchAll reports whether text is "*" (surrounding white space aside),
+// which Cloud AI Search's simple query syntax reads as every document.
+func matchAll(text string) bool { return strings.TrimSpace(text) == "*" }
 
 // vectorHits streams the candidate rows' vectors and keeps the k most
 // cosine-similar to q.
@@ -121,23 +129,40 @@ func vectorHits(ctx context.Context, tx *sql.Tx, q []float32, k int, sf sqlFilte
 }
 
 // textHits returns the k best BM25 matches of text. The score is the
-// negated bm25() value, so higher is better.
+// negated bm25() value, so higher is better. The text "*" matches every
+// node, each scored 1, in the order they were stored, as in Cloud AI
+// Search.
 func textHits(ctx context.Context, tx *sql.Tx, text string, k int, sf sqlFilter) ([]hit, error) {
-	fq := ftsQuery(text)
-	if fq == "" {
-		return nil, nil
+	var query string
+	var args []any
+	if matchAll(text) {
+		query = `SELECT n.seq, -1.0`
+		if sf.active() {
+			query += `, n.metadata`
+		}
+		query += ` FROM nodes AS n`
+		if sf.where != "" {
+			query += ` WHERE ` + sf.where
+			args = append(args, sf.args...)
+		}
+		query += ` ORDER BY n.seq`
+	} else {
+		fq := ftsQuery(text)
+		if fq == "" {
+			return nil, nil
+		}
+		query = `SELECT n.seq, bm25(nodes_fts)`
+		args = []any{fq}
+		if sf.active() {
+			query += `, n.metadata`
+		}
+		query += ` FROM nodes_fts JOIN nodes AS n ON n.seq = nodes_fts.rowid WHERE nodes_fts MATCH ?`
+		if sf.where != "" {
+			query += ` AND ` + sf.where
+			args = append(args, sf.args...)
+		}
+		query += ` ORDER BY bm25(nodes_fts), n.seq`
 	}
-	query := `SELECT n.seq, bm25(nodes_fts)`
-	args := []any{fq}
-	if sf.active() {
-		query += `, n.metadata`
-	}
-	query += ` FROM nodes_fts JOIN nodes AS n ON n.seq = nodes_fts.rowid WHERE nodes_fts MATCH ?`
-	if sf.where != "" {
-		query += ` AND ` + sf.where
-		args = append(args, sf.args...)
-	}
-	query += ` ORDER BY bm25(nodes_fts), n.seq`
 	if !sf.active() {
 		query += ` LIMIT ?`
 		args = append(args, k)

@@ -233,6 +233,62 @@ func TestQueryHybridRRF(t *testing.T) {
 	}
 }
 
+// TestQueryMatchAll: the text "*" matches every node, as in Cloud AI
+// Search's simple query syntax (and its test double): sparse returns the
+// nodes the filters keep, each scored 1, in the order they were stored;
+// hybrid ranks by the vector alone.
+func TestQueryMatchAll(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	nodes := []sink.Node{
+		node("a", "doc", "apple", 1, 0),
+		node("b", "doc", "banana", 0.8, 0.6),
+		node("c", "doc", "cherry", 0, 1),
+		node("d", "doc", "date", 0.6, 0.8),
+	}
+	for i := range nodes {
+		nodes[i].Metadata = map[string]any{"even": i%2 == 1}
+	}
+	mustAdd(t, s, nodes...)
+	even := &sink.MetadataFilters{Filters: []sink.MetadataFilter{{Key: "even", Value: true, Operator: sink.EQ}}}
+	tests := []struct {
+		name  string
+		q     sink.Query
+		want  []string
+		score func(rank int) float64
+	}{
+		{"sparse", sink.Query{Mode: sink.Sparse, QueryStr: "*", TopK: 10}, []string{"a", "b", "c", "d"}, func(int) float64 { return 1 }},
+		{"sparse, top 2, spaces", sink.Query{Mode: sink.Sparse, QueryStr: " * ", TopK: 2}, []string{"a", "b"}, func(int) float64 { return 1 }},
+		{"sparse, filtered", sink.Query{Mode: sink.Sparse, QueryStr: "*", TopK: 10, Filters: even}, []string{"b", "d"}, func(int) float64 { return 1 }},
+		{"hybrid", sink.Query{Mode: sink.Hybrid, QueryStr: "*", Embedding: []float32{0, 1}, TopK: 3}, []string{"c", "d", "b"},
+			func(rank int) float64 { return 1 / float64(61+rank) }},
+		{"hybrid, filtered", sink.Query{Mode: sink.Hybrid, QueryStr: "*", Embedding: []float32{1, 0}, TopK: 3, Filters: even}, []string{"b", "d"},
+			func(rank int) float64 { return 1 / float64(61+rank) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.Query(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(scoredIDs(got), tt.want) {
+				t.Fatalf("%q = %v, want %v", tt.q.QueryStr, scoredIDs(got), tt.want)
+			}
+			for i, n := range got {
+				if want := tt.score(i); math.Abs(n.Score-want) > 1e-12 {
+					t.Errorf("score of %s = %v, want %v", n.ID, n.Score, want)
+				}
+			}
+		})
+	}
+	// "*" among other words is no wildcard: it is dropped like any
+	// punctuation.
+	got, err := s.Query(ctx, sink.Query{Mode: sink.Sparse, QueryStr: "* cherry", TopK: 10})
+	if err != nil || !slices.Equal(scoredIDs(got), []string{"c"}) {
+		t.Errorf(`"* cherry" = %v, %v; want [c]`, scoredIDs(got), err)
+	}
+}
+
 func TestQueryErrors(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)

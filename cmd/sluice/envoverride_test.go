@@ -107,7 +107,11 @@ func TestEnvOverrideWarning(t *testing.T) {
 			env: map[string]string{"CLOUD_AI_SEARCH_ENDPOINT": envEP},
 		},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
+		// Each case has an index of its own on the shared services, so
+		// that its run finds no nodes an earlier case's run wrote (which
+		// a fresh manifest would warn of, as unknown_nodes).
+		index := fmt.Sprintf("docs-%d", i)
 		for _, cmd := range [][]string{{"run", "docs"}, {"get"}, {"query", "pelicans"}, {"delete", "--doc-id", "gone.md"}, {"doctor"}} {
 			t.Run(tt.name+"/"+cmd[0], func(t *testing.T) {
 				for _, v := range cloudSearchVars {
@@ -121,7 +125,7 @@ func TestEnvOverrideWarning(t *testing.T) {
 				if sinkType == "" {
 					sinkType = "cloudsearch"
 				}
-				settings := "indexName: docs, indexManagement: CreateIfNotExists, embeddingDimensionality: 16"
+				settings := "indexName: " + index + ", indexManagement: CreateIfNotExists, embeddingDimensionality: 16"
 				if tt.endpoint != "" {
 					settings = "endpoint: " + tt.endpoint + ", " + settings
 				}

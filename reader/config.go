@@ -49,6 +49,16 @@ type Config struct {
 	// log, is better read without file_size and last_modified_date, which
 	// change with every write.
 	ExcludeFileMetadata []string `yaml:"excludeFileMetadata"`
+	// Own lists the files Sluice itself writes while it reads the folder,
+	// its manifest (state.path) and a local store (sink.local.path), by
+	// path: absolute, or relative to the working directory. Neither such a
+	// file nor one SQLite or Sluice keeps beside it (its -wal, -shm and
+	// -journal files, lock files named after it) is a document, whatever
+	// the patterns select: kept inside the folder, they
+	// would be read as binary documents that fail, and a watch would see
+	// each of its own writes as a change, round after round. It is no
+	// setting of the configuration file: cmd/sluice fills it in.
+	Own []string `yaml:"-"`
 }
 
 // DefaultConfig returns the default source settings: the current directory

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -25,6 +26,9 @@ type matcher struct {
 	// dropFileKeys are the file metadata keys documents leave out
 	// (Config.ExcludeFileMetadata).
 	dropFileKeys []string
+	// own are the root-relative paths of Config.Own that lie inside the
+	// root (see isOwn).
+	own []string
 }
 
 func compile(c Config) *matcher {
@@ -39,7 +43,62 @@ func compile(c Config) *matcher {
 	}
 	m.rules = compileRules(c.Metadata)
 	m.dropFileKeys = c.ExcludeFileMetadata
+	m.own = ownPaths(c.Dir, c.Own)
 	return m
+}
+
+// ownPaths returns the root-relative paths of the files own that lie
+// inside the folder dir, compared as given (made absolute) and with the
+// symbolic links of both folders resolved, so that a manifest reached
+// through a link is still recognised.
+func ownPaths(dir string, own []string) []string {
+	if len(own) == 0 || dir == "" {
+		return nil
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	realRoot, rerr := filepath.EvalSymlinks(root)
+	var out []string
+	add := func(root, p string) {
+		if r, err := filepath.Rel(root, p); err == nil && r != "." && filepath.IsLocal(r) {
+			if r = filepath.ToSlash(r); !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	for _, p := range own {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		add(root, abs)
+		if real, err := realPathMissing(abs); err == nil && rerr == nil { // its folder may not exist yet
+			add(realRoot, real)
+		}
+	}
+	return out
+}
+
+// isOwn reports whether the file at rel is one of Config.Own or a file
+// SQLite or Sluice keeps beside it: its -wal, -shm and -journal files, and
+// lock files named after it (index.db.lock, state.db.<scope>.lock).
+func (m *matcher) isOwn(rel string) bool {
+	for _, o := range m.own {
+		rest, ok := strings.CutPrefix(rel, o)
+		switch {
+		case !ok:
+		case rest == "" || rest == "-wal" || rest == "-shm" || rest == "-journal":
+			return true
+		case strings.HasPrefix(rest, ".") && strings.HasSuffix(rest, ".lock") && !strings.Contains(rest, "/"):
+			return true
+		}
+	}
+	return false
 }
 
 // normalizePattern anchors p at the root: a pattern without '/' gets a
@@ -118,7 +177,7 @@ func (m *matcher) excluded(rel string) bool {
 
 // match reports whether the file at rel is selected.
 func (m *matcher) match(rel string) bool {
-	if rel == "" || m.excluded(rel) {
+	if rel == "" || m.isOwn(rel) || m.excluded(rel) {
 		return false
 	}
 	hidden := isHidden(rel)

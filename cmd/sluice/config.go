@@ -365,7 +365,20 @@ func (a *app) configForDir(args, include, exclude []string, selectFlags bool) (C
 	if err := checkSourceDir(cfg.Source.Dir, selectFlags); err != nil {
 		return cfg, err
 	}
+	cfg.Source.Own = ownFiles(cfg)
 	return cfg, nil
+}
+
+// ownFiles returns the files Sluice writes while it reads the folder: the
+// manifest and, for the local store, its database. The reader never takes
+// them (or their SQLite and lock files) for documents, should they lie
+// inside the folder (reader.Config.Own).
+func ownFiles(cfg Config) []string {
+	own := []string{cfg.State.Path}
+	if strings.EqualFold(strings.TrimSpace(cfg.Sink.Type), "local") {
+		own = append(own, cfg.Sink.Local.Path)
+	}
+	return own
 }
 
 // checkSourceDir says, as a usage error, why dir cannot be read as the

@@ -40,7 +40,9 @@ type env struct {
 	outside string // a folder next to it, for moves in and out
 	dbDir   string
 	cfg     Config
+	include []string // source.include; empty: the default
 	exclude []string
+	own     []string    // reader.Config.Own
 	tweak   func(*Loop) // applied by start before Run
 
 	attempts map[string]int // failure counts remembered by a scenario
@@ -72,7 +74,7 @@ func newEnv(t testing.TB) *env {
 }
 
 func (e *env) readerConfig() reader.Config {
-	return reader.Config{Dir: e.root, Exclude: e.exclude}
+	return reader.Config{Dir: e.root, Include: e.include, Exclude: e.exclude, Own: e.own}
 }
 
 // options are the pipeline settings of the loop and of clean runs.

@@ -150,7 +150,10 @@ type WatchOptions struct {
 	// takes it). A negative value, such as NoDebounce, turns debouncing
 	// off: each change is sent as soon as it is seen (changes that arrive
 	// together still give one event per path), so a file being written
-	// may be reported, and read, more than once.
+	// may be reported, and read, more than once; but a document found gone
+	// is reported Removed only once it has stayed gone for 100ms, so that
+	// an editor's save, which moves the file away before the new one takes
+	// its place, is a change, not a removal and a new document.
 	Debounce time.Duration `yaml:"debounce"`
 	// MaxDelay bounds how long a path that keeps changing is held back.
 	// Default 10s, or Debounce if that is longer; it must be at least
@@ -284,7 +287,17 @@ type pending struct {
 	seq        uint64
 	recheck    bool // id is a watched folder whose permissions changed: see recheck
 	sweep      bool // id is a folder created since the watcher started: see created
+	held       bool // without debouncing, id was found gone and waits vanishGrace: see hold
 }
+
+// vanishGrace is how long, without debouncing (NoDebounce), a document
+// found gone must stay gone before it is reported Removed. Editors save by
+// moving the file away (to a backup, or out of the way of the new one)
+// before they write or move in the new file: reported at once, that moment
+// would remove the document, and the new file, its text mostly the same,
+// would be embedded anew, every chunk of it, on every save. With
+// debouncing, the quiet period that a removal starts covers it.
+const vanishGrace = 100 * time.Millisecond
 
 // link is a symbolic link that Walk follows.
 type link struct {
@@ -1132,6 +1145,7 @@ func (w *Watcher) touch(id string, now time.Time) {
 	}
 	w.seq++
 	p.seq = w.seq
+	p.held = false // a gone path seen changing again waits afresh
 	p.due = now.Add(w.opts.quiet())
 	if limit := p.first.Add(w.opts.MaxDelay); limit.Before(p.due) {
 		p.due = limit
@@ -1158,7 +1172,8 @@ func (w *Watcher) arm(t *time.Timer) {
 // Walk), a known id with a folder at its path is Removed, and so is a
 // selected id with nothing at its path, even one never reported Changed
 // (created and removed within its quiet period): a Walk running meanwhile
-// may have read it. A folder created since the watcher started is then
+// may have read it; without debouncing, one with nothing at its path waits
+// vanishGrace first (see hold). A folder created since the watcher started is then
 // swept (see created), after the events of its files. A selected path that a folder's permissions keep
 // from being looked up may be a document: the folder is reported Failed
 // (see closedAbove; without one, the id is Changed and its read fails),
@@ -1219,6 +1234,9 @@ func (w *Watcher) flush(now time.Time) {
 				w.enqueue(Event{ID: d.id, Op: Changed})
 			}
 		case w.known.contains(d.id) || (err != nil && w.selected(d.id)):
+			if err != nil && w.hold(d.id, d.p, now) {
+				continue // its Sweep too, if any, waits
+			}
 			w.known.remove(d.id)
 			w.enqueue(Event{ID: d.id, Op: Removed})
 		}
@@ -1226,6 +1244,24 @@ func (w *Watcher) flush(now time.Time) {
 			w.enqueue(Event{ID: d.id, Op: Sweep})
 		}
 	}
+}
+
+// hold keeps the document id, found gone at the end of its quiet period
+// p, pending for vanishGrace more when debouncing is off, unless it waited
+// so already, and reports whether it did: a file that an editor moved
+// away to save it is back by then, and reported Changed, not Removed (see
+// vanishGrace).
+func (w *Watcher) hold(id string, p *pending, now time.Time) bool {
+	if w.opts.quiet() > 0 || p.held {
+		return false
+	}
+	p.held, p.recheck = true, false
+	p.due = now.Add(vanishGrace)
+	w.pending[id] = p
+	if w.nextDue.IsZero() || p.due.Before(w.nextDue) {
+		w.nextDue = p.due
+	}
+	return true
 }
 
 // coveredBy reports whether due holds for a folder above rel, the root

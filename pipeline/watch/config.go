@@ -38,7 +38,11 @@ type Config struct {
 	// a burst of writes to one file gives one update. Default 500ms.
 	// NoDebounce processes each change as soon as it is seen: changes
 	// that arrive while a round runs are still coalesced into the next
-	// one, but a file being written may be processed more than once.
+	// one, but a file being written may be processed more than once. A
+	// file removed is still processed only once it has stayed gone for
+	// 100ms: an editor's save moves the file away before the new one takes
+	// its place, which would otherwise remove the document and embed every
+	// chunk of the new file again.
 	Debounce time.Duration `yaml:"debounce"`
 	// MaxDelay bounds how long a file that keeps changing is held back.
 	// Default 10s, or Debounce if that is longer; it must be at least

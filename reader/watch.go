@@ -216,7 +216,8 @@ func (o WatchOptions) Validate() error {
 // per document id. It watches every selected folder under the root,
 // including folders created or moved in later (whose existing files are
 // reported at once), and ignores editor temporary files (*~, .*.swp, .*.swx,
-// *.tmp, .#*) and paths that Config does not select. Folders are watched
+// *.tmp, .#*, *___jb_tmp___, *___jb_old___) and paths that Config does not
+// select. Folders are watched
 // whatever their name, like Walk enters them.
 //
 // Symbolic links are followed as Walk follows them: a link to a file or
@@ -711,10 +712,13 @@ func (w *Watcher) abs(rel string) string {
 	return filepath.Join(w.root, filepath.FromSlash(rel))
 }
 
-// isEditorTemp reports whether name is an editor's temporary or backup file.
+// isEditorTemp reports whether name is an editor's temporary or backup file:
+// vim's and emacs's (*~, .*.swp, .*.swx, .#*), the *.tmp of atomic saves, and
+// the JetBrains IDEs' safe write (*___jb_tmp___, *___jb_old___).
 func isEditorTemp(name string) bool {
 	return strings.HasSuffix(name, "~") || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".#") ||
-		(strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx")))
+		(strings.HasPrefix(name, ".") && (strings.HasSuffix(name, ".swp") || strings.HasSuffix(name, ".swx"))) ||
+		strings.HasSuffix(name, "___jb_tmp___") || strings.HasSuffix(name, "___jb_old___")
 }
 
 // wanted reports whether the folder rel is to be watched: Walk enters it,

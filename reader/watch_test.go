@@ -506,7 +506,8 @@ func TestWatchOptionsDefaults(t *testing.T) {
 func TestEditorTempNames(t *testing.T) {
 	for name, want := range map[string]bool{
 		"a.md~": true, ".a.md.swp": true, ".a.md.swx": true, "a.tmp": true, ".#a.md": true,
-		"a.md": false, "swp.md": false, "a.swp.md": false, "tmp.md": false,
+		"a.md___jb_tmp___": true, "a.md___jb_old___": true,
+		"a.md": false, "jb_tmp.md": false, "swp.md": false, "a.swp.md": false, "tmp.md": false,
 	} {
 		if got := isEditorTemp(name); got != want {
 			t.Errorf("isEditorTemp(%q) = %v, want %v", name, got, want)

@@ -72,3 +72,27 @@ func TestNoDebounceSaveByRename(t *testing.T) {
 		t.Errorf("%d ids still pending", len(w.pending))
 	}
 }
+
+// TestWatchJetBrainsSafeWrite saves doc.md as JetBrains IDEs do: the new
+// text goes to doc.md___jb_tmp___, doc.md is moved to doc.md___jb_old___,
+// the new file is moved in and the old one removed. Only doc.md changed;
+// were the IDE's files documents (the include selects every name), each
+// save would embed the whole text under their names, then remove it.
+func TestWatchJetBrainsSafeWrite(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"doc.md": "v1"})
+	r := startWatch(t, Config{Dir: root, Include: []string{"*"}}, nil)
+	r.write("doc.md___jb_tmp___", "v2")
+	if err := os.Rename(r.path("doc.md"), r.path("doc.md___jb_old___")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(r.path("doc.md___jb_tmp___"), r.path("doc.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(r.path("doc.md___jb_old___")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.until(), []string{"changed doc.md"}; !equalStrings(got, want) {
+		t.Errorf("safe write: %q, want one %q", got, want)
+	}
+}

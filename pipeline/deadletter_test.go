@@ -62,6 +62,11 @@ func TestDeadLettersLeave(t *testing.T) {
 		{"excluded", func(t *testing.T, in *incr) func(*Options) {
 			return func(o *Options) { o.Reader.Exclude = []string{"bin.md"} }
 		}, []string{}},
+		{"a file of Sluice's own (reader.Config.Own)", func(t *testing.T, in *incr) func(*Options) {
+			// A manifest kept inside the folder, failed as a binary
+			// document by a version that read it.
+			return func(o *Options) { o.Reader.Own = []string{filepath.Join(in.root, "bin.md")} }
+		}, []string{}},
 		{"excluded folder", func(t *testing.T, in *incr) func(*Options) {
 			in.write("sub/bad.md", binary)
 			in.run(nil)

@@ -140,8 +140,10 @@ func (c Config) Matcher() func(relPath string) bool {
 }
 
 // Excludes reports whether c's exclude patterns leave out the
-// root-relative, '/'-separated path relPath or one of its folders, whatever
-// the include patterns say.
+// root-relative, '/'-separated path relPath or one of its folders, or
+// relPath is one of the files of Own (or beside one), whatever the include
+// patterns say.
 func (c Config) Excludes(relPath string) bool {
-	return compile(Config{Exclude: c.Exclude}).excluded(relPath) // only the excludes are needed
+	m := compile(Config{Dir: c.Dir, Exclude: c.Exclude, Own: c.Own}) // only these are needed
+	return m.isOwn(relPath) || m.excluded(relPath)
 }

@@ -1048,6 +1048,10 @@ func metadataHash(md map[string]any) string {
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
+// TextKey identifies a chunk text across documents, as the vector journal
+// and a VectorSource know it.
+func TextKey(text string) string { return textKey(text) }
+
 // textKey identifies a chunk text in the vector journal, across documents.
 func textKey(text string) string {
 	sum := sha256.Sum256([]byte(text))

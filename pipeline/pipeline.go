@@ -46,6 +46,14 @@ type Writer interface {
 	Delete(ctx context.Context, refDocID string) error
 }
 
+// VectorSource lends vectors embedded before: Vectors returns those it
+// holds of the chunk texts keys (TextKey) for the embedder model
+// (state.Embedder.Key), leaving out the others. It is called from several
+// goroutines at once.
+type VectorSource interface {
+	Vectors(model string, keys []string) map[string][]float32
+}
+
 // FileSource produces the files of a run: it calls fn for each file, or for
 // each per-file problem with a non-nil error, and stops when fn returns an
 // error. reader.Walk bound to a reader.Config is the usual source; watch
@@ -171,6 +179,13 @@ type Options struct {
 	// Prescan walks the source once more, concurrently, to fill
 	// Stats.FilesTotal and BytesTotal for progress and ETA displays.
 	Prescan bool
+	// Vectors, if set, is asked for the vectors of the chunks to embed
+	// before the embedder is (with State): a chunk whose text it knows, for
+	// this embedder, is not embedded again (and its tokens are not counted
+	// as embedded). A watch lends the vectors of the documents it removed
+	// lately, so that a file or folder that comes back, or is renamed, is
+	// not paid for twice.
+	Vectors VectorSource
 	// Stats, if set, receives live counters.
 	Stats *Stats
 	// Logger receives debug logs of document processing and embedding calls
@@ -607,7 +622,7 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 		r.opts.Stats.Chunks.Add(1)
 		ord := d.nextOrdinal(c.Text)
 		var key string
-		if r.journal {
+		if r.journal || r.opts.Vectors != nil {
 			key = textKey(c.Text)
 		}
 		id := sink.NodeID(d.file.ID, c.Text, ord)

@@ -102,9 +102,13 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 	return emit(out)
 }
 
-// fromJournal sets the vectors of chunks a dead run embedded but did not
-// write, and returns the chunks still to embed.
+// fromJournal sets the vectors of chunks that Options.Vectors lends or a
+// dead run embedded but did not write, and returns the chunks still to
+// embed.
 func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
+	if r.opts.Vectors != nil && r.opts.State != nil && len(cs) > 0 {
+		cs = r.lent(cs)
+	}
 	if !r.journal || len(cs) == 0 {
 		return cs, nil
 	}
@@ -126,6 +130,29 @@ func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 		rest = append(rest, c)
 	}
 	return rest, nil
+}
+
+// lent sets the vectors of chunks that Options.Vectors lends and returns
+// the others.
+func (r *run) lent(cs []*chunk) []*chunk {
+	keys := make([]string, len(cs))
+	for i, c := range cs {
+		keys[i] = c.key
+	}
+	got := r.opts.Vectors.Vectors(r.model, keys)
+	if len(got) == 0 {
+		return cs
+	}
+	dims := r.opts.Embedder.Dimensions()
+	var rest []*chunk
+	for _, c := range cs {
+		if v, ok := got[c.key]; ok && len(v) == dims {
+			c.vector = v
+			continue
+		}
+		rest = append(rest, c)
+	}
+	return rest
 }
 
 // toJournal saves freshly embedded vectors until their documents commit, so

@@ -9,6 +9,11 @@
 // Changed documents go through pipeline.Run; removed documents lose their
 // nodes and their manifest record, even if a file stands at their path
 // again by then (the watcher reports its return as a change of its own).
+// With an embedder that is not local, the vectors of the removed documents
+// are kept in memory (at most 16 MiB of them, the oldest dropped first) and
+// lent to later rounds (pipeline.Options.Vectors): a document that comes
+// back, or a folder renamed, is written with them instead of being
+// embedded again.
 // A folder created since the watcher started is swept once quiet
 // (reader.Sweep): the documents below it whose file is gone are removed,
 // for a whole-folder round may have read files there that were gone before

@@ -54,6 +54,7 @@ type Loop struct {
 	cfg     Config
 	log     *slog.Logger
 	w       eventSource
+	parked  *parked // vectors of removed documents, lent to the rounds; nil if not worth it
 	started atomic.Bool
 	retryIn time.Duration // first wait before retrying a failed round
 
@@ -101,7 +102,11 @@ func New(opts Options) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loop{opts: opts, cfg: cfg, log: opts.Logger, w: w, retryIn: time.Second, abort: make(chan struct{})}, nil
+	l := &Loop{opts: opts, cfg: cfg, log: opts.Logger, w: w, retryIn: time.Second, abort: make(chan struct{})}
+	if l.parked = newParked(opts.Pipeline); l.parked != nil {
+		l.opts.Pipeline.Vectors = l.parked
+	}
+	return l, nil
 }
 
 // Close stops watching if Run was never called. It is safe to call more
@@ -710,6 +715,7 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 	// (a branch switched back and forth): the watcher, which never saw it
 	// back, would report nothing more.
 	removed := p.removed
+	l.park(ctx, opts, removed) // before the changed documents: a folder renamed brings them back at once
 	if len(p.changed)+len(p.failed) > 0 {
 		var gone []string
 		opts.Source = changedFiles(opts.Reader, p.failed, p.changed, &gone)
@@ -726,6 +732,7 @@ func (l *Loop) round(ctx context.Context, p plan) Round {
 		removed = append(removed, below...)
 	}
 	if r.Err == nil && len(removed) > 0 {
+		l.park(ctx, opts, removed[len(p.removed):]) // those found gone by the round
 		r.Removed, r.Cleared, r.Err = removeGone(ctx, opts, removed)
 	}
 	r.End = time.Now()

@@ -166,3 +166,17 @@ func ExampleConfig_excludeFileMetadata() {
 	}
 	// Output: app.md [creation_date file_name file_path file_type]
 }
+
+// A manifest kept inside the folder it reads is no document, nor are the
+// files SQLite keeps beside it, whatever the include patterns select.
+func ExampleConfig_own() {
+	cfg := reader.Config{Dir: "notes", Include: []string{"**/*"}, Own: []string{"notes/index/state.db"}}
+	for _, p := range []string{"todo.md", "index/state.db", "index/state.db-wal", "index/state.db.md"} {
+		fmt.Println(p, cfg.Match(p))
+	}
+	// Output:
+	// todo.md true
+	// index/state.db false
+	// index/state.db-wal false
+	// index/state.db.md true
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -27,7 +28,8 @@ import (
 // Settings of TestModelIncrementalRuns. The committed test plays a few
 // seeds of a few dozen steps, well under a minute under -race on two
 // cores; SLUICE_MODEL_SEEDS and SLUICE_MODEL_STEPS play more, and
-// SLUICE_MODEL_SEED replays one seed (the failure message names it).
+// SLUICE_MODEL_SEED replays one seed (the failure message names it), or
+// with SLUICE_MODEL_SEEDS starts there.
 const (
 	modelSeedsEnv = "SLUICE_MODEL_SEEDS"
 	modelStepsEnv = "SLUICE_MODEL_STEPS"
@@ -72,6 +74,13 @@ func TestModelIncrementalRuns(t *testing.T) {
 		seeds = 1
 	}
 	first := uint64(1)
+	if v := os.Getenv(modelSeedEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want a seed", modelSeedEnv, v)
+		}
+		first, seeds = n, 1
+	}
 	if v := os.Getenv(modelSeedsEnv); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -86,19 +95,13 @@ func TestModelIncrementalRuns(t *testing.T) {
 		}
 		steps = n
 	}
-	if v := os.Getenv(modelSeedEnv); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want a seed", modelSeedEnv, v)
-		}
-		first, seeds = n, 1
-	}
 	for seed := first; seed < first+uint64(seeds); seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			m := newModel(t, seed)
 			for range steps {
 				m.step()
 			}
+			t.Logf("%d steps, %d runs interrupted before their end; commands: %v", m.n, m.interrupted, m.ops)
 			if m.staleOffsets > 0 {
 				t.Logf("%d chunks kept the offsets of before they moved (%s unset)", m.staleOffsets, modelStrictEnv)
 			}
@@ -157,12 +160,19 @@ type model struct {
 	// unknown are the documents the store holds that the manifest does
 	// not know (its state file was lost).
 	unknown map[string]bool
+	// found are the documents whose nodes the manifest knows only from a
+	// listing of the store: they failed after a lost state file. Sluice
+	// does not adopt vectors it did not write (README), so the run that
+	// ingests such a document embeds every chunk of it again.
+	found map[string]bool
 	// failed is the dead-letter table.
 	failed map[string]bool
 	// lost and foreign count the chunks tamper deleted from the store
 	// and wrote into it, for the next run, with --verify, to find.
 	lost, foreign int
-	staleOffsets  int      // chunks found with the offsets of before a move (see tolerate)
+	staleOffsets  int // chunks found with the offsets of before a move (see tolerate)
+	interrupted   int // runs interrupted before their end
+	ops           map[string]int
 	n             int      // steps played
 	log           []string // what each step did, for the failure message
 	cleans        int      // clean runs made
@@ -176,7 +186,7 @@ func newModel(t *testing.T, seed uint64) *model {
 		work: work, root: filepath.Join(work, "corpus"),
 		files: map[string]string{}, clock: time.Date(2026, 3, 1, 1, 0, 0, 0, time.UTC),
 		set:    modelSettings{chunkSize: 64, chunkOverlap: 10, include: modelIncludes[0], exclude: modelExcludes[0], metadata: modelMetadata[0]},
-		stored: map[string][]sink.Node{}, unknown: map[string]bool{}, failed: map[string]bool{},
+		stored: map[string][]sink.Node{}, unknown: map[string]bool{}, found: map[string]bool{}, failed: map[string]bool{},
 	}
 	if err := os.MkdirAll(m.root, 0o755); err != nil {
 		t.Fatal(err)
@@ -190,6 +200,14 @@ func newModel(t *testing.T, seed uint64) *model {
 
 func (m *model) logf(format string, args ...any) {
 	m.log = append(m.log, fmt.Sprintf("step %d: ", m.n)+fmt.Sprintf(format, args...))
+}
+
+// count counts a command of kind what, for the summary of the seed.
+func (m *model) count(what string) {
+	if m.ops == nil {
+		m.ops = map[string]int{}
+	}
+	m.ops[what]++
 }
 
 // fatalf fails the seed, with what its steps did.
@@ -219,6 +237,13 @@ func (m *model) step() {
 	case r < 23 && len(m.stored) > 0:
 		m.tamper()
 		m.run(runChoice{verify: true})
+	case r < 33:
+		m.interrupt()
+	case r < 36:
+		m.indexDelete()
+	case r < 41 && m.canLoseStore():
+		m.loseStore()
+		m.runAfter(runChoice{}, false, true)
 	default:
 		m.run(m.runFlags())
 	}
@@ -318,8 +343,17 @@ func (m *model) text(sentences int) string {
 // body returns a new file's contents: mostly a few sentences, sometimes
 // enough to be split as a stream.
 func (m *model) body() string {
-	if m.rng.IntN(25) == 0 {
+	switch m.rng.IntN(50) {
+	case 0, 1:
 		return m.text(700 + m.rng.IntN(200))
+	case 2:
+		return modelOdd[m.rng.IntN(len(modelOdd))]
+	case 3: // a byte-order mark, which the offsets do not count
+		return "\ufeff" + m.text(1+m.rng.IntN(30))
+	case 4: // Windows line ends
+		return strings.ReplaceAll(m.text(1+m.rng.IntN(30)), "\n", "\r\n")
+	case 5: // a word longer than a chunk
+		return m.text(m.rng.IntN(3)) + strings.Repeat("x"+modelWords[m.rng.IntN(len(modelWords))], 150) + " " + m.text(m.rng.IntN(3))
 	}
 	return m.text(1 + m.rng.IntN(30))
 }
@@ -332,7 +366,7 @@ func (m *model) spoil(body string) string {
 	case 0:
 		return ""
 	case 1:
-		return " \n\t \n"
+		return []string{" \n\t \n", "\ufeff \u3000\n", "\u00a0\u2003"}[m.rng.IntN(3)]
 	case 2:
 		at := m.rng.IntN(len(body) + 1)
 		return body[:at] + "\x00" + body[at:]
@@ -348,9 +382,25 @@ func (m *model) spoil(body string) string {
 	}
 }
 
+// modelFails reports whether a file of body fails: it is not UTF-8, holds
+// a NUL byte (binary, or UTF-16), or holds nothing but a byte-order mark
+// and white space as JavaScript's \s has it (the splitter's).
 func modelFails(body string) bool {
-	return strings.TrimSpace(body) == "" || !utf8.ValidString(body) || strings.Contains(body, "\x00")
+	if !utf8.ValidString(body) || strings.Contains(body, "\x00") {
+		return true
+	}
+	return strings.TrimFunc(strings.TrimPrefix(body, "\ufeff"), func(r rune) bool {
+		switch r {
+		case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+			return true
+		}
+		return r >= 0x2000 && r <= 0x200a
+	}) == ""
 }
+
+// modelOdd are file contents at the edges of text: white space that
+// JavaScript's \s has or has not, a byte-order mark, control characters.
+var modelOdd = []string{"\u0085", "\u200b", "\ufeff\ufeff", "\u00a0\u3000", "\u180e", "\x01\x02", "\ufeff", "\v\f", "\u2028x\u2029"}
 
 func (m *model) create() {
 	id := m.newName()
@@ -558,6 +608,7 @@ type modelReport struct {
 	ChunksDeleted  int   `json:"chunks_deleted"`
 	TokensEmbedded int64 `json:"tokens_embedded"`
 	ChunksPlanned  int   `json:"chunks_planned"`
+	StoreLost      bool  `json:"store_lost"`
 	Complete       bool  `json:"complete"`
 	Verify         *struct {
 		NodesMissing  int `json:"nodes_missing"`
@@ -691,7 +742,7 @@ func (m *model) clean(c runChoice) (map[string][]sink.Node, *modelReport) {
 type prediction struct {
 	want            map[string][]sink.Node
 	failed          map[string]bool
-	unknown         map[string]bool
+	unknown, found  map[string]bool
 	seen            int
 	failures        []string
 	deleted         int // documents
@@ -700,6 +751,8 @@ type prediction struct {
 	chunksWritten   int
 	chunksDeleted   int
 	exact           bool // chunk counts are exact: no failing document writes chunks first
+	loose           bool // an interrupted run did part of the work: only files seen and failed are known
+	storeLost       bool // the store was lost behind the manifest's back
 	ingested        map[string]bool
 	missing, extras int // what --verify must find
 }
@@ -727,7 +780,7 @@ func (m *model) docs() []string {
 // clean run with its selection writes.
 func (m *model) predictWalk(c runChoice, clean map[string][]sink.Node) *prediction {
 	cfg := m.selection(c)
-	p := &prediction{want: map[string][]sink.Node{}, failed: maps.Clone(m.failed), unknown: maps.Clone(m.unknown), exact: true, failures: []string{}, ingested: map[string]bool{}}
+	p := &prediction{want: map[string][]sink.Node{}, failed: maps.Clone(m.failed), unknown: maps.Clone(m.unknown), found: maps.Clone(m.found), exact: true, failures: []string{}, ingested: map[string]bool{}}
 	for _, d := range m.docs() {
 		prev := m.stored[d]
 		body, exists := m.files[d]
@@ -741,6 +794,9 @@ func (m *model) predictWalk(c runChoice, clean map[string][]sink.Node) *predicti
 			p.seen++
 			delete(p.unknown, d) // read: the manifest learns its nodes
 			if modelFails(body) {
+				if m.unknown[d] && len(prev) > 0 {
+					p.found[d] = true
+				}
 				keep()
 				p.failed[d] = true
 				p.failures = append(p.failures, d)
@@ -757,8 +813,9 @@ func (m *model) predictWalk(c runChoice, clean map[string][]sink.Node) *predicti
 				m.fatalf("the clean run wrote no chunk of %s, which the model takes for valid", d)
 			}
 			p.want[d] = now
+			delete(p.found, d)
 			var base map[string]bool
-			if !c.full && !m.unknown[d] {
+			if !c.full && !m.unknown[d] && !m.found[d] {
 				base = ids(prev)
 			}
 			for _, n := range now {
@@ -791,6 +848,7 @@ func (m *model) predictWalk(c runChoice, clean map[string][]sink.Node) *predicti
 				p.deleted++
 				p.chunksDeleted += len(prev)
 				delete(p.unknown, d)
+				delete(p.found, d)
 				continue
 			}
 			keep()
@@ -802,7 +860,7 @@ func (m *model) predictWalk(c runChoice, clean map[string][]sink.Node) *predicti
 // predictRetry predicts `sluice failed retry`.
 func (m *model) predictRetry(clean map[string][]sink.Node) *prediction {
 	cfg := m.selection(runChoice{})
-	p := &prediction{want: maps.Clone(m.stored), failed: maps.Clone(m.failed), unknown: maps.Clone(m.unknown), exact: true, failures: []string{}, ingested: map[string]bool{}}
+	p := &prediction{want: maps.Clone(m.stored), failed: maps.Clone(m.failed), unknown: maps.Clone(m.unknown), found: maps.Clone(m.found), exact: true, failures: []string{}, ingested: map[string]bool{}}
 	for _, d := range slices.Sorted(maps.Keys(m.failed)) {
 		if !cfg.Match(d) {
 			continue
@@ -818,11 +876,15 @@ func (m *model) predictRetry(clean map[string][]sink.Node) *prediction {
 		}
 		delete(p.failed, d)
 		delete(p.unknown, d)
+		delete(p.found, d)
 		p.ingestable++
 		p.ingested[d] = true
 		now, prev := clean[d], m.stored[d]
 		p.want[d] = now
-		base := ids(prev)
+		var base map[string]bool
+		if !m.found[d] {
+			base = ids(prev)
+		}
 		for _, n := range now {
 			if !base[n.ID] {
 				p.chunksWritten++
@@ -1051,12 +1113,17 @@ func (m *model) checkReport(what string, rep *modelReport, p *prediction, dry bo
 	if got := rep.failures(); !slices.Equal(got, p.failures) {
 		bad = append(bad, fmt.Sprintf("failures %q, want %q", got, p.failures))
 	}
-	check("files_deleted", rep.FilesDeleted, p.deleted)
 	check("files_ingested+files_unchanged", rep.FilesIngested+rep.FilesUnchanged, p.ingestable)
-	if rep.FilesIngested < p.changed {
-		bad = append(bad, fmt.Sprintf("files_ingested %d, want at least the %d whose nodes change", rep.FilesIngested, p.changed))
+	if rep.StoreLost != p.storeLost {
+		bad = append(bad, fmt.Sprintf("store_lost %v, want %v", rep.StoreLost, p.storeLost))
 	}
-	if p.exact {
+	if !p.loose {
+		check("files_deleted", rep.FilesDeleted, p.deleted)
+		if rep.FilesIngested < p.changed {
+			bad = append(bad, fmt.Sprintf("files_ingested %d, want at least the %d whose nodes change", rep.FilesIngested, p.changed))
+		}
+	}
+	if p.exact && !p.loose {
 		written := rep.ChunksWritten
 		if dry {
 			written = rep.ChunksPlanned
@@ -1088,10 +1155,20 @@ func (m *model) checkReport(what string, rep *modelReport, p *prediction, dry bo
 // find nothing to do.
 func (m *model) run(c runChoice) {
 	m.t.Helper()
+	m.runAfter(c, false, false)
+}
+
+// runAfter is run; after an interrupted run, the report's counts of work
+// done are not checked, as that run may have done part of it; after a lost
+// store, the report must say store_lost.
+func (m *model) runAfter(c runChoice, interrupted, storeLost bool) {
+	m.t.Helper()
 	what := "sluice " + strings.Join(c.args(), " ")
 	m.logf("%s", what)
+	m.count(strings.Join(c.args(), " "))
 	clean, cleanRep := m.clean(c)
 	p := m.predictWalk(c, clean)
+	p.loose, p.storeLost = interrupted, storeLost
 	if c.verify {
 		p.missing, p.extras = m.lost, m.foreign
 	}
@@ -1107,7 +1184,7 @@ func (m *model) run(c runChoice) {
 	}
 	m.checkStore(what, p.want)
 	m.checkReport(what, rep, p, false)
-	m.failed, m.unknown = p.failed, p.unknown
+	m.failed, m.unknown, m.found = p.failed, p.unknown, p.found
 	m.lost, m.foreign = 0, 0
 	m.checkFailed(what, p.ingested)
 	if !c.plain() {
@@ -1131,6 +1208,7 @@ func (m *model) run(c runChoice) {
 func (m *model) retry() {
 	m.t.Helper()
 	what := "sluice failed retry"
+	m.count("failed retry")
 	m.logf("%s %q", what, slices.Sorted(maps.Keys(m.failed)))
 	clean, _ := m.clean(runChoice{})
 	p := m.predictRetry(clean)
@@ -1147,7 +1225,7 @@ func (m *model) retry() {
 	rep := m.runReport(m.work, "failed", "retry")
 	m.checkStore(what, p.want)
 	m.checkReport(what, rep, p, false)
-	m.failed, m.unknown = p.failed, p.unknown
+	m.failed, m.unknown, m.found = p.failed, p.unknown, p.found
 	m.checkFailed(what, p.ingested)
 }
 
@@ -1166,6 +1244,7 @@ func (m *model) deleteDoc() {
 		id = m.newName()
 	}
 	m.logf("sluice delete --doc-id %s", id)
+	m.count("delete")
 	_, stderr, code := m.sluice(m.work, "delete", "--doc-id", id)
 	if _, err := os.Stat(filepath.Join(m.work, "index.db")); errors.Is(err, os.ErrNotExist) {
 		// Before the first run: there is no store to delete from.
@@ -1182,6 +1261,7 @@ func (m *model) deleteDoc() {
 	m.checkStore("delete", want)
 	delete(m.failed, id)
 	delete(m.unknown, id)
+	delete(m.found, id)
 	m.checkFailed("delete", nil)
 }
 
@@ -1196,8 +1276,10 @@ func (m *model) loseManifest() {
 	for d := range m.stored {
 		m.unknown[d] = true
 	}
+	clear(m.found)
 	clear(m.failed)
 	m.logf("state file deleted")
+	m.count("state lost")
 }
 
 // tamper deletes chunks from the store and writes one there behind the
@@ -1213,7 +1295,7 @@ func (m *model) tamper() {
 	var lost []string
 	for _, d := range slices.Sorted(maps.Keys(m.stored)) {
 		body, ok := m.files[d]
-		if !ok || !cfg.Match(d) || modelFails(body) || m.unknown[d] || m.rng.IntN(3) > 0 {
+		if !ok || !cfg.Match(d) || modelFails(body) || m.unknown[d] || m.found[d] || m.rng.IntN(3) > 0 {
 			continue
 		}
 		for _, n := range m.stored[d] {
@@ -1237,8 +1319,178 @@ func (m *model) tamper() {
 	}
 	m.lost += len(lost)
 	m.logf("%d chunks deleted behind the manifest's back", len(lost))
+	m.count("tamper")
 	if err := st.Close(); err != nil {
 		m.t.Fatal(err)
 	}
 	m.stored = m.readStore(m.work)
+}
+
+// interrupt changes valid files (and maybe the splitter or metadata
+// settings), interrupts a plain run after a few embedding batches, maybe
+// puts the files and settings back as they were (a branch switched back),
+// and checks that the next plain run converges on what the model expects
+// without the interrupted run. The files that fail are left alone, so
+// that they are the same before, during and after the interrupted run,
+// and so are the include and exclude settings: a document that only the
+// interrupted run selected would stay in the store, as documented.
+func (m *model) interrupt() {
+	m.t.Helper()
+	files, set := maps.Clone(m.files), m.set
+	for range 1 + m.rng.IntN(3) {
+		m.editValid()
+	}
+	if m.rng.IntN(2) == 0 {
+		switch m.rng.IntN(3) {
+		case 0:
+			s := modelSplits[m.rng.IntN(len(modelSplits))]
+			m.set.chunkSize, m.set.chunkOverlap = s[0], s[1]
+		case 1:
+			m.set.metadata = modelMetadata[m.rng.IntN(len(modelMetadata))]
+		default:
+			m.set.excludeFileMetadata = modelFileKeys[m.rng.IntN(len(modelFileKeys))]
+		}
+		m.logf("settings for the interrupted run: %+v", m.set)
+	}
+	batches := 1 + m.rng.IntN(10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelAfter{batches: batches, cancel: cancel}
+	var stdout bytes.Buffer
+	args := []string{"run", "--debug", "--json", "--config", m.config(m.work), "--env-file", os.DevNull}
+	code := execute(ctx, args, &stdout, stderr)
+	m.logf("sluice run interrupted after %d embedding batches: exit %d", batches, code)
+	if code == exitFatal {
+		m.interrupted++
+	}
+	if code != exitFatal && code != exitOK && code != exitPartial {
+		m.fatalf("interrupted run: exit %d: %s", code, stdout.String())
+	}
+	if code == exitFatal && ctx.Err() == nil {
+		m.fatalf("run failed before it was interrupted: %s", stdout.String())
+	}
+	if m.rng.IntN(2) == 0 {
+		for id := range m.files {
+			if _, ok := files[id]; !ok {
+				m.remove(id)
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(files)) {
+			if body, ok := m.files[id]; !ok || body != files[id] {
+				m.write(id, files[id])
+			}
+		}
+		m.set = set
+		m.logf("files and settings put back")
+	}
+	m.runAfter(runChoice{}, true, false)
+}
+
+// editValid makes one change to the folder that leaves every file that
+// fails as it is and creates none.
+func (m *model) editValid() {
+	var valid []string
+	for _, id := range slices.Sorted(maps.Keys(m.files)) {
+		if !modelFails(m.files[id]) {
+			valid = append(valid, id)
+		}
+	}
+	if len(valid) == 0 || m.rng.IntN(6) == 0 {
+		id := m.newName()
+		m.write(id, m.body())
+		m.logf("create %s", id)
+		return
+	}
+	id := valid[m.rng.IntN(len(valid))]
+	body := m.files[id]
+	switch m.rng.IntN(5) {
+	case 0:
+		at := m.cut(body)
+		m.write(id, body[:at]+m.text(1+m.rng.IntN(3))+body[at:])
+		m.logf("insert into %s at %d", id, at)
+	case 1:
+		m.write(id, body+m.text(1+m.rng.IntN(5)))
+		m.logf("append to %s", id)
+	case 2:
+		m.remove(id)
+		m.logf("delete %s", id)
+	case 3:
+		to := m.newName()
+		m.write(to, body)
+		m.remove(id)
+		m.logf("rename %s to %s", id, to)
+	default:
+		m.write(id, m.body())
+		m.logf("replace %s", id)
+	}
+}
+
+// cancelAfter is the standard error of a run with --debug that it
+// interrupts, as a kill would, once the run has logged batches embedding
+// batches: the batches embedded last are not written yet.
+type cancelAfter struct {
+	mu      sync.Mutex
+	batches int
+	cancel  context.CancelFunc
+}
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.batches -= bytes.Count(p, []byte(`msg="embedding batch"`)); w.batches <= 0 {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// indexDelete runs `sluice index delete`: the store is gone, and so are
+// the manifest's records of it, dead letters included.
+func (m *model) indexDelete() {
+	m.t.Helper()
+	m.logf("sluice index delete")
+	m.count("index delete")
+	_, stderr, code := m.sluice(m.work, "index", "delete")
+	if code != exitOK {
+		if _, err := os.Stat(filepath.Join(m.work, "index.db")); errors.Is(err, os.ErrNotExist) && code == exitFatal {
+			return // no store yet
+		}
+		m.fatalf("index delete: exit %d: %s", code, stderr)
+	}
+	m.checkStore("index delete", nil)
+	clear(m.unknown)
+	clear(m.found)
+	clear(m.failed)
+	m.checkFailed("index delete", nil)
+}
+
+// canLoseStore reports whether every document of the store is one the
+// next plain run reads and ingests: then a lost store (loseStore) is
+// written whole again by that run, and the model need not follow records
+// of nodes the store no longer holds. (A document that fails has no
+// record unless the store holds nodes of it.)
+func (m *model) canLoseStore() bool {
+	cfg := m.selection(runChoice{})
+	if len(m.stored) == 0 || len(m.unknown) > 0 || len(m.found) > 0 {
+		return false
+	}
+	for d := range m.stored {
+		body, ok := m.files[d]
+		if !ok || !cfg.Match(d) || modelFails(body) {
+			return false
+		}
+	}
+	return true
+}
+
+// loseStore deletes the store's file behind the manifest's back, as when
+// an index is deleted in the portal and created again empty.
+func (m *model) loseStore() {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(filepath.Join(m.work, "index.db"+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			m.t.Fatal(err)
+		}
+	}
+	clear(m.stored)
+	m.logf("store deleted")
+	m.count("store lost")
 }

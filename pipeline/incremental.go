@@ -153,6 +153,17 @@ func (r *run) prepare(ctx context.Context) error {
 				return err
 			}
 		}
+	} else if !ok && !r.opts.DryRun {
+		// None recorded: a first run (or one after `index delete`), or
+		// a manifest written before Sluice recorded them, whose chunks
+		// are taken as cut with these. They are recorded before anything
+		// is written, as ChangeSplitting records other ones: a first run
+		// that stops part-way must leave the documents it committed to
+		// be split again by a next run with other settings, not taken
+		// for unchanged.
+		if err := st.SetSplitting(ctx, want); err != nil {
+			return err
+		}
 	}
 	if !r.fullWalk {
 		// A run over named files (a watch round, a retry) looks up just

@@ -94,6 +94,27 @@ func TestSplitterChangeCutShortThenReverted(t *testing.T) {
 	}
 }
 
+// TestFirstRunCutShortThenOtherSplitter: the first run into a new manifest
+// is killed after committing some documents, and the next run has other
+// splitter settings (the first one's were a mistake, or were put back).
+// The manifest had no settings recorded, as a run records them at its end:
+// the next run took those documents, cut with the first run's settings,
+// for unchanged, and kept their chunks (found by TestModelIncrementalRuns).
+func TestFirstRunCutShortThenOtherSplitter(t *testing.T) {
+	in := newIncr(t, corpus(8))
+	o := in.options()
+	o.Splitter = newSplitter(t, 40, 8)
+	o.BatchSize, o.EmbedConcurrency = 3, 1
+	stopped := in.runInterrupted(o, 4)
+	if stopped.FilesIngested == 0 || stopped.Complete {
+		t.Fatalf("interrupted run: %+v; the test needs some documents committed, not all", stopped)
+	}
+	if rep := in.run(nil); rep.FilesUnchanged != 0 || rep.FilesIngested != 8 {
+		t.Errorf("next run: %d unchanged, %d ingested; want every document split again", rep.FilesUnchanged, rep.FilesIngested)
+	}
+	in.assertEqualsCleanRun()
+}
+
 // TestSplitterChangeInARunOverNamedFiles: a run over named files (`sluice
 // failed retry`) with other splitter settings than those recorded cuts
 // those files with its settings. Whichever settings the next run over the

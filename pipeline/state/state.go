@@ -1336,9 +1336,11 @@ func (sp Splitting) String() string {
 	return fmt.Sprintf("chunkSize %d, chunkOverlap %d", sp.ChunkSize, sp.ChunkOverlap)
 }
 
-// Splitting returns the splitter settings that the last complete run over
-// the whole folder recorded (SetSplitting); false when none did, as in a
-// manifest written before Sluice recorded them.
+// Splitting returns the splitter settings recorded by the last complete
+// run over the whole folder (SetSplitting), or by a run that found none
+// recorded or other ones, as it started (SetSplitting, ChangeSplitting);
+// false when none did, as in a new manifest or one written before Sluice
+// recorded them.
 func (s *Store) Splitting(ctx context.Context) (Splitting, bool, error) {
 	var sp Splitting
 	ok, err := s.readInfo(ctx, "splitters", "splitter", &sp)
@@ -1346,7 +1348,8 @@ func (s *Store) Splitting(ctx context.Context) (Splitting, bool, error) {
 }
 
 // SetSplitting records the splitter settings the scope's chunks are cut
-// with, once a run has split every document with them.
+// with: once a run has split every document with them, or before a run
+// writes anything when none are recorded.
 func (s *Store) SetSplitting(ctx context.Context, sp Splitting) error {
 	return s.writeInfo(ctx, "splitters", sp, nil)
 }

@@ -53,8 +53,11 @@ const (
 // stream); other splitter, metadata, excludeFileMetadata, include and
 // exclude settings; then one command: `run` (with --full, --verify,
 // --include, --exclude or --dry-run at random), `failed retry`, `delete
-// --doc-id`, a lost state file, or chunks deleted from or written into the
-// index behind the manifest's back (followed by `run --verify`).
+// --doc-id`, `index delete`, a lost state file (then a run), a lost store
+// (then a run, which must say store_lost), chunks deleted from or written
+// into the index behind the manifest's back (then `run --verify`), or a run
+// interrupted part-way, maybe with files and settings put back before the
+// next run.
 //
 // After each command the store must hold exactly what the model expects
 // (node ids, texts, offsets, metadata, reference documents and vectors):
@@ -65,9 +68,10 @@ const (
 // select it or the manifest does not know it (a lost state file: such a
 // document stays until --full or --verify); other documents as they were.
 // The dead-letter table must list the failing documents the README says it
-// keeps, and the report's counts must agree with the model: files seen,
-// failed and deleted, chunks written and deleted, and, for a second plain
-// run right after a plain run, nothing to do.
+// keeps, the manifest must record the nodes the store holds, and the
+// report's counts must agree with the model: files seen, failed and
+// deleted, chunks written (or planned) and deleted, and, for a second
+// plain run right after a plain run, nothing to do.
 func TestModelIncrementalRuns(t *testing.T) {
 	seeds, steps := modelSeeds, modelSteps
 	if testing.Short() {

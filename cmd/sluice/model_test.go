@@ -1118,7 +1118,10 @@ func (m *model) checkReport(what string, rep *modelReport, p *prediction, dry bo
 		bad = append(bad, fmt.Sprintf("failures %q, want %q", got, p.failures))
 	}
 	check("files_ingested+files_unchanged", rep.FilesIngested+rep.FilesUnchanged, p.ingestable)
-	if rep.StoreLost != p.storeLost {
+	// After an interrupted run, a store found empty is store_lost if
+	// that run recorded the ids it was about to write (maybe stored, for
+	// state.Store.HasNodes), even if it wrote none of them.
+	if rep.StoreLost != p.storeLost && !(p.loose && len(m.stored) == 0) {
 		bad = append(bad, fmt.Sprintf("store_lost %v, want %v", rep.StoreLost, p.storeLost))
 	}
 	if !p.loose {

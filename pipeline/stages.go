@@ -107,46 +107,37 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 // embed.
 func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 	if r.opts.Vectors != nil && r.opts.State != nil && len(cs) > 0 {
-		cs = r.lent(cs)
+		cs = r.withVectors(cs, r.opts.Vectors.Vectors(r.model, chunkKeys(cs)))
 	}
 	if !r.journal || len(cs) == 0 {
 		return cs, nil
 	}
-	keys := make([]string, len(cs))
-	for i, c := range cs {
-		keys[i] = c.key
-	}
-	saved, err := r.opts.State.LoadVectors(ctx, r.model, keys)
-	if err != nil || len(saved) == 0 {
+	saved, err := r.opts.State.LoadVectors(ctx, r.model, chunkKeys(cs))
+	if err != nil {
 		return cs, err
 	}
-	dims := r.opts.Embedder.Dimensions()
-	var rest []*chunk
-	for _, c := range cs {
-		if v, ok := saved[c.key]; ok && len(v) == dims {
-			c.vector = v
-			continue
-		}
-		rest = append(rest, c)
-	}
-	return rest, nil
+	return r.withVectors(cs, saved), nil
 }
 
-// lent sets the vectors of chunks that Options.Vectors lends and returns
-// the others.
-func (r *run) lent(cs []*chunk) []*chunk {
+// chunkKeys returns the text keys of cs (textKey), in order.
+func chunkKeys(cs []*chunk) []string {
 	keys := make([]string, len(cs))
 	for i, c := range cs {
 		keys[i] = c.key
 	}
-	got := r.opts.Vectors.Vectors(r.model, keys)
-	if len(got) == 0 {
+	return keys
+}
+
+// withVectors sets the vectors of the chunks that vecs, by chunk text key,
+// holds with the embedder's dimensions, and returns the others.
+func (r *run) withVectors(cs []*chunk, vecs map[string][]float32) []*chunk {
+	if len(vecs) == 0 {
 		return cs
 	}
 	dims := r.opts.Embedder.Dimensions()
 	var rest []*chunk
 	for _, c := range cs {
-		if v, ok := got[c.key]; ok && len(v) == dims {
+		if v, ok := vecs[c.key]; ok && len(v) == dims {
 			c.vector = v
 			continue
 		}

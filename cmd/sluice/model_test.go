@@ -832,15 +832,7 @@ func (m *model) predictWalk(c runChoice, clean map[string][]sink.Node) *predicti
 				// not know counts as new, with no stale chunks.
 				continue
 			}
-			keepIDs := ids(now)
-			for _, n := range prev {
-				if !keepIDs[n.ID] {
-					p.chunksDeleted++
-				}
-			}
-			if w, _ := m.tolerate(prev, now); !reflect.DeepEqual(modelView(prev), w) {
-				p.changed++
-			}
+			m.countReplaced(p, prev, now)
 		case exists:
 			keep()
 			if cfg.Excludes(d) {
@@ -894,17 +886,24 @@ func (m *model) predictRetry(clean map[string][]sink.Node) *prediction {
 				p.chunksWritten++
 			}
 		}
-		keepIDs := ids(now)
-		for _, n := range prev {
-			if !keepIDs[n.ID] {
-				p.chunksDeleted++
-			}
-		}
-		if w, _ := m.tolerate(prev, now); !reflect.DeepEqual(modelView(prev), w) {
-			p.changed++
-		}
+		m.countReplaced(p, prev, now)
 	}
 	return p
+}
+
+// countReplaced counts, into p, the chunks of prev that a document's
+// nodes now no longer hold, and the document as changed if now differs
+// from prev by more than the model tolerates.
+func (m *model) countReplaced(p *prediction, prev, now []sink.Node) {
+	keepIDs := ids(now)
+	for _, n := range prev {
+		if !keepIDs[n.ID] {
+			p.chunksDeleted++
+		}
+	}
+	if w, _ := m.tolerate(prev, now); !reflect.DeepEqual(modelView(prev), w) {
+		p.changed++
+	}
 }
 
 // nodeView is what of a node the model compares, vectors included.

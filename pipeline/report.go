@@ -33,6 +33,12 @@ type Report struct {
 	// ChunksReused counts chunks already in the store that were kept
 	// without embedding them again.
 	ChunksReused int `json:"chunks_reused"`
+	// ChunksCopied counts chunks written with the vector of a node of the
+	// same text that the index held (in a document copied, renamed, or
+	// quoting another), instead of embedding them again: with an embedder
+	// that is not local, into a store that reads vectors back
+	// (VectorReader). They are among ChunksWritten.
+	ChunksCopied int `json:"chunks_copied,omitempty"`
 	// ChunksDeleted counts nodes removed from the store: stale chunks of
 	// changed documents, and those that failed documents had written
 	// beyond their record.

@@ -80,7 +80,7 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 			need = append(need, c)
 		}
 	}
-	need, err := r.fromJournal(ctx, need)
+	need, err := r.knownVectors(ctx, need)
 	if err != nil {
 		return err
 	}
@@ -102,10 +102,12 @@ func (r *run) embed(ctx context.Context, b []*chunk, emit func([]*chunk) error) 
 	return emit(out)
 }
 
-// fromJournal sets the vectors of chunks that Options.Vectors lends or a
-// dead run embedded but did not write, and returns the chunks still to
-// embed.
-func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
+// knownVectors sets the vectors of chunks that need not be embedded, as
+// their text was embedded before, and returns the chunks still to embed:
+// those Options.Vectors lends, those a dead run embedded but did not write
+// (the journal), and those of the text of a committed node of the index
+// (see VectorReader).
+func (r *run) knownVectors(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 	if r.opts.Vectors != nil && r.opts.State != nil && len(cs) > 0 {
 		cs = r.withVectors(cs, r.opts.Vectors.Vectors(r.model, chunkKeys(cs)))
 	}
@@ -116,7 +118,43 @@ func (r *run) fromJournal(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 	if err != nil {
 		return cs, err
 	}
-	return r.withVectors(cs, saved), nil
+	return r.copied(ctx, r.withVectors(cs, saved))
+}
+
+// copied sets the vectors of chunks whose text a committed node of the
+// index holds, read back from the store (a VectorReader), and returns the
+// others. The node's text is checked: the store may have lost the node, or
+// hold another under its id, since the manifest recorded it.
+func (r *run) copied(ctx context.Context, cs []*chunk) ([]*chunk, error) {
+	vr, ok := r.opts.Store.(VectorReader)
+	if !ok || len(cs) == 0 {
+		return cs, nil
+	}
+	refs, err := r.opts.State.NodesOfTexts(ctx, chunkKeys(cs))
+	if err != nil || len(refs) == 0 {
+		return cs, err
+	}
+	ids := make([]string, 0, len(refs))
+	for _, n := range refs {
+		ids = append(ids, n.ID)
+	}
+	nodes, err := vr.NodeVectors(ctx, ids)
+	if err != nil {
+		return cs, fmt.Errorf("reading back %d nodes of the texts of chunks to embed: %w", len(ids), err)
+	}
+	vecs := make(map[string][]float32, len(nodes))
+	for _, n := range nodes {
+		if k := textKey(n.Text); refs[k].ID == n.ID {
+			vecs[k] = n.Embedding
+		}
+	}
+	rest := r.withVectors(cs, vecs)
+	if n := len(cs) - len(rest); n > 0 {
+		r.mu.Lock()
+		r.report.ChunksCopied += n
+		r.mu.Unlock()
+	}
+	return rest, nil
 }
 
 // chunkKeys returns the text keys of cs (textKey), in order.

@@ -127,3 +127,18 @@ func CheckDimensions(ctx context.Context, store any, dims int) error {
 	}
 	return nil
 }
+
+// VectorReader is implemented by stores that read back the vectors of the
+// nodes they hold (sink/local.Store). A run with an embedder that is not
+// local writes a chunk whose text a committed node of the index already
+// holds (in a document copied, renamed, or quoting another) with that
+// node's vector instead of embedding it again: the manifest names the node
+// (state.Store.NodesOfTexts), the store gives its text, which must still be
+// the chunk's, and its vector. A store without it (sink/cloudsearch.Store,
+// whose vector field the service need not return) gets every such chunk
+// embedded.
+type VectorReader interface {
+	// NodeVectors returns those of the nodes ids the store holds, with
+	// their text and vector.
+	NodeVectors(ctx context.Context, ids []string) ([]sink.Node, error)
+}

@@ -1,9 +1,14 @@
 package pipeline
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink"
 )
 
 // lender lends the vectors it holds, by text key, for one model.
@@ -53,5 +58,96 @@ func TestLentVectorsAreNotEmbedded(t *testing.T) {
 	only := newIncr(t, map[string]string{"b.md": "Bravo is new."})
 	if want := only.run(nil).TokensEmbedded; rep.TokensEmbedded != want {
 		t.Errorf("tokens embedded %d, want %d (b.md's only)", rep.TokensEmbedded, want)
+	}
+}
+
+// vectorMemStore is a memStore that reads vectors back (VectorReader).
+// NodeVectors returns the text of retext instead of a node's, as a store
+// written behind the manifest's back holds another text under the id.
+type vectorMemStore struct {
+	*memStore
+	retext map[string]string
+}
+
+func (s *vectorMemStore) NodeVectors(ctx context.Context, ids []string) ([]sink.Node, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []sink.Node
+	for _, id := range ids {
+		if n, ok := s.nodes[id]; ok {
+			if t, ok := s.retext[id]; ok {
+				n.Text = t
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// TestCopiedVectors copies a document and renames another in a folder
+// whose store reads vectors back: the chunks of the same text as a
+// committed node are written with its vector (marked in the store, so
+// that an embedding would show), not embedded, and counted as copied; a
+// node whose text the store no longer holds lends nothing.
+func TestCopiedVectors(t *testing.T) {
+	const alpha, bravo = "Alpha is written once and copied.", "Bravo is renamed."
+	in := newIncr(t, map[string]string{"a.md": alpha, "b.md": bravo})
+	vs := &vectorMemStore{memStore: in.store}
+	withStore := func(o *Options) { o.Store = vs }
+	if rep := in.run(withStore); rep.ChunksCopied != 0 || rep.ChunksWritten != 2 {
+		t.Fatalf("first run: %d chunks written, %d copied; want 2, 0", rep.ChunksWritten, rep.ChunksCopied)
+	}
+	mark := []float32{9, 8, 7, 6, 5, 4, 3, 2}
+	nodeOf := func(doc string) sink.Node {
+		t.Helper()
+		for _, n := range in.store.nodes {
+			if n.RefDocID == doc {
+				return n
+			}
+		}
+		t.Fatalf("no node of %s", doc)
+		return sink.Node{}
+	}
+	for _, doc := range []string{"a.md", "b.md"} {
+		n := nodeOf(doc)
+		n.Embedding = mark
+		in.store.nodes[n.ID] = n
+	}
+
+	in.write("copy/a.md", alpha)
+	if err := os.Rename(filepath.Join(in.root, "b.md"), filepath.Join(in.root, "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	in.write("d.md", "Delta is new.")
+	before := in.emb.requests
+	rep := in.run(withStore)
+	if rep.ChunksWritten != 3 || rep.ChunksCopied != 2 || rep.FilesDeleted != 1 {
+		t.Errorf("%d chunks written, %d copied, %d files deleted; want 3, 2 (copy/a.md, c.md), 1 (b.md)", rep.ChunksWritten, rep.ChunksCopied, rep.FilesDeleted)
+	}
+	if got := in.emb.requests - before; got != 1 {
+		t.Errorf("%d embedding requests, want 1 (d.md)", got)
+	}
+	for _, doc := range []string{"copy/a.md", "c.md"} {
+		if got := nodeOf(doc).Embedding; !slices.Equal(got, mark) {
+			t.Errorf("%s is written with %v, want the vector of the node of the same text, %v", doc, got, mark)
+		}
+	}
+	if got := nodeOf("d.md").Embedding; slices.Equal(got, mark) {
+		t.Errorf("d.md, of a new text, is written with the marked vector")
+	}
+	// Every chunk's text was recorded with a key, so a clean run writes the same.
+	in.assertEqualsCleanRun()
+
+	// The store holds another text under the node of alpha: the copy of
+	// it is embedded.
+	vs.retext = map[string]string{nodeOf("a.md").ID: "another text", nodeOf("copy/a.md").ID: "another text"}
+	in.write("again/a.md", alpha)
+	before = in.emb.requests
+	rep = in.run(withStore)
+	if rep.ChunksCopied != 0 || in.emb.requests-before != 1 {
+		t.Errorf("with the node's text changed in the store: %d copied, %d requests; want 0, 1", rep.ChunksCopied, in.emb.requests-before)
+	}
+	if got := nodeOf("again/a.md").Embedding; slices.Equal(got, mark) {
+		t.Errorf("again/a.md is written with the vector of a node whose text the store no longer holds")
 	}
 }

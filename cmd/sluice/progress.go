@@ -178,8 +178,12 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 		}
 		fmt.Fprintf(w, ", and delete %s; nothing was embedded or written.\n", plural(r.ChunksDeleted, "chunk", "chunks"))
 	} else {
-		fmt.Fprintf(w, "Ingested %d of %s (%s): %s written, %d reused, %d deleted; %d tokens embedded; %s read in %.1fs (%.1f MB/s).\n",
-			r.FilesIngested, plural(r.FilesSeen, "file", "files"), files, plural(r.ChunksWritten, "chunk", "chunks"), r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
+		written := plural(r.ChunksWritten, "chunk", "chunks") + " written"
+		if r.ChunksCopied > 0 {
+			written += fmt.Sprintf(" (%d with the vector of a node of the same text)", r.ChunksCopied)
+		}
+		fmt.Fprintf(w, "Ingested %d of %s (%s): %s, %d reused, %d deleted; %d tokens embedded; %s read in %.1fs (%.1f MB/s).\n",
+			r.FilesIngested, plural(r.FilesSeen, "file", "files"), files, written, r.ChunksReused, r.ChunksDeleted, r.TokensEmbedded, mb(r.BytesRead), r.Seconds, r.MBPerSecond())
 	}
 	printVerify(w, r)
 	printEmbedding(w, r.Embedding)

@@ -165,6 +165,7 @@ CREATE TABLE IF NOT EXISTS doc_nodes (
 	scope   TEXT NOT NULL,
 	doc     TEXT NOT NULL,
 	node_id TEXT NOT NULL,
+	key     TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (scope, doc, node_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pending (
@@ -232,6 +233,25 @@ UPDATE pending SET found = 1 WHERE run = 0;
 // hash once, finds it unchanged and records the stamp (Touch).
 const migrate4 = `
 ALTER TABLE docs ADD COLUMN change_stamp TEXT NOT NULL DEFAULT '';
+`
+
+// nodeKeys gives each committed node the key of its text (textKey in the
+// pipeline, pending.key), as runs with an embedder that is not local
+// record it, so that a chunk whose text the index already holds under
+// another node (a file copied or renamed) is written with that node's
+// vector instead of being embedded again (NodesOfTexts). The column came
+// within schema 5, whose files are compatible both ways: a file created
+// before has it added when opened for writing (addNodeKeys), and a Sluice
+// that predates it names its columns and leaves it empty, which only means
+// that those nodes lend no vector.
+const nodeKeys = `
+ALTER TABLE doc_nodes ADD COLUMN key TEXT NOT NULL DEFAULT '';
+`
+
+// nodeKeysIndex finds committed nodes by text key; local embedders record
+// no keys, which the partial index leaves out.
+const nodeKeysIndex = `
+CREATE INDEX IF NOT EXISTS doc_nodes_key ON doc_nodes (scope, key) WHERE key != '';
 `
 
 // schemaVersion is stored in the database's user_version.
@@ -427,7 +447,33 @@ func (s *Store) init(ctx context.Context) error {
 	if _, err := db.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
 		return s.fileError("preparing", err, "is it a Sluice state file? check state.path")
 	}
+	if err := s.addNodeKeys(ctx); err != nil {
+		return s.fileError("preparing", err, "is it a Sluice state file? check state.path")
+	}
 	return nil
+}
+
+// addNodeKeys adds the key column to doc_nodes of a file created before it
+// (see nodeKeys), and its index.
+func (s *Store) addNodeKeys(ctx context.Context) error {
+	has := func() (bool, error) {
+		var n int
+		err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('doc_nodes') WHERE name = 'key'`).Scan(&n)
+		return n > 0, err
+	}
+	ok, err := has()
+	if err == nil && !ok {
+		if _, err = s.db.ExecContext(ctx, nodeKeys); err != nil {
+			if ok, _ := has(); ok {
+				err = nil // another process added it meanwhile
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, nodeKeysIndex)
+	return err
 }
 
 // migrations upgrade a file of an older schema version to the current one.
@@ -1092,7 +1138,7 @@ func (r *Run) Commit(ctx context.Context, id string, st Stamp, model string) err
 			{`INSERT OR REPLACE INTO docs (scope, id, hash, size, mtime_ns, meta_hash, change_stamp) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 				[]any{s.scope, id, st.Hash, st.Size, st.ModTime.UnixNano(), st.MetaHash, st.Change}},
 			{`DELETE FROM doc_nodes WHERE scope = ? AND doc = ?`, []any{s.scope, id}},
-			{`INSERT INTO doc_nodes (scope, doc, node_id) SELECT scope, id, node_id FROM pending WHERE scope = ? AND id = ? AND run = ? AND acked = 1`,
+			{`INSERT INTO doc_nodes (scope, doc, node_id, key) SELECT scope, id, node_id, key FROM pending WHERE scope = ? AND id = ? AND run = ? AND acked = 1`,
 				[]any{s.scope, id, r.id}},
 			{`DELETE FROM journal WHERE scope = ?1 AND model = ?2 AND key IN (SELECT key FROM pending WHERE scope = ?1 AND id = ?3 AND run = ?4)`,
 				[]any{s.scope, model, id, r.id}},
@@ -1466,6 +1512,39 @@ func (s *Store) LoadVectors(ctx context.Context, model string, keys []string) (m
 		out[k] = sink.DecodeVector(b)
 		return nil
 	}, `SELECT key, vec FROM journal WHERE scope = ? AND model = ? AND key IN (SELECT value FROM json_each(?))`, s.scope, model, string(list))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// NodesOfTexts returns, for each of the text keys keys that a committed
+// node of the scope was recorded with (Ack, Commit), one such node: its
+// vector is one of the embedder the index is built with, as every
+// committed node's is (ChangeEmbedder), so a chunk of the same text may
+// be written with it instead of being embedded. The store may have lost
+// the node since, or hold another text under its id if it was written
+// behind the manifest's back: a caller reads it back and checks its text.
+func (s *Store) NodesOfTexts(ctx context.Context, keys []string) (map[string]NodeRef, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]NodeRef)
+	err = s.each(ctx, func(rows *sql.Rows) error {
+		var k string
+		var n NodeRef
+		if err := rows.Scan(&k, &n.Doc, &n.ID); err != nil {
+			return err
+		}
+		if _, ok := out[k]; !ok {
+			out[k] = n
+		}
+		return nil
+	}, `SELECT key, doc, node_id FROM doc_nodes WHERE scope = ?1 AND key != '' AND key IN (SELECT value FROM json_each(?2))`, s.scope, string(list))
 	if err != nil {
 		return nil, err
 	}

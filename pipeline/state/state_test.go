@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -972,5 +973,58 @@ func TestDocIDsUnder(t *testing.T) {
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("DocIDsUnder(%q) = %q, %v; want %q", tt.dir, got, err, tt.want)
 		}
+	}
+}
+
+// TestNodeKeys opens a schema 5 file written before doc_nodes had its key
+// column, as an older Sluice of schema 5 leaves it: the column is added,
+// the records are intact, a committed node is found by the key of its
+// text, and an insert that names no key, as the older Sluice's do, still
+// works and lends nothing.
+func TestNodeKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	const keyLine = "\tkey     TEXT NOT NULL DEFAULT '',\n\tPRIMARY KEY (scope, doc, node_id)"
+	if !strings.Contains(schema, keyLine) {
+		t.Fatalf("schema has no key line of doc_nodes to leave out:\n%s", schema)
+	}
+	older := strings.Replace(schema, keyLine, "\tPRIMARY KEY (scope, doc, node_id)", 1)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, older+`
+		INSERT INTO docs (scope, id, hash, size, mtime_ns, meta_hash) VALUES ('x', 'a.md', 'h', 3, 7, 'm');
+		INSERT INTO doc_nodes VALUES ('x', 'a.md', 'n0');
+		PRAGMA user_version = 5;`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, path, "x")
+	if d, ok, err := s.Doc(ctx, "a.md"); !ok || err != nil || !slices.Equal(d.NodeIDs, []string{"n0"}) {
+		t.Errorf("Doc(a.md) after opening = %+v, %v, %v", d, ok, err)
+	}
+	run := begin(t, s)
+	if err := run.Ack(ctx, nodes("b.md", "n1", "n2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Commit(ctx, "b.md", Stamp{Hash: "h2"}, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO doc_nodes (scope, doc, node_id) VALUES ('x', 'c.md', 'n3')`); err != nil {
+		t.Fatalf("an insert that names no key: %v", err)
+	}
+	got, err := s.NodesOfTexts(ctx, []string{"kn1", "kn0", "kn3", "kn2", ""})
+	want := map[string]NodeRef{"kn1": {Doc: "b.md", ID: "n1"}, "kn2": {Doc: "b.md", ID: "n2"}}
+	if err != nil || !maps.Equal(got, want) {
+		t.Errorf("NodesOfTexts = %v, %v; want %v (only the nodes committed with a key)", got, err, want)
+	}
+	// Withdrawn nodes are no longer committed, and lend nothing.
+	if err := s.WithdrawDocs(ctx, "b.md"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.NodesOfTexts(ctx, []string{"kn1"}); err != nil || len(got) != 0 {
+		t.Errorf("NodesOfTexts after WithdrawDocs = %v, %v; want none", got, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/sluice-dev/sluice/pipeline"
-	"github.com/sluice-dev/sluice/sink"
 )
 
 // parkBytes bounds the vectors a Loop keeps of the documents it removed.
@@ -39,7 +38,7 @@ func newParked(opts pipeline.Options) *parked {
 	if l, ok := opts.Embedder.(interface{ Local() bool }); ok && l.Local() {
 		return nil
 	}
-	if _, ok := opts.Store.(nodeGetter); !ok {
+	if _, ok := opts.Store.(pipeline.VectorReader); !ok {
 		return nil
 	}
 	dims := max(opts.Embedder.Dimensions(), 1)
@@ -84,18 +83,13 @@ func (p *parked) put(key string, v []float32) {
 	}
 }
 
-// nodeGetter is a store that reads nodes back (sink.VectorStore).
-type nodeGetter interface {
-	GetNodes(ctx context.Context, ids []string, filters *sink.MetadataFilters, limit int) ([]sink.Node, error)
-}
-
 // park holds the vectors of the documents ids, which the round is about to
 // remove, as far as room allows: the manifest names their nodes, the store
 // gives their vectors. It is best effort: what it cannot read is embedded
 // again if it comes back.
 func (l *Loop) park(ctx context.Context, opts pipeline.Options, ids []string) {
 	p := l.parked
-	getter, ok := opts.Store.(nodeGetter)
+	vr, ok := opts.Store.(pipeline.VectorReader)
 	if p == nil || !ok || len(ids) == 0 {
 		return
 	}
@@ -116,7 +110,7 @@ func (l *Loop) park(ctx context.Context, opts pipeline.Options, ids []string) {
 	}
 	dims := opts.Embedder.Dimensions()
 	for batch := range slices.Chunk(nodes, 1000) {
-		got, err := getter.GetNodes(ctx, batch, nil, 0)
+		got, err := vr.NodeVectors(ctx, batch)
 		if err != nil {
 			l.log.Debug("watch: cannot keep the vectors of removed documents", "err", err)
 			return

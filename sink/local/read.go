@@ -140,3 +140,9 @@ func jsonArray[T any](v []T) (string, error) {
 	}
 	return string(b), nil
 }
+
+// NodeVectors returns those of the nodes ids the store holds, with their
+// text and vector (pipeline.VectorReader): GetNodes of ids.
+func (s *Store) NodeVectors(ctx context.Context, ids []string) ([]sink.Node, error) {
+	return s.GetNodes(ctx, ids, nil, 0)
+}

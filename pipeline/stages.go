@@ -124,10 +124,13 @@ func (r *run) knownVectors(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 // copied sets the vectors of chunks whose text a committed node of the
 // index holds, read back from the store (a VectorReader), and returns the
 // others. The node's text is checked: the store may have lost the node, or
-// hold another under its id, since the manifest recorded it.
+// hold another under its id, since the manifest recorded it. A run that
+// writes every document again copies nothing: a Full run promises to embed
+// every chunk again (and has withdrawn every node from the manifest
+// anyway), and a store found lost holds no node to copy from.
 func (r *run) copied(ctx context.Context, cs []*chunk) ([]*chunk, error) {
 	vr, ok := r.opts.Store.(VectorReader)
-	if !ok || len(cs) == 0 {
+	if !ok || r.rewrite || len(cs) == 0 {
 		return cs, nil
 	}
 	refs, err := r.opts.State.NodesOfTexts(ctx, chunkKeys(cs))

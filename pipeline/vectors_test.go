@@ -150,4 +150,17 @@ func TestCopiedVectors(t *testing.T) {
 	if got := nodeOf("again/a.md").Embedding; slices.Equal(got, mark) {
 		t.Errorf("again/a.md is written with the vector of a node whose text the store no longer holds")
 	}
+
+	// A Full run embeds every chunk again, copies none.
+	vs.retext = nil
+	before = in.emb.requests
+	rep = in.run(func(o *Options) { withStore(o); o.Full = true })
+	if rep.ChunksCopied != 0 || rep.ChunksWritten != 5 || in.emb.requests == before {
+		t.Errorf("Full run: %d chunks written, %d copied, %d requests; want 5, 0, some", rep.ChunksWritten, rep.ChunksCopied, in.emb.requests-before)
+	}
+	for _, doc := range []string{"copy/a.md", "c.md"} {
+		if got := nodeOf(doc).Embedding; slices.Equal(got, mark) {
+			t.Errorf("after a Full run, %s still holds the vector of the node it was copied from", doc)
+		}
+	}
 }

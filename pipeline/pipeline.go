@@ -136,6 +136,12 @@ type Options struct {
 	// gives the plan: documents to add, update and delete, and the chunks
 	// and tokens a real run would embed.
 	DryRun bool
+	// PlanCopies tells a dry run without a Store (one that only plans)
+	// that the store a run would write to reads vectors back (a
+	// VectorReader): its plan then counts the chunks whose text a
+	// committed node holds as copied (Report.ChunksCopied), not as to
+	// embed. A dry run with a Store asks the Store.
+	PlanCopies bool
 	// State, if set, makes the run incremental: unchanged documents are
 	// skipped, only new chunks are embedded, stale chunks and the chunks of
 	// deleted sources are removed, and failures go to the dead-letter table.
@@ -658,8 +664,18 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			return nil
 		}
 		if r.opts.DryRun {
-			r.mu.Lock()
+			copied := false
 			if !reuse {
+				var err error
+				if copied, err = r.wouldCopy(ctx, key); err != nil {
+					return err
+				}
+			}
+			r.mu.Lock()
+			switch {
+			case copied:
+				r.report.ChunksCopied++
+			case !reuse:
 				r.report.ChunksPlanned++
 				r.report.TokensPlanned += int64(c.Tokens)
 			}

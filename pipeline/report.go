@@ -37,7 +37,9 @@ type Report struct {
 	// same text that the index held (in a document copied, renamed, or
 	// quoting another), instead of embedding them again: with an embedder
 	// that is not local, into a store that reads vectors back
-	// (VectorReader). They are among ChunksWritten.
+	// (VectorReader). They are among ChunksWritten. In a dry run, the
+	// chunks that the manifest says would be, which ChunksPlanned leaves
+	// out.
 	ChunksCopied int `json:"chunks_copied,omitempty"`
 	// ChunksDeleted counts nodes removed from the store: stale chunks of
 	// changed documents, and those that failed documents had written

@@ -169,6 +169,21 @@ func chunkKeys(cs []*chunk) []string {
 	return keys
 }
 
+// wouldCopy reports whether a dry run expects the chunk of text key to be
+// written with the vector of a committed node of the same text (see
+// copied), as far as the manifest tells: it does not read the store.
+func (r *run) wouldCopy(ctx context.Context, key string) (bool, error) {
+	_, reads := r.opts.Store.(VectorReader)
+	if r.opts.Store == nil {
+		reads = r.opts.PlanCopies
+	}
+	if !reads || !r.journal || r.rewrite || key == "" || r.opts.State == nil {
+		return false, nil
+	}
+	refs, err := r.opts.State.NodesOfTexts(ctx, []string{key})
+	return len(refs) > 0, err
+}
+
 // withVectors sets the vectors of the chunks that vecs, by chunk text key,
 // holds with the embedder's dimensions, and returns the others.
 func (r *run) withVectors(cs []*chunk, vecs map[string][]float32) []*chunk {

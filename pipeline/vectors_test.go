@@ -119,6 +119,28 @@ func TestCopiedVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.write("d.md", "Delta is new.")
+	// A dry run plans them, from the manifest, if the store (or, without
+	// one, PlanCopies) says it reads vectors back.
+	for _, tt := range []struct {
+		name          string
+		mod           func(*Options)
+		copied, plans int
+	}{
+		{"with the store", withStore, 2, 1},
+		{"without a store, PlanCopies", func(o *Options) { o.Store, o.PlanCopies = nil, true }, 2, 1},
+		{"without a store", func(o *Options) { o.Store = nil }, 0, 3},
+		{"with a store that reads no vectors", nil, 0, 3},
+	} {
+		rep := in.run(func(o *Options) {
+			if tt.mod != nil {
+				tt.mod(o)
+			}
+			o.DryRun = true
+		})
+		if rep.ChunksCopied != tt.copied || rep.ChunksPlanned != tt.plans {
+			t.Errorf("dry run %s: %d chunks copied, %d planned; want %d, %d", tt.name, rep.ChunksCopied, rep.ChunksPlanned, tt.copied, tt.plans)
+		}
+	}
 	before := in.emb.requests
 	rep := in.run(withStore)
 	if rep.ChunksWritten != 3 || rep.ChunksCopied != 2 || rep.FilesDeleted != 1 {

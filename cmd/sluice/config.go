@@ -375,7 +375,7 @@ func (a *app) configForDir(args, include, exclude []string, selectFlags bool) (C
 // inside the folder (reader.Config.Own).
 func ownFiles(cfg Config) []string {
 	own := []string{cfg.State.Path}
-	if strings.EqualFold(strings.TrimSpace(cfg.Sink.Type), "local") {
+	if isLocalSink(cfg) {
 		own = append(own, cfg.Sink.Local.Path)
 	}
 	return own
@@ -416,4 +416,9 @@ func globLiteral(name string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// isLocalSink reports whether cfg writes to the local store.
+func isLocalSink(cfg Config) bool {
+	return strings.EqualFold(strings.TrimSpace(cfg.Sink.Type), "local")
 }

@@ -66,6 +66,7 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 		SplitConcurrency:      cfg.Pipeline.SplitConcurrency,
 		MemoryBudget:          int64(cfg.Pipeline.MemoryBudgetMB) << 20,
 		DryRun:                mode.dryRun,
+		PlanCopies:            mode.dryRun && isLocalSink(cfg),
 		Full:                  mode.full,
 		Verify:                mode.verify,
 		EmbedderInfo:          embedderInfo(cfg),

@@ -176,6 +176,9 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 		if r.EstimatedCost > 0 {
 			fmt.Fprintf(w, " (about %.4f at the configured price)", r.EstimatedCost)
 		}
+		if r.ChunksCopied > 0 {
+			fmt.Fprintf(w, ", write %s with the vector of a node of the same text", plural(r.ChunksCopied, "chunk", "chunks"))
+		}
 		fmt.Fprintf(w, ", and delete %s; nothing was embedded or written.\n", plural(r.ChunksDeleted, "chunk", "chunks"))
 	} else {
 		written := plural(r.ChunksWritten, "chunk", "chunks") + " written"

@@ -15,8 +15,8 @@ import (
 // TestCopiedAndRenamedFoldersAreNotEmbeddedAgain runs sluice run with an
 // OpenAI-compatible embedder into the local store over a folder, a copy
 // of it, and the original renamed: the copy and the rename send the
-// embeddings API nothing, the dry run before the copy plans as much, the
-// summary says so.
+// embeddings API nothing, the dry run before the copy plans as much, and
+// the summary says so.
 func TestCopiedAndRenamedFoldersAreNotEmbeddedAgain(t *testing.T) {
 	const key = "sk-copies-test"
 	t.Setenv("SLUICE_COPIES_KEY", key)

@@ -57,9 +57,10 @@ func words(prefix string, n int) string {
 }
 
 // TestRemovedDocumentsComeBack moves a document out of the folder and back
-// once its removal is done, and renames a folder: the documents that come
-// back, under their own ids or others, are written with the vectors of
-// those removed, not embedded again by a provider that charges for it.
+// once its removal is done, renames a folder and copies it: the documents
+// that come back, under their own ids or others, are written with the
+// vectors of those removed, and the copies with those of the documents
+// copied, not embedded again by a provider that charges for it.
 func TestRemovedDocumentsComeBack(t *testing.T) {
 	e := newEnv(t)
 	e.writeFile("doc.md", words("alpha", 300))
@@ -93,6 +94,19 @@ func TestRemovedDocumentsComeBack(t *testing.T) {
 	}
 	if n := paid.embedded() - all; n != 0 {
 		t.Errorf("%d chunks embedded again; want none: their text was in the store", n)
+	}
+
+	// A copy of a folder, whose documents are still in the store, is
+	// written with their vectors too (the pipeline's copies).
+	if err := os.CopyFS(e.path("copies"), os.DirFS(e.path("manual"))); err != nil {
+		t.Fatal(err)
+	}
+	e.wait()
+	if got := docsOf(nodesOf(t, e.store)); !slices.Equal(got, []string{"copies/a.md", "copies/b.md", "doc.md", "manual/a.md", "manual/b.md"}) {
+		t.Fatalf("store holds %q", got)
+	}
+	if n := paid.embedded() - all; n != 0 {
+		t.Errorf("%d chunks embedded for a copied folder; want none: their text was in the store", n)
 	}
 	e.checkClean()
 }

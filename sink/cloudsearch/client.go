@@ -180,8 +180,8 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 			return nil, configErr("endpoint", "is not set and "+cfg.EndpointEnv+" is empty",
 				"set "+cfg.EndpointEnv+"=https://NAME.search.windows.net or sink.cloudsearch.endpoint")
 		}
-		if !validEndpoint(cfg.Endpoint) {
-			return nil, configErr("endpoint", fmt.Sprintf("%s is not an http(s) URL: it holds %s", cfg.EndpointEnv, credential.QuoteEndpoint(cfg.Endpoint)), "use https://NAME.search.windows.net")
+		if reason, hint := endpointProblem(cfg.Endpoint, cfg.KeyEnv); reason != "" {
+			return nil, configErr("endpoint", cfg.EndpointEnv+" "+reason, hint)
 		}
 	}
 	apiVersion, apiVersionFrom := cfg.APIVersion, settingPrefix+"apiVersion"

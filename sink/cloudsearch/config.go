@@ -222,8 +222,11 @@ func ParseCredentialKind(s string) (CredentialKind, error) {
 // sink.cloudsearch section of the Sluice configuration. Zero values mean the
 // defaults (see DefaultConfig and WithDefaults).
 type Config struct {
-	// Endpoint is the service address, e.g. https://NAME.search.windows.net.
-	// Default: the value of the EndpointEnv variable.
+	// Endpoint is the service address, e.g. https://NAME.search.windows.net,
+	// without user information, a query or a fragment (a key goes in the
+	// KeyEnv variable; an endpoint holding one is refused, in the file and
+	// in the variable, without showing it). Default: the value of the
+	// EndpointEnv variable.
 	Endpoint string `yaml:"endpoint"`
 	// EndpointEnv names the variable read when Endpoint is empty.
 	// Default: CLOUD_AI_SEARCH_ENDPOINT.
@@ -450,8 +453,10 @@ func (c Config) validateNames() error {
 		return configErr("indexName", fmt.Sprintf("%q is not a valid index name: %s", c.IndexName, ne.Problem),
 			"the service's rule: "+azspec.IndexNameRule)
 	}
-	if c.Endpoint != "" && !validEndpoint(c.Endpoint) {
-		return configErr("endpoint", "is not an http(s) URL: it holds "+credential.QuoteEndpoint(c.Endpoint), "use https://NAME.search.windows.net")
+	if c.Endpoint != "" {
+		if reason, hint := endpointProblem(c.Endpoint, c.KeyEnv); reason != "" {
+			return configErr("endpoint", reason, hint)
+		}
 	}
 	for _, e := range []struct{ key, name, example string }{{"endpointEnv", c.EndpointEnv, EnvEndpoint}, {"keyEnv", c.KeyEnv, EnvKey}, {"managedIdentityClientIdEnv", c.ManagedIdentityClientIDEnv, EnvManagedIdentityClientID}} {
 		// Not quoted: a key pasted in place of its variable's name must
@@ -497,9 +502,22 @@ func (c Config) validateNames() error {
 	return nil
 }
 
-func validEndpoint(s string) bool {
+// endpointProblem returns why s cannot be the service endpoint, and how to
+// fix it, or "" when it can: an http(s) URL with a host and without user
+// information, a query or a fragment. Those three may hold a key, which
+// every message and log line naming the endpoint would then show, so they
+// are refused, and s is shown only when credential.EndpointShown allows
+// it. keyEnv names the variable that should hold the key.
+func endpointProblem(s, keyEnv string) (reason, hint string) {
 	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "is not an http(s) URL: it holds " + credential.QuoteEndpoint(s), "use https://NAME.search.windows.net"
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "holds user information, a query or a fragment, which may hold a key (the value is not shown)",
+			"use the service's address alone, https://NAME.search.windows.net, and put the admin key in " + keyEnv
+	}
+	return "", ""
 }
 
 // String describes the configuration with the key redacted, so printing a

@@ -2,6 +2,7 @@ package cloudsearch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"reflect"
@@ -310,5 +311,47 @@ func TestValidateFilterableKeyTwice(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Setting != "sink.cloudsearch.filterableMetadataFieldKeys.level" || !strings.Contains(err.Error(), `"level" is listed more than once`) {
 			t.Errorf("%s: Validate() = %v; want a *ConfigError for filterableMetadataFieldKeys.level saying it is listed twice", name, err)
 		}
+	}
+}
+
+// TestEndpointHoldingCredentialsRefused checks that an endpoint with user
+// information, a query or a fragment, in the file or in its variable, is a
+// *ConfigError naming where it came from and never showing the value: the
+// endpoint appears in every message about an unreachable or missing index,
+// and a key in it would go with it.
+func TestEndpointHoldingCredentialsRefused(t *testing.T) {
+	const secret = "Secr3tAdminKey0123456789"
+	tests := []struct {
+		name, endpoint string
+	}{
+		{"user and password", "https://admin:" + secret + "@x.search.windows.net"},
+		{"user alone", "https://" + secret + "@x.search.windows.net"},
+		{"query", "https://x.search.windows.net?api-key=" + secret},
+		{"query after a path", "https://x.search.windows.net/?api-key=" + secret},
+		{"fragment", "https://x.search.windows.net#" + secret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			check := func(where string, err error, wantIn string) {
+				t.Helper()
+				var ce *ConfigError
+				if !errors.As(err, &ce) || ce.Setting != "sink.cloudsearch.endpoint" {
+					t.Fatalf("%s: %v, want a *ConfigError for sink.cloudsearch.endpoint", where, err)
+				}
+				if msg := err.Error(); strings.Contains(msg, secret) || !strings.Contains(msg, wantIn) || !strings.Contains(msg, "https://NAME.search.windows.net") {
+					t.Errorf("%s: %q, want a message naming %s and the form of an endpoint, without the value", where, msg, wantIn)
+				}
+			}
+			c := testConfig(tt.endpoint)
+			check("Validate", c.Validate(), "sink.cloudsearch.endpoint")
+
+			c = testConfig("")
+			_, err := New(context.Background(), c, WithGetenv(envOf(map[string]string{EnvEndpoint: tt.endpoint, EnvKey: testKey})))
+			check("New with "+EnvEndpoint, err, EnvEndpoint)
+		})
+	}
+	// The service's address with a path is still an endpoint.
+	if err := testConfig("https://x.search.windows.net/").Validate(); err != nil {
+		t.Errorf("Validate of an endpoint with a trailing slash: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,10 +153,12 @@ type Config struct {
 	// other names (Ollama, vLLM, ...) are not checked.
 	Model string `yaml:"model"`
 	// BaseURL is the openai API root, up to and including /v1; default
-	// https://api.openai.com/v1.
+	// https://api.openai.com/v1. It must not hold user information, a query
+	// or a fragment: the key goes in the APIKeyEnv variable.
 	BaseURL string `yaml:"baseURL"`
 	// Endpoint is the Azure OpenAI resource URL, e.g.
-	// https://NAME.openai.azure.com; required for azure-openai. Default "".
+	// https://NAME.openai.azure.com, without user information, a query or
+	// a fragment; required for azure-openai. Default "".
 	Endpoint string `yaml:"endpoint"`
 	// Deployment is the Azure OpenAI deployment name; required for
 	// azure-openai. Default "".
@@ -414,12 +417,24 @@ func checkURL(field, raw, example string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cfgErr(field, "%q is not an http(s) URL; use e.g. %s", raw, example)
+		return cfgErr(field, "%s is not an http(s) URL; use e.g. %s", shownURL(raw), example)
 	}
-	if u.User != nil {
-		return cfgErr(field, "must not hold credentials; put the key in the variable named by embedder.apiKeyEnv")
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return cfgErr(field, "must not hold credentials, a query or a fragment, which may hold a key (the value is not shown); "+
+			"use e.g. %s, and put the key in the variable named by embedder.apiKeyEnv", example)
 	}
 	return nil
+}
+
+// shownURL returns raw, the value of a URL setting that is not an http(s)
+// URL, quoted for a message when it reads as an address with its scheme
+// left out (localhost:11434, api.openai.com/v1), and credential.NotShown
+// otherwise: it may be a key set where the URL goes.
+func shownURL(raw string) string {
+	if credential.EndpointShown(raw) || credential.EndpointShown("http://"+raw) {
+		return strconv.Quote(raw)
+	}
+	return credential.NotShown
 }
 
 // checkEnvName rejects an apiKeyEnv that is not a variable name, or looks

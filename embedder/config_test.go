@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,11 @@ func TestValidate(t *testing.T) {
 		{"openai without model", embedder.Config{Provider: "openai"}, "embedder.model", ""},
 		{"openai bad url", openai(func(c *embedder.Config) { c.BaseURL = "localhost:11434" }), "embedder.baseURL", ""},
 		{"openai url with password", openai(func(c *embedder.Config) { c.BaseURL = "https://u:hunter2@h/v1" }), "embedder.baseURL", "hunter2"},
+		{"openai url is a pasted key", openai(func(c *embedder.Config) { c.BaseURL = "sk-proj-hunter3abc" }), "embedder.baseURL", "hunter3"},
+		{"openai url with a key in its query", openai(func(c *embedder.Config) { c.BaseURL = "https://h.example/v1?api-key=hunter4" }), "embedder.baseURL", "hunter4"},
+		{"openai url with a fragment", openai(func(c *embedder.Config) { c.BaseURL = "https://h.example/v1#hunter5" }), "embedder.baseURL", "hunter5"},
+		{"azure endpoint is a pasted key", azure(func(c *embedder.Config) { c.Endpoint = "0123456789abcdef0123hunter6" }), "embedder.endpoint", "hunter6"},
+		{"azure endpoint with a key in its query", azure(func(c *embedder.Config) { c.Endpoint = "https://r.openai.azure.com?api-key=hunter7" }), "embedder.endpoint", "hunter7"},
 		{"openai azure auth", openai(func(c *embedder.Config) { c.Auth = "managedIdentity" }), "embedder.auth", ""},
 		{"key pasted into apiKeyEnv", openai(func(c *embedder.Config) { c.APIKeyEnv = "sk-proj-abc123" }), "embedder.apiKeyEnv", "sk-proj-abc123"},
 		{"alphanumeric key pasted into apiKeyEnv", openai(func(c *embedder.Config) { c.APIKeyEnv = "a0123456789abcdef0123456789abcdef" }), "embedder.apiKeyEnv", "a0123456789abcdef0123456789abcdef"},
@@ -121,6 +127,19 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = %q echoes the secret %q", err, tt.not)
 			}
 		})
+	}
+}
+
+// TestURLSettingShown checks that a URL setting that is not an http(s) URL
+// is shown in the message when it reads as an address without its scheme,
+// so the slip is plain to see, while one that may be a key is not (see
+// TestValidate).
+func TestURLSettingShown(t *testing.T) {
+	for _, raw := range []string{"localhost:11434", "api.openai.com/v1", "127.0.0.1:8080/v1"} {
+		err := embedder.Config{Provider: "openai", Model: "m", BaseURL: raw}.Validate()
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(raw)) {
+			t.Errorf("Validate with baseURL %s = %v, want an error showing it", raw, err)
+		}
 	}
 }
 

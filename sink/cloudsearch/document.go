@@ -142,9 +142,12 @@ func (c *Config) toDocument(n *sink.Node, action string) (document, error) {
 }
 
 // fieldValue converts a metadata value to the JSON the field's type needs.
+// A value that does not fit is an error naming the setting that declares
+// the field and saying how to make them fit (see fitHint).
 func fieldValue(v any, ff FilterableField) (any, error) {
 	bad := func() error {
-		return fmt.Errorf("metadata %q is %s, %v, which does not fit field %s of type %s (%sfilterableMetadataFieldKeys.%s)", ff.Key, sink.Kind(v), v, ff.Field, ff.Type, settingPrefix, ff.Key)
+		return fmt.Errorf("metadata %q is %s, %v, which does not fit field %s of type %s (%sfilterableMetadataFieldKeys.%s); %s",
+			ff.Key, sink.Kind(v), v, ff.Field, ff.Type, settingPrefix, ff.Key, fitHint(v, ff))
 	}
 	switch {
 	case ff.Type.collection():
@@ -184,6 +187,37 @@ func fieldValue(v any, ff FilterableField) (any, error) {
 		return timeText(t), nil
 	}
 	return v, nil
+}
+
+// fitHint says how to make the metadata value v fit the field ff, which it
+// does not: give the document another value (source.metadata sets it), or
+// declare the field with a type that holds it, which takes the index
+// created again, since the service cannot change a field's type.
+func fitHint(v any, ff FilterableField) string {
+	pair := func(typ string) string {
+		return fmt.Sprintf("%sfilterableMetadataFieldKeys: {%s: [%s, %s]}", settingPrefix, ff.Key, ff.Field, typ)
+	}
+	var fix string
+	_, isList := sink.ValueList(v)
+	_, isNumber := toNumber(v)
+	switch {
+	case isList:
+		fix = "declare a list as a collection, " + pair("COLLECTION") + ", or give the document a single value"
+	case ff.Type.numeric() && isNumber:
+		fix = "declare the field " + pair("DOUBLE") + " (any number)"
+		if ff.Type == Int32 {
+			fix += " or " + pair("INT64")
+		}
+		fix += ", or give the document a whole number in the range of " + string(ff.Type)
+	case ff.Type.numeric():
+		fix = "give the document a number, or declare the field " + pair("STRING")
+	case ff.Type == Boolean:
+		fix = "give the document true or false, or declare the field " + pair("STRING")
+	default:
+		fix = "give the document a value of that type, or declare the field " + pair("STRING")
+	}
+	return fix + " (source.metadata sets a document's metadata; a field of another type needs the index created again: " +
+		"`sluice index delete`, then `sluice run`)"
 }
 
 // text is v as a string field holds it: a time in RFC 3339 form (as a

@@ -90,29 +90,34 @@ func TestFieldValueErrors(t *testing.T) {
 		name string
 		v    any
 		ff   FilterableField
+		fix  string // the remedy the message must give; "" = not checked
 	}{
-		{"int32 from text", "many", FilterableField{Key: "n", Field: "n", Type: Int32}},
-		{"int32 overflow", 1 << 40, FilterableField{Key: "n", Field: "n", Type: Int32}},
-		{"int from fraction", 1.5, FilterableField{Key: "n", Field: "n", Type: Int64}},
-		{"string from list", []string{"a"}, FilterableField{Key: "s", Field: "s", Type: String}},
-		{"bool from text", "yes", FilterableField{Key: "b", Field: "b", Type: Boolean}},
-		{"datetime from text", "soon", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
-		{"datetime with a filter in it", "2024-05-01T10:00:00Z or true", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
-		{"datetime without zone", "2024-05-01T10:00:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
-		{"datetime from number", 1714557600, FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
+		{"int32 from text", "many", FilterableField{Key: "n", Field: "n", Type: Int32}, "give the document a number, or declare the field sink.cloudsearch.filterableMetadataFieldKeys: {n: [n, STRING]}"},
+		{"int32 overflow", 1 << 40, FilterableField{Key: "n", Field: "n_f", Type: Int32}, "{n: [n_f, INT64]}"},
+		{"int from fraction", 1.5, FilterableField{Key: "n", Field: "n", Type: Int64}, "{n: [n, DOUBLE]} (any number)"},
+		{"int32 from list", []int{1, 2}, FilterableField{Key: "n", Field: "n", Type: Int32}, "{n: [n, COLLECTION]}, or give the document a single value"},
+		{"string from list", []string{"a"}, FilterableField{Key: "s", Field: "s", Type: String}, "declare a list as a collection, sink.cloudsearch.filterableMetadataFieldKeys: {s: [s, COLLECTION]}"},
+		{"bool from text", "yes", FilterableField{Key: "b", Field: "b", Type: Boolean}, "give the document true or false"},
+		{"datetime from text", "soon", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}, ""},
+		{"datetime with a filter in it", "2024-05-01T10:00:00Z or true", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}, ""},
+		{"datetime without zone", "2024-05-01T10:00:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}, ""},
+		{"datetime from number", 1714557600, FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}, ""},
 		// JSON has no NaN or infinity, and int64(+Inf) is garbage.
-		{"int64 from infinity", math.Inf(1), FilterableField{Key: "n", Field: "n", Type: Int64}},
-		{"int64 overflow", 1e19, FilterableField{Key: "n", Field: "n", Type: Int64}},
-		{"int64 at 2^63", 9223372036854775808.0, FilterableField{Key: "n", Field: "n", Type: Int64}},
-		{"double from NaN", math.NaN(), FilterableField{Key: "x", Field: "x", Type: Double}},
-		{"double from infinity", math.Inf(-1), FilterableField{Key: "x", Field: "x", Type: Double}},
-		{"datetime in the year 10000 in UTC", "9999-12-31T23:59:59-01:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}},
+		{"int64 from infinity", math.Inf(1), FilterableField{Key: "n", Field: "n", Type: Int64}, ""},
+		{"int64 overflow", 1e19, FilterableField{Key: "n", Field: "n", Type: Int64}, "declare the field sink.cloudsearch.filterableMetadataFieldKeys: {n: [n, DOUBLE]} (any number), or give"},
+		{"int64 at 2^63", 9223372036854775808.0, FilterableField{Key: "n", Field: "n", Type: Int64}, ""},
+		{"double from NaN", math.NaN(), FilterableField{Key: "x", Field: "x", Type: Double}, ""},
+		{"double from infinity", math.Inf(-1), FilterableField{Key: "x", Field: "x", Type: Double}, ""},
+		{"datetime in the year 10000 in UTC", "9999-12-31T23:59:59-01:00", FilterableField{Key: "when", Field: "when", Type: DateTimeOffset}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := fieldValue(tt.v, tt.ff)
 			if err == nil || !strings.Contains(err.Error(), "filterableMetadataFieldKeys."+tt.ff.Key) {
-				t.Errorf("fieldValue(%v) = %v, want an error naming the setting", tt.v, err)
+				t.Fatalf("fieldValue(%v) = %v, want an error naming the setting", tt.v, err)
+			}
+			if tt.fix != "" && !strings.Contains(err.Error(), tt.fix) {
+				t.Errorf("fieldValue(%v) = %q, want it to say %q", tt.v, err, tt.fix)
 			}
 		})
 	}

@@ -646,6 +646,9 @@ var settingAliases = map[string]map[string]settingAlias{
 	"sink.cloudsearch": {
 		"serviceapiversion":         {setting: "apiVersion"},            // LlamaIndex.TS AzureAISearchVectorStore
 		"semanticconfigurationname": {setting: "semanticConfiguration"}, // Python semantic_configuration_name
+		"apikey": {setting: "keyEnv", // the seed's client option apiKey; LlamaIndex's store calls it key
+			note: "It names the environment variable holding the admin key (CLOUD_AI_SEARCH_KEY by default): keys do not belong in configuration files."},
+		"url": {setting: "endpoint"}, // the seed's client option url, of other vector stores
 	},
 	"embedder": {
 		"embedbatchsize": {setting: "batchSize"}, // LlamaIndex embedBatchSize, embed_batch_size

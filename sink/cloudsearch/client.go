@@ -212,6 +212,10 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Key != "" && cfg.Credential != KeyCredential && o.tokenCred == nil && o.keyCred == nil {
+		o.log.Warn(fmt.Sprintf("cloudsearch: sink.cloudsearch.key is set, but sink.cloudsearch.credential is %s, which does not use it: requests authenticate with %s; "+
+			"remove the key from the configuration (keys do not belong in files), or set credential: key to use it", cfg.Credential, auth.name))
+	}
 	cfg.Key = "" // the policy holds it now; the Store must not (see Store)
 	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint,
 		keys: newKeyOrder(), maxSkip: maxSkip, log: o.log, endpointFrom: endpointFrom, apiVersionFrom: apiVersionFrom,

@@ -232,7 +232,9 @@ type Config struct {
 	// Default: CLOUD_AI_SEARCH_ENDPOINT.
 	EndpointEnv string `yaml:"endpointEnv"`
 	// Key is the admin key. Prefer the KeyEnv variable: keys do not belong
-	// in configuration files. Default: the value of the KeyEnv variable.
+	// in configuration files. It is used with Credential key only: New
+	// warns when it is set beside another credential, which is used
+	// instead. Default: the value of the KeyEnv variable.
 	Key string `yaml:"key"`
 	// KeyEnv names the variable read when Key is empty.
 	// Default: CLOUD_AI_SEARCH_KEY.

@@ -146,3 +146,43 @@ func TestStrayHiddenKeyWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestUnusedKeyWarns checks that a key set in the configuration beside a
+// credential that does not use it (the seed's credential is used instead
+// of key) is warned about, without showing it, and only then.
+func TestUnusedKeyWarns(t *testing.T) {
+	const secret = "Secr3tAdminKey0123456789"
+	tests := []struct {
+		name       string
+		credential CredentialKind
+		key        string
+		warn       bool
+	}{
+		{"default with a key", DefaultCredential, secret, true},
+		{"managed identity with a key", ManagedIdentity, secret, true},
+		{"default without a key", DefaultCredential, "", false},
+		{"key credential with a key", KeyCredential, secret, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			cfg := testConfig("https://example.search.windows.net")
+			cfg.IndexManagement = NoValidation
+			cfg.Credential, cfg.Key = tt.credential, tt.key
+			s, err := New(context.Background(), cfg, WithLogger(slog.New(slog.NewTextHandler(&buf, nil))), WithGetenv(envOf(nil)))
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			defer s.Close()
+			out := buf.String()
+			if strings.Contains(out, secret) {
+				t.Fatalf("the log shows the key:\n%s", out)
+			}
+			warned := strings.Contains(out, "sink.cloudsearch.key is set, but sink.cloudsearch.credential is "+string(tt.credential)) &&
+				strings.Contains(out, "set credential: key")
+			if warned != tt.warn {
+				t.Errorf("warned = %v, want %v; log:\n%s", warned, tt.warn, out)
+			}
+		})
+	}
+}

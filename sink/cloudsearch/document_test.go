@@ -119,6 +119,12 @@ func TestFieldValueErrors(t *testing.T) {
 			if tt.fix != "" && !strings.Contains(err.Error(), tt.fix) {
 				t.Errorf("fieldValue(%v) = %q, want it to say %q", tt.v, err, tt.fix)
 			}
+			// A field's new type needs a new index, which a run with
+			// NoValidation does not create.
+			const recreate = "`sluice index delete`, `sluice index create`, then `sluice run`"
+			if tt.fix != "" && !strings.Contains(err.Error(), recreate) {
+				t.Errorf("fieldValue(%v) = %q, want it to say %s", tt.v, err, recreate)
+			}
 		})
 	}
 }

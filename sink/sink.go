@@ -179,6 +179,9 @@ type VectorStore interface {
 	DeleteNodes(ctx context.Context, ids []string) error
 	// GetNodes returns stored nodes. ids, filters and limit combine; a nil
 	// ids means all ids, nil filters match all, limit 0 means no limit.
+	// The order is the store's own (sink/local: by reference document and
+	// offset; sink/cloudsearch: by node id), so a limit may keep different
+	// nodes in different stores; the seed leaves it unspecified.
 	GetNodes(ctx context.Context, ids []string, filters *MetadataFilters, limit int) ([]Node, error)
 	// Query returns the best matches for q, best first.
 	Query(ctx context.Context, q Query) ([]ScoredNode, error)

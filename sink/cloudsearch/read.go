@@ -384,7 +384,10 @@ func (s *Store) getNodesFilter(filters *sink.MetadataFilters, limit int) (string
 // matching filters, at most limit (0 for no limit). It pages past the
 // service's 1000 results per request, but returns every node at once:
 // PageNodes passes the nodes of GetNodes(ctx, nil, filters, limit) a page
-// at a time.
+// at a time. Nodes come in key order on an index whose key is sortable
+// (every index Sluice creates; given ids, 1000 ids at a time), and in the
+// service's order otherwise: not in sink/local's order (by document), so
+// a limit may keep other nodes than it does.
 func (s *Store) GetNodes(ctx context.Context, ids []string, filters *sink.MetadataFilters, limit int) ([]sink.Node, error) {
 	mf, err := s.getNodesFilter(filters, limit)
 	if err != nil {

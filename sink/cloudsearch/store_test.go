@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -551,5 +552,50 @@ func TestExistingIDs(t *testing.T) {
 	}
 	if got, err := s.ExistingIDs(ctx, nil); err != nil || len(got) != 0 {
 		t.Errorf("ExistingIDs(nil) = %v, %v; want an empty set", got, err)
+	}
+}
+
+// TestGetNodesKeyOrder checks the order GetNodes documents on an index
+// Sluice creates: by node id, whatever the order of writing, of the ids
+// asked for or of the documents, so that a limit keeps the smallest ids.
+func TestGetNodesKeyOrder(t *testing.T) {
+	s, _ := startStore(t, searchtest.Options{}, nil)
+	ctx := context.Background()
+	nodes := append(makeNodes("b.md", 4), makeNodes("a.md", 4)...)
+	if _, err := s.Add(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	sorted := slices.Sorted(slices.Values(ids))
+	reversed := slices.Clone(sorted)
+	slices.Reverse(reversed)
+	tests := []struct {
+		name  string
+		ids   []string
+		limit int
+		want  []string
+	}{
+		{"all", nil, 0, sorted},
+		{"limit", nil, 3, sorted[:3]},
+		{"ids in reverse", reversed, 0, sorted},
+		{"ids in reverse with a limit", reversed, 2, sorted[:2]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.GetNodes(ctx, tt.ids, nil, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotIDs := make([]string, len(got))
+			for i, n := range got {
+				gotIDs[i] = n.ID
+			}
+			if !slices.Equal(gotIDs, tt.want) {
+				t.Errorf("GetNodes ids = %v\nwant %v", gotIDs, tt.want)
+			}
+		})
 	}
 }

@@ -302,8 +302,11 @@ type Config struct {
 	// accepted whatever it is.
 	LanguageAnalyzer string `yaml:"languageAnalyzer"`
 	// SemanticConfiguration is the semantic configuration used by
-	// semantic_hybrid queries and created with the index.
-	// Default: mySemanticConfig (LlamaIndex's name).
+	// semantic_hybrid queries and created with the index. ValidateIndex
+	// does not require an existing index to define it (other modes do not
+	// need it); a semantic_hybrid query the service refuses on an index
+	// without it is a *ConfigError naming this setting and the index's
+	// configurations. Default: mySemanticConfig (LlamaIndex's name).
 	SemanticConfiguration string `yaml:"semanticConfiguration"`
 	// Timeout bounds each HTTP request attempt. Default: 60s.
 	Timeout time.Duration `yaml:"timeout"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -570,6 +571,9 @@ func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, err
 	}
 	docs, err := s.search(ctx, "query ("+string(modeName(q.Mode))+")", req)
 	if err != nil {
+		if q.Mode == sink.SemanticHybrid {
+			return nil, s.semanticConfigurationError(ctx, err)
+		}
 		return nil, err
 	}
 	out := make([]sink.ScoredNode, 0, len(docs))
@@ -582,6 +586,42 @@ func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, err
 		out = append(out, sn)
 	}
 	return out, nil
+}
+
+// semanticConfigurationError returns err, the error of a SemanticHybrid
+// query, or, when the service refused the query (400) and the index
+// defines no semantic configuration of the configured name (an index
+// created by another tool, or with another semanticConfiguration), a
+// *ConfigError naming sink.cloudsearch.semanticConfiguration, the
+// configurations the index has and what to do, with err as its cause.
+// ValidateIndex does not check the name: an index without semantic
+// ranking serves every other mode.
+func (s *Store) semanticConfigurationError(ctx context.Context, err error) error {
+	var se *ServiceError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusBadRequest {
+		return err
+	}
+	def, gerr := s.GetIndex(ctx)
+	if gerr != nil {
+		return err
+	}
+	var names []string
+	if def.Semantic != nil {
+		for _, c := range def.Semantic.Configurations {
+			if c.Name == s.cfg.SemanticConfiguration {
+				return err // the name is not what the service refused
+			}
+			names = append(names, strconv.Quote(c.Name))
+		}
+	}
+	if len(names) == 0 {
+		return configErrCause("semanticConfiguration",
+			fmt.Sprintf("index %q has no semantic configuration, which mode semantic_hybrid needs", s.cfg.IndexName), err,
+			"use mode hybrid, or add a semantic configuration to the index (in the portal, or create the index again with `sluice index delete`, `sluice index create`, then `sluice run`: Sluice creates one named by "+settingPrefix+"semanticConfiguration)")
+	}
+	return configErrCause("semanticConfiguration",
+		fmt.Sprintf("is %q, but index %q defines no semantic configuration of that name (it has %s)", s.cfg.SemanticConfiguration, s.cfg.IndexName, strings.Join(names, ", ")), err,
+		"set "+settingPrefix+"semanticConfiguration to one of the index's")
 }
 
 func modeName(m sink.QueryMode) sink.QueryMode {

@@ -17,7 +17,9 @@
 // credential that cannot get a token (a *CredentialError); an api-version
 // the service refuses is a *ConfigError, as is one that cannot be a
 // published version, which is refused before any request (see
-// apiversion.go). Retrying a request the service had
+// apiversion.go), and so is a semantic_hybrid query refused (400) by an
+// index that has no semantic configuration of the configured name (see
+// Store.Query). Retrying a request the service had
 // carried out before failing is harmless for uploads and deletes; for index
 // creation, answered 409 on the retry, see Store.CreateIndex. Per-document
 // failures inside a 207 answer are retried by this package (only the keys
@@ -51,7 +53,9 @@
 // Settings come from a Config (YAML key sink.cloudsearch); New resolves the
 // endpoint, key and API version from the environment
 // (CLOUD_AI_SEARCH_ENDPOINT, CLOUD_AI_SEARCH_KEY, CLOUD_SEARCH_API_VERSION),
-// builds the credential and applies the index management strategy, unless
+// refusing, without showing it, an endpoint with user information, a query
+// or a fragment, where a key could hide and from where every message
+// naming the endpoint would show it, builds the credential and applies the index management strategy, unless
 // WithoutIndexManagement leaves the index to the caller (`sluice index`
 // and `sluice doctor`; the store still knows the strategy, for Doctor and
 // for the remedy of a missing index).

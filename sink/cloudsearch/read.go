@@ -542,6 +542,9 @@ func (c Config) CheckQuery(mode sink.QueryMode, topK int) error {
 // the vector field; Hybrid adds full-text search of q.QueryStr, fused by the
 // service; SemanticHybrid adds semantic reranking with the configured
 // semantic configuration (RerankerScore is set); Sparse is full-text only.
+// A SemanticHybrid query the service refuses on an index without that
+// semantic configuration is a *ConfigError naming
+// sink.cloudsearch.semanticConfiguration (see semanticConfigurationError).
 func (s *Store) Query(ctx context.Context, q sink.Query) ([]sink.ScoredNode, error) {
 	q.Filters = timesAsText(q.Filters) // time.Time values, which sink's Validate refuses, as RFC 3339 text
 	if err := q.Validate(); err != nil {

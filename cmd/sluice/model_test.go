@@ -1414,11 +1414,16 @@ func (m *model) interrupt() {
 }
 
 // editValid makes one change to the folder that leaves every file that
-// fails as it is and creates none.
+// fails as it is and creates none. It also leaves alone the files of the
+// dead-letter table, valid or not: an entry goes away when a run over the
+// whole folder finds its file gone (README, Dead letters), so an
+// interrupted run that completes after such a file was deleted or renamed
+// clears an entry that putting the file back does not bring back (one a
+// narrower source.include kept, the file having become valid since).
 func (m *model) editValid() {
 	var valid []string
 	for _, id := range slices.Sorted(maps.Keys(m.files)) {
-		if !modelFails(m.files[id]) {
+		if !modelFails(m.files[id]) && !m.failed[id] {
 			valid = append(valid, id)
 		}
 	}

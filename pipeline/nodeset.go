@@ -34,10 +34,19 @@ func merge(a, b nodeKind) nodeKind {
 // nodeSet holds the node ids the store may hold for a document, each with
 // its nodeKind, for the document's chunks to be looked up in as they are
 // cut. A single huge document may have hundreds of thousands, so the ids
-// Sluice writes (sink.NodeID: 64 lowercase hex digits) are kept as the 32
-// bytes they spell, sorted; only other ids (nodes a listing of the store
-// found, written by other tools) are kept as strings. Each id is kept
-// whole: two ids never share an entry.
+// Sluice writes (sink.NodeID: 64 lowercase hex digits, a SHA-256) are kept
+// as the first idPrefix bytes they spell, sorted; only other ids (nodes a
+// listing of the store found, written by other tools) are kept as strings.
+//
+// Keeping 160 of the 256 bits, as Nix store paths keep of theirs, takes
+// 21 bytes an id instead of 33: for the 551,333 chunks of a 1 GiB file of
+// Go source, 11.6 MB instead of 18.2 MB, held while the whole file is read
+// again, which kept the second run of that file above 100 MiB at its peak
+// (benchmarks/RESULTS.md, section 3). Two ids of one document that agree
+// in those 160 bits share an entry: with a million chunks the chance is
+// below 2^-120, and finding such a pair on purpose takes about 2^80
+// hashes. Its effect would be a chunk taken for one the store holds and
+// not written, which a run with --verify writes.
 //
 // A nodeSet is filled with add, then frozen with freeze before kind and
 // len are called.
@@ -46,9 +55,14 @@ type nodeSet struct {
 	other map[string]nodeKind // ids that are not 64 lowercase hex digits
 }
 
-// hexNode is a node id of 64 lowercase hex digits, decoded, and its kind.
+// idPrefix is how many of the 32 bytes that a node id of 64 lowercase hex
+// digits spells a nodeSet keeps (see nodeSet).
+const idPrefix = 20
+
+// hexNode is the first idPrefix bytes of a node id of 64 lowercase hex
+// digits, decoded, and its kind.
 type hexNode struct {
-	id   [32]byte
+	id   [idPrefix]byte
 	kind nodeKind
 }
 
@@ -99,7 +113,7 @@ func (s *nodeSet) kind(id string) nodeKind {
 	if !ok {
 		return s.other[id]
 	}
-	i, found := slices.BinarySearchFunc(s.hex, b, func(n hexNode, b [32]byte) int {
+	i, found := slices.BinarySearchFunc(s.hex, b, func(n hexNode, b [idPrefix]byte) int {
 		return bytes.Compare(n.id[:], b[:])
 	})
 	if !found {
@@ -117,11 +131,12 @@ func (s *nodeSet) len() int {
 	return len(s.hex) + len(s.other)
 }
 
-// decodeNodeID returns the 32 bytes that a node id of exactly 64 lowercase
-// hex digits spells. Any other id, an uppercase digit among them, is not
-// decoded (ok false), so that no two ids decode alike.
-func decodeNodeID(id string) (b [32]byte, ok bool) {
-	if len(id) != 2*len(b) {
+// decodeNodeID returns the first idPrefix bytes that a node id of exactly
+// 64 lowercase hex digits spells. Any other id, one with an uppercase digit
+// among them, is not decoded (ok false), so that an id is kept one way
+// only: no id kept as a string decodes to the prefix of another.
+func decodeNodeID(id string) (b [idPrefix]byte, ok bool) {
+	if len(id) != 64 {
 		return b, false
 	}
 	for i := range b {
@@ -131,6 +146,11 @@ func decodeNodeID(id string) (b [32]byte, ok bool) {
 			return b, false
 		}
 		b[i] = hi<<4 | lo
+	}
+	for i := 2 * idPrefix; i < len(id); i++ {
+		if _, ok := hexDigit(id[i]); !ok {
+			return b, false
+		}
 	}
 	return b, true
 }

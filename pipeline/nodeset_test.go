@@ -15,16 +15,16 @@ import (
 // Sluice writes (64 lowercase hex digits) and ids of other tools, each
 // with its kind; an id added with several kinds gets them merged (one of
 // the record that a dead run also wrote is nodeRewritten; acknowledged
-// comes before intended); ids that differ in one digit, or only in case,
-// or in length, are told apart.
+// comes before intended); ids that differ in one of the digits kept, or
+// only in case, or in length, are told apart, and ids that differ only
+// beyond them share an entry.
 func TestNodeSet(t *testing.T) {
 	a := sink.NodeID("doc.md", "alpha", 0)
 	b := sink.NodeID("doc.md", "beta", 0)
 	c := sink.NodeID("doc.md", "gamma", 0)
-	near := a[:63] + "0" // a with its last digit changed
-	if near == a {
-		near = a[:63] + "1"
-	}
+	last := 2*idPrefix - 1     // the last digit kept
+	near := withDigit(a, last) // a with the last digit kept changed
+	twin := withDigit(a, 63)   // a with its last digit changed
 	type add struct {
 		id   string
 		kind nodeKind
@@ -80,10 +80,16 @@ func TestNodeSet(t *testing.T) {
 			len:  3,
 		},
 		{
-			name: "ids that differ in their last digit",
+			name: "ids that differ in the last digit kept",
 			adds: []add{{a, nodeRecorded}, {near, nodeIntended}},
 			want: map[string]nodeKind{a: nodeRecorded, near: nodeIntended},
 			len:  2,
+		},
+		{
+			name: "ids that differ only beyond the digits kept share an entry",
+			adds: []add{{a, nodeRecorded}, {twin, nodeIntended}},
+			want: map[string]nodeKind{a: nodeRewritten, twin: nodeRewritten, near: nodeUnknown},
+			len:  1,
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +108,15 @@ func TestNodeSet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withDigit returns the id with its digit i changed.
+func withDigit(id string, i int) string {
+	d := byte('0')
+	if id[i] == d {
+		d = '1'
+	}
+	return id[:i] + string(d) + id[i+1:]
 }
 
 // TestNodeSetNil: a document the manifest does not know has no nodeSet.
@@ -148,7 +163,8 @@ func TestNodeSetMany(t *testing.T) {
 	}
 }
 
-// TestDecodeNodeID decodes the ids sink.NodeID writes, and nothing else.
+// TestDecodeNodeID decodes the ids sink.NodeID writes, and nothing else:
+// each digit must be lowercase hex, those beyond the bytes kept too.
 func TestDecodeNodeID(t *testing.T) {
 	id := sink.NodeID("doc.md", "alpha", 0)
 	for _, tt := range []struct {
@@ -164,6 +180,8 @@ func TestDecodeNodeID(t *testing.T) {
 		{id + "0", false},
 		{strings.Repeat("F", 64), false},
 		{strings.Repeat("g", 64), false},
+		{strings.Repeat("0", 2*idPrefix-1) + "g" + strings.Repeat("0", 64-2*idPrefix), false},
+		{strings.Repeat("0", 2*idPrefix) + "G" + strings.Repeat("0", 63-2*idPrefix), false},
 		{strings.Repeat("0", 63) + "/", false},
 		{strings.Repeat("0", 63) + ":", false},
 		{strings.Repeat("0", 63) + "`", false},
@@ -175,8 +193,8 @@ func TestDecodeNodeID(t *testing.T) {
 			continue
 		}
 		if ok {
-			if got := fmt.Sprintf("%x", b); got != tt.id {
-				t.Errorf("decodeNodeID(%q) = %s", tt.id, got)
+			if got := fmt.Sprintf("%x", b); got != tt.id[:2*idPrefix] {
+				t.Errorf("decodeNodeID(%q) = %s, want its first %d digits", tt.id, got, 2*idPrefix)
 			}
 		}
 	}

@@ -171,9 +171,13 @@ func chunkKeys(cs []*chunk) []string {
 
 // wouldCopy reports whether a dry run expects the chunk of text key to be
 // written with the vector of a committed node of the same text (see
-// copied), as far as the manifest tells: it does not read the store.
+// copied), as far as the manifest tells: it does not read the store, but
+// asks one that can tell (a vectorLender) whether it lends vectors at all.
 func (r *run) wouldCopy(ctx context.Context, key string) (bool, error) {
 	_, reads := r.opts.Store.(VectorReader)
+	if l, ok := r.opts.Store.(vectorLender); ok && !l.LendsVectors() {
+		reads = false
+	}
 	if r.opts.Store == nil {
 		reads = r.opts.PlanCopies
 	}
@@ -183,6 +187,10 @@ func (r *run) wouldCopy(ctx context.Context, key string) (bool, error) {
 	refs, err := r.opts.State.NodesOfTexts(ctx, []string{key})
 	return len(refs) > 0, err
 }
+
+// vectorLender is a VectorReader that tells, without reading any node,
+// whether it would lend vectors (see VectorReader).
+type vectorLender interface{ LendsVectors() bool }
 
 // withVectors sets the vectors of the chunks that vecs, by chunk text key,
 // holds with the embedder's dimensions, and returns the others.

@@ -129,14 +129,19 @@ func CheckDimensions(ctx context.Context, store any, dims int) error {
 }
 
 // VectorReader is implemented by stores that read back the vectors of the
-// nodes they hold (sink/local.Store). A run with an embedder that is not
-// local writes a chunk whose text a committed node of the index already
-// holds (in a document copied, renamed, or quoting another) with that
-// node's vector instead of embedding it again: the manifest names the node
-// (state.Store.NodesOfTexts), the store gives its text, which must still be
-// the chunk's, and its vector. A store without it (sink/cloudsearch.Store,
-// whose vector field the service need not return) gets every such chunk
-// embedded.
+// nodes they hold (sink/local.Store, sink/cloudsearch.Store). A run with
+// an embedder that is not local writes a chunk whose text a committed node
+// of the index already holds (in a document copied, renamed, or quoting
+// another) with that node's vector instead of embedding it again: the
+// manifest names the node (state.Store.NodesOfTexts), the store gives its
+// text, which must still be the chunk's, and its vector. A store that
+// cannot return the vectors of an index (a Cloud AI Search index whose
+// vector field is not retrievable) returns no node, and a store without
+// NodeVectors lends nothing: every such chunk is then embedded.
+//
+// A VectorReader that also has a method LendsVectors() bool tells a dry
+// run, which reads no node, whether it would lend any (see
+// sink/cloudsearch.Store.LendsVectors).
 type VectorReader interface {
 	// NodeVectors returns those of the nodes ids the store holds, with
 	// their text and vector.

@@ -84,6 +84,13 @@ func (s *vectorMemStore) NodeVectors(ctx context.Context, ids []string) ([]sink.
 	return out, nil
 }
 
+// nonLending is a vectorMemStore that says it lends no vector
+// (LendsVectors), as a Cloud AI Search index whose vector field is not
+// retrievable.
+type nonLending struct{ *vectorMemStore }
+
+func (nonLending) LendsVectors() bool { return false }
+
 // TestCopiedVectors copies a document and renames another in a folder
 // whose store reads vectors back: the chunks of the same text as a
 // committed node are written with its vector (marked in the store, so
@@ -130,6 +137,7 @@ func TestCopiedVectors(t *testing.T) {
 		{"without a store, PlanCopies", func(o *Options) { o.Store, o.PlanCopies = nil, true }, 2, 1},
 		{"without a store", func(o *Options) { o.Store = nil }, 0, 3},
 		{"with a store that reads no vectors", nil, 0, 3},
+		{"with a store that lends no vectors", func(o *Options) { o.Store = nonLending{vs} }, 0, 3},
 	} {
 		rep := in.run(func(o *Options) {
 			if tt.mod != nil {

@@ -10,21 +10,43 @@ import (
 
 	"github.com/sluice-dev/sluice/embedder/embedtest"
 	"github.com/sluice-dev/sluice/pipeline"
+	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
 
 // TestCopiedAndRenamedFoldersAreNotEmbeddedAgain runs sluice run with an
-// OpenAI-compatible embedder into the local store over a folder, a copy
-// of it, and the original renamed: the copy and the rename send the
-// embeddings API nothing, the dry run before the copy plans as much, and
-// the summary says so.
+// OpenAI-compatible embedder over a folder, a copy of it, and the original
+// renamed, into the local store and into a Cloud AI Search index that the
+// run creates (its vector field retrievable): the copy and the rename send
+// the embeddings API nothing, and the summary says so. The dry run before
+// the copy plans as much for the local store; for Cloud AI Search, which a
+// dry run does not ask, it plans every chunk as embedded.
 func TestCopiedAndRenamedFoldersAreNotEmbeddedAgain(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		sink       func(t *testing.T) string // the sink section of the configuration
+		planCopies bool
+	}{
+		{"local store", func(*testing.T) string { return "" }, true},
+		{"Cloud AI Search", func(t *testing.T) string {
+			_, endpoint := searchtest.Start(t, searchtest.Options{Key: "test-admin-key"})
+			t.Setenv("CLOUD_AI_SEARCH_KEY", "test-admin-key")
+			return "sink: {type: cloudsearch, cloudsearch: {endpoint: \"" + endpoint + "\", indexName: docs, embeddingDimensionality: 16, indexManagement: CreateIfNotExists}}\n"
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			testCopiedAndRenamedFolders(t, tt.sink(t), tt.planCopies)
+		})
+	}
+}
+
+func testCopiedAndRenamedFolders(t *testing.T, sinkYAML string, planCopies bool) {
 	const key = "sk-copies-test"
 	t.Setenv("SLUICE_COPIES_KEY", key)
 	srv, url := embedtest.Start(t, embedtest.Options{Key: key, Dimensions: 16})
 	dir := t.TempDir()
 	files := map[string]string{
 		"sluice.yaml": "splitter: {chunkSize: 32, chunkOverlap: 4}\n" +
-			"embedder: {provider: openai, model: m, dimensions: 16, baseURL: \"" + url + "/v1\", apiKeyEnv: SLUICE_COPIES_KEY}\n",
+			"embedder: {provider: openai, model: m, dimensions: 16, baseURL: \"" + url + "/v1\", apiKeyEnv: SLUICE_COPIES_KEY}\n" + sinkYAML,
 	}
 	for _, name := range []string{"a", "b", "c"} {
 		files["docs/guide/"+name+".md"] = strings.Repeat("The "+name+" pelican dives for fish at dawn. It rests on the pier at noon. ", 6)
@@ -49,9 +71,14 @@ func TestCopiedAndRenamedFoldersAreNotEmbeddedAgain(t *testing.T) {
 	if err := os.CopyFS(filepath.Join(dir, "docs", "copy"), os.DirFS(filepath.Join(dir, "docs", "guide"))); err != nil {
 		t.Fatal(err)
 	}
-	if plan := report("--dry-run"); plan.ChunksCopied != first.ChunksWritten || plan.ChunksPlanned != 0 || plan.TokensPlanned != 0 {
+	plan := report("--dry-run")
+	switch {
+	case planCopies && (plan.ChunksCopied != first.ChunksWritten || plan.ChunksPlanned != 0 || plan.TokensPlanned != 0):
 		t.Errorf("dry run after the copy: %d copied, %d chunks and %d tokens planned; want %d copied, nothing planned",
 			plan.ChunksCopied, plan.ChunksPlanned, plan.TokensPlanned, first.ChunksWritten)
+	case !planCopies && (plan.ChunksCopied != 0 || plan.ChunksPlanned != first.ChunksWritten || plan.TokensPlanned != first.TokensEmbedded):
+		t.Errorf("dry run after the copy: %d copied, %d chunks and %d tokens planned; want none copied, %d chunks and %d tokens planned",
+			plan.ChunksCopied, plan.ChunksPlanned, plan.TokensPlanned, first.ChunksWritten, first.TokensEmbedded)
 	}
 	requests := srv.Stats().Requests
 	copied := report()

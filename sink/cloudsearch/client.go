@@ -137,11 +137,12 @@ type Store struct {
 	pl          runtime.Pipeline
 	apiVersion  string
 	retryDelay  time.Duration
-	credentials string    // where the credentials come from, for errors that refuse them
-	credName    string    // the credential, e.g. DefaultAzureCredential, for String and a *CredentialError
-	tokenHint   string    // how to fix a credential that cannot get a token
-	keys        *keyOrder // whether the key field is sortable, which decides how documents are read (see scan)
-	maxSkip     int       // the largest skip sent: the service's maximum, lowered by tests
+	credentials string       // where the credentials come from, for errors that refuse them
+	credName    string       // the credential, e.g. DefaultAzureCredential, for String and a *CredentialError
+	tokenHint   string       // how to fix a credential that cannot get a token
+	keys        *keyOrder    // whether the key field is sortable, which decides how documents are read (see scan)
+	vectors     *vectorReads // whether the index returns the vectors NodeVectors reads
+	maxSkip     int          // the largest skip sent: the service's maximum, lowered by tests
 	// managed is set when New applied cfg.IndexManagement (not with
 	// WithoutIndexManagement): with CreateIfNotExists the index was there,
 	// or was created, when the store was opened.
@@ -218,7 +219,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
 	}
 	cfg.Key = "" // the policy holds it now; the Store must not (see Store)
 	s := &Store{cfg: cfg, apiVersion: apiVersion, retryDelay: o.retryDelay, credentials: auth.source, credName: auth.name, tokenHint: auth.tokenHint,
-		keys: newKeyOrder(), maxSkip: maxSkip, log: o.log, endpointFrom: endpointFrom, apiVersionFrom: apiVersionFrom,
+		keys: newKeyOrder(), vectors: new(vectorReads), maxSkip: maxSkip, log: o.log, endpointFrom: endpointFrom, apiVersionFrom: apiVersionFrom,
 		retry: policy.RetryOptions{
 			MaxRetries:    azcoreRetries(cfg.retries()),
 			TryTimeout:    cfg.Timeout,

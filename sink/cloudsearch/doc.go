@@ -50,6 +50,12 @@
 // with indexManagement NoValidation (or WithoutIndexManagement), from one
 // read of the definition before the first read of documents.
 //
+// NodeVectors reads back nodes' texts and vectors, so that a run writes a
+// chunk whose text a node it committed holds (a copied or renamed file)
+// without embedding it again. It needs the vector field retrievable, as
+// CreateIndex creates it (and LlamaIndex.TS does); on an index whose
+// vector field is not, it lends nothing (see Store.LendsVectors).
+//
 // Settings come from a Config (YAML key sink.cloudsearch); New resolves the
 // endpoint, key and API version from the environment
 // (CLOUD_AI_SEARCH_ENDPOINT, CLOUD_AI_SEARCH_KEY, CLOUD_SEARCH_API_VERSION),

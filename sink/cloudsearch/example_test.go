@@ -158,3 +158,53 @@ func ExampleStore_PageNodes() {
 	// a page of 80 nodes
 	// <nil>
 }
+
+// ExampleStore_NodeVectors reads back the text and vector of a stored node,
+// as a run does to write a copied chunk without embedding it again: the
+// index the store creates returns its vector field.
+func ExampleStore_NodeVectors() {
+	srv := httptest.NewServer(searchtest.NewServer(searchtest.Options{Key: "example-key"}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+
+	cfg := cloudsearch.DefaultConfig()
+	cfg.Endpoint = srv.URL
+	cfg.IndexName = "handbook"
+	cfg.IndexManagement = cloudsearch.CreateIfNotExists
+	cfg.EmbeddingDimensionality = 3
+
+	ctx := context.Background()
+	getenv := func(name string) string {
+		if name == cloudsearch.EnvKey {
+			return "example-key"
+		}
+		return ""
+	}
+	store, err := cloudsearch.New(ctx, cfg, cloudsearch.WithGetenv(getenv), cloudsearch.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+
+	text := "Pelicans dive for fish."
+	id := sink.NodeID("birds.md", text, 0)
+	node := sink.Node{ID: id, RefDocID: "birds.md", Text: text, Embedding: []float32{0.25, 0.5, 1}}
+	if _, err := store.Add(ctx, []sink.Node{node}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("lends vectors:", store.LendsVectors())
+	got, err := store.NodeVectors(ctx, []string{id, "absent"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, n := range got {
+		fmt.Printf("%q %v\n", n.Text, n.Embedding)
+	}
+	// Output:
+	// lends vectors: true
+	// "Pelicans dive for fish." [0.25 0.5 1]
+}

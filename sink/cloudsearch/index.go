@@ -133,6 +133,11 @@ func ptr[T any](v T) *T { return &v }
 // (none when hiddenFieldKeys hides the chunk: the service ranks only
 // searchable, retrievable fields; see CheckQuery).
 //
+// The vector field is retrievable unless hiddenFieldKeys hides it, as
+// LlamaIndex.TS creates it, so that a run can write a chunk whose text a
+// node it committed holds with that node's vector (see NodeVectors);
+// searches never return it, as they select their fields.
+//
 // The chunk is the only full-text searchable field: every other field is
 // created with searchable false, as LlamaIndex creates them, because the
 // service makes string fields searchable by default and text queries would
@@ -161,7 +166,7 @@ func (c Config) Definition() IndexDefinition {
 		{Name: c.IDFieldKey, Type: "Edm.String", Key: true, Searchable: no(), Filterable: ptr(true), Sortable: ptr(true), Facetable: no(), Retrievable: ptr(true)},
 		chunk,
 		// A vector field can be neither filterable, sortable nor facetable.
-		{Name: c.EmbeddingFieldKey, Type: "Collection(Edm.Single)", Searchable: ptr(true), Filterable: no(), Sortable: no(), Facetable: no(), Retrievable: ptr(false), Dimensions: c.EmbeddingDimensionality, VectorSearchProfile: profile},
+		{Name: c.EmbeddingFieldKey, Type: "Collection(Edm.Single)", Searchable: ptr(true), Filterable: no(), Sortable: no(), Facetable: no(), Retrievable: retrievable(c.EmbeddingFieldKey), Dimensions: c.EmbeddingDimensionality, VectorSearchProfile: profile},
 		{Name: c.MetadataStringFieldKey, Type: "Edm.String", Searchable: no(), Filterable: no(), Sortable: no(), Facetable: no(), Retrievable: retrievable(c.MetadataStringFieldKey)},
 		{Name: c.DocIDFieldKey, Type: "Edm.String", Searchable: no(), Filterable: ptr(true), Sortable: no(), Facetable: no(), Retrievable: retrievable(c.DocIDFieldKey)},
 	}
@@ -251,6 +256,7 @@ func (s *Store) CreateIndex(ctx context.Context) error {
 	_, _, err = s.do(ctx, call{op: "create index " + s.cfg.IndexName, method: http.MethodPost, path: "/indexes", body: body, attempts: &attempts})
 	if err == nil {
 		s.keys.set(true) // Definition's key is sortable
+		s.vectors.set(s.cfg.vectorsReadableIn(s.cfg.Definition()))
 	}
 	if statusOf(err) != http.StatusConflict || attempts.Load() < 2 {
 		return err
@@ -270,6 +276,7 @@ func (s *Store) DeleteIndex(ctx context.Context) error {
 	}
 	if err == nil {
 		s.keys.reset() // an index created later under the name may differ
+		s.vectors.reset()
 	}
 	return err
 }
@@ -309,6 +316,7 @@ func (s *Store) validate(def IndexDefinition) error {
 		return err
 	}
 	s.keys.set(keyFieldSortable(def, s.cfg.IDFieldKey))
+	s.vectors.set(s.cfg.vectorsReadableIn(def))
 	return nil
 }
 

@@ -792,7 +792,11 @@ func (s *Store) Doctor(ctx context.Context, embedderDims int) []Check {
 	if err != nil {
 		return append(checks, Check{Name: "index " + s.cfg.IndexName, Detail: err.Error(), Err: err})
 	}
-	checks = append(checks, Check{Name: "index " + s.cfg.IndexName, OK: true, Detail: fmt.Sprintf("exists; vector field %s has %d dimensions", s.cfg.EmbeddingFieldKey, dims)})
+	detail := fmt.Sprintf("exists; vector field %s has %d dimensions", s.cfg.EmbeddingFieldKey, dims)
+	if !s.cfg.vectorsReadableIn(def) {
+		detail += fmt.Sprintf("; the index does not return it or the chunk (not retrievable, or in hiddenFieldKeys), so chunks of copied and renamed documents are embedded again (to read vectors back: %s)", recreateSteps)
+	}
+	checks = append(checks, Check{Name: "index " + s.cfg.IndexName, OK: true, Detail: detail})
 	if dims != s.cfg.EmbeddingDimensionality {
 		err := s.cfg.mismatch("embeddingDimensionality", strconv.Itoa(s.cfg.EmbeddingDimensionality)+" dimensions", strconv.Itoa(dims)+" dimensions",
 			"set embeddingDimensionality to the embedding model's output size")

@@ -40,7 +40,8 @@ func vectorSearches(t *testing.T, srv *searchtest.Server) int {
 // does not return its vector field or its chunk lends nothing and is not
 // searched: one whose vector field is not retrievable (as Sluice created
 // them before), one whose configuration hides the vector field, and, with
-// NoValidation, each learnt from the definition read once.
+// NoValidation, each learnt from the definition read once. Doctor says
+// when copies are embedded again.
 func TestNodeVectors(t *testing.T) {
 	ctx := context.Background()
 	notRetrievable := func(t *testing.T, url string) {
@@ -80,6 +81,20 @@ func TestNodeVectors(t *testing.T) {
 			}
 			if got := s.LendsVectors(); got != tt.lends {
 				t.Errorf("LendsVectors = %v, want %v", got, tt.lends)
+			}
+			// sluice doctor says when copies are embedded again.
+			found := false
+			for _, c := range s.Doctor(ctx, 0) {
+				if c.Name != "index docs" {
+					continue
+				}
+				found = true
+				if strings.Contains(c.Detail, "embedded again") == tt.reads {
+					t.Errorf("doctor: %s: %s; want it to say whether copies are embedded again (%v)", c.Name, c.Detail, !tt.reads)
+				}
+			}
+			if !found {
+				t.Error("doctor has no check of the index")
 			}
 			nodes := makeNodes("a.md", 2*vectorIDsPerQuery+5)
 			if _, err := s.Add(ctx, nodes); err != nil {

@@ -10,16 +10,21 @@
 # of it beside itself, and after `mv` of the original to another name. Prints, per run, the files
 # added and deleted, the chunks written and copied (written with the vector of a node of the same
 # text), the tokens embedded and the seconds. SLUICE_BIN=PATH measures that binary instead of a build
-# of this tree (to compare builds in one session). Nothing is written outside $TMPDIR.
+# of this tree (to compare builds in one session). SINK=cloudsearch writes into a Cloud AI Search
+# index instead, on `sluice devserver search` (the strict test double, in memory, on this machine),
+# created by the first run. Nothing is written outside $TMPDIR.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SIZE="${1:-50}"
 FOLDER="${2:-postgresql}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-copies.XXXXXX")"
+SINK="${SINK:-local}"
 DEV_PID=
+SEARCH_PID=
 cleanup() {
   [ -z "$DEV_PID" ] || kill "$DEV_PID" 2>/dev/null || true
+  [ -z "$SEARCH_PID" ] || kill "$SEARCH_PID" 2>/dev/null || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -42,8 +47,25 @@ for _ in $(seq 50); do
   curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
   sleep 0.1
 done
+SINK_YAML=
+case "$SINK" in
+  local) ;;
+  cloudsearch)
+    SEARCH_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    export CLOUD_AI_SEARCH_KEY=copies-bench-key
+    "$WORK/sluice" devserver search --addr "127.0.0.1:$SEARCH_PORT" >"$WORK/search.log" 2>&1 &
+    SEARCH_PID=$!
+    for _ in $(seq 50); do
+      curl -s -o /dev/null "http://127.0.0.1:$SEARCH_PORT/" && break
+      sleep 0.1
+    done
+    SINK_YAML="sink: {type: cloudsearch, cloudsearch: {endpoint: 'http://127.0.0.1:$SEARCH_PORT', indexName: copies, embeddingDimensionality: 1536, indexManagement: CreateIfNotExists}}"
+    ;;
+  *) die "SINK=$SINK: want local or cloudsearch" ;;
+esac
 bench_config "$WORK/sluice.yaml" \
-  "embedder: {provider: openai, baseURL: 'http://127.0.0.1:$PORT/v1', model: text-embedding-3-small, dimensions: 1536, auth: none, requestsPerMinute: 0, tokensPerMinute: 0}"
+  "embedder: {provider: openai, baseURL: 'http://127.0.0.1:$PORT/v1', model: text-embedding-3-small, dimensions: 1536, auth: none, requestsPerMinute: 0, tokensPerMinute: 0}" \
+  "$SINK_YAML"
 
 cd "$WORK"
 echo "| run | files added | files deleted | chunks written | chunks copied | tokens embedded | seconds |"
@@ -61,4 +83,4 @@ cp -r "docs/$FOLDER" "docs/$FOLDER-copy"
 row "cp -r $FOLDER $FOLDER-copy"
 mv "docs/$FOLDER" "docs/$FOLDER-renamed"
 row "mv $FOLDER $FOLDER-renamed"
-log "machine: $(machine)"
+log "sink: $SINK; machine: $(machine)"

@@ -20,11 +20,9 @@ SIZE="${1:-50}"
 FOLDER="${2:-postgresql}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-copies.XXXXXX")"
 SINK="${SINK:-local}"
-DEV_PID=
-SEARCH_PID=
+PIDS=()
 cleanup() {
-  [ -z "$DEV_PID" ] || kill "$DEV_PID" 2>/dev/null || true
-  [ -z "$SEARCH_PID" ] || kill "$SEARCH_PID" 2>/dev/null || true
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -40,25 +38,28 @@ fi
 mkdir "$WORK/docs"
 cp -r "$SRC/$FOLDER" "$WORK/docs/$FOLDER"
 
-PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$WORK/sluice" devserver embeddings --addr "127.0.0.1:$PORT" >"$WORK/devserver.log" 2>&1 &
-DEV_PID=$!
-for _ in $(seq 50); do
-  curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
-  sleep 0.1
-done
+# start_devserver KIND starts `sluice devserver KIND` on a free port, killed on exit, waits until it
+# answers, and sets DEVSERVER_PORT.
+start_devserver() {
+  local port
+  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "$WORK/sluice" devserver "$1" --addr "127.0.0.1:$port" >"$WORK/devserver-$1.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 50); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+    sleep 0.1
+  done
+  DEVSERVER_PORT=$port
+}
+start_devserver embeddings
+PORT=$DEVSERVER_PORT
 SINK_YAML=
 case "$SINK" in
   local) ;;
   cloudsearch)
-    SEARCH_PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     export CLOUD_AI_SEARCH_KEY=copies-bench-key
-    "$WORK/sluice" devserver search --addr "127.0.0.1:$SEARCH_PORT" >"$WORK/search.log" 2>&1 &
-    SEARCH_PID=$!
-    for _ in $(seq 50); do
-      curl -s -o /dev/null "http://127.0.0.1:$SEARCH_PORT/" && break
-      sleep 0.1
-    done
+    start_devserver search
+    SEARCH_PORT=$DEVSERVER_PORT
     SINK_YAML="sink: {type: cloudsearch, cloudsearch: {endpoint: 'http://127.0.0.1:$SEARCH_PORT', indexName: copies, embeddingDimensionality: 1536, indexManagement: CreateIfNotExists}}"
     ;;
   *) die "SINK=$SINK: want local or cloudsearch" ;;

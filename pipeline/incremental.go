@@ -102,7 +102,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return nil
 	}
 	r.model = r.opts.EmbedderInfo.Key()
-	r.journal = !isLocal(r.opts.Embedder)
+	r.journal = !IsLocal(r.opts.Embedder)
 	var err error
 	if !r.opts.DryRun {
 		if r.manifest, err = st.Begin(ctx); err != nil {

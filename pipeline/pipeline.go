@@ -223,7 +223,7 @@ func (o *Options) applyDefaults() {
 	if o.EmbedConcurrency <= 0 {
 		o.EmbedConcurrency = DefaultEmbedConcurrency
 	}
-	if isLocal(o.Embedder) {
+	if IsLocal(o.Embedder) {
 		// A local embedder computes on the cores: more workers than cores
 		// only hold more batches in memory.
 		o.EmbedConcurrency = min(o.EmbedConcurrency, runtime.GOMAXPROCS(0))
@@ -408,8 +408,12 @@ type localEmbedder interface {
 	Local() bool
 }
 
-// isLocal reports whether e computes its vectors in process.
-func isLocal(e embedder.Embedder) bool {
+// IsLocal reports whether e computes its vectors in process (it has a
+// method Local() bool that says so, as embedder.Hash and embedder.Instant
+// do): their vectors cost less to compute again than to keep or read back,
+// so a run neither journals them nor copies them from the store, and a
+// watch does not park them.
+func IsLocal(e embedder.Embedder) bool {
 	l, ok := e.(localEmbedder)
 	return ok && l.Local()
 }

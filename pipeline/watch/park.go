@@ -35,7 +35,7 @@ func newParked(opts pipeline.Options) *parked {
 	if opts.Vectors != nil || opts.Embedder == nil || opts.State == nil {
 		return nil
 	}
-	if l, ok := opts.Embedder.(interface{ Local() bool }); ok && l.Local() {
+	if pipeline.IsLocal(opts.Embedder) {
 		return nil
 	}
 	if _, ok := opts.Store.(pipeline.VectorReader); !ok {

@@ -13,6 +13,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+check_args 1 "$@"
 OUT="${1:-$BENCH_DIR/results/sim}"
 SIZE_MB="${SIZE_MB:-10}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-bench-sim.XXXXXX")"

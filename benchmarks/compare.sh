@@ -18,7 +18,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+check_args 1 "$@"
 SIZE_MB="${1:-1}"
+need_number SIZE_MB "$SIZE_MB"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-compare.XXXXXX")"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 CORPUS="$WORK/corpus-${SIZE_MB}mb"

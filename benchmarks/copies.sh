@@ -16,7 +16,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+check_args 2 "$@"
 SIZE="${1:-50}"
+need_number SIZE_MB "$SIZE"
 FOLDER="${2:-postgresql}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-copies.XXXXXX")"
 SINK="${SINK:-local}"

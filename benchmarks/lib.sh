@@ -8,6 +8,43 @@ MAKE_CORPUS="$SHARED/corpus/make-corpus.sh"
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# usage prints the running script's usage: the comment block under its first line.
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
+
+# usage_error MESSAGE prints MESSAGE and the usage on stderr and exits 2.
+usage_error() {
+  log "error: $*"
+  usage >&2
+  exit 2
+}
+
+# check_args MAX ARG... prints the usage and exits 0 when the first ARG is -h or --help; exits 2, with
+# the usage, when there are more than MAX ARGs or one starts with "-" (no script takes flags: its
+# settings are environment variables). Each script calls it first, before it builds or downloads
+# anything.
+check_args() {
+  local max="$1" a
+  shift
+  case "${1:-}" in -h | --help)
+    usage
+    exit 0
+    ;;
+  esac
+  [ $# -le "$max" ] || usage_error "at most $max argument(s), got $#: $*"
+  for a in "$@"; do
+    case "$a" in -*) usage_error "unknown option $a" ;; esac
+  done
+}
+
+# need_number NAME VALUE exits 2, with the usage, unless VALUE is a number above 0 (MiB may be
+# fractional: make-corpus.sh takes 0.5). need_count NAME VALUE: a whole number above 0.
+need_number() {
+  [[ "$2" =~ ^[0-9]*\.?[0-9]+$ && ! "$2" =~ ^0*\.?0*$ ]] || usage_error "$1 must be a number above 0, got '$2'"
+}
+need_count() {
+  [[ "$2" =~ ^[0-9]+$ && ! "$2" =~ ^0+$ ]] || usage_error "$1 must be a whole number above 0, got '$2'"
+}
+
 # machine prints the machine line recorded with every figure.
 machine() {
   printf '%s, %s cores (%s), %s MiB RAM, %s, %s' \

@@ -16,8 +16,10 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+check_args 99 "$@"
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(10 200 1024)
+for s in "${SIZES[@]}"; do need_count SIZES_MB "$s"; done
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-memory.XXXXXX")"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 POOL_MB=140

@@ -13,7 +13,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+check_args 2 "$@"
 SIZE="${1:-50}"
+need_number SIZE_MB "$SIZE"
 KEEP_FOLDER="${2:-debian-policy}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/sluice-removal.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT

@@ -19,7 +19,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+check_args 1 "$@"
 TRIALS="${1:-10}"
+need_count TRIALS "$TRIALS"
 SWITCHES="${SWITCHES:-3}"
 SLEEP="${SLEEP:-0.3}"
 LOAD="${LOAD:-2}"

@@ -132,7 +132,9 @@ func loadConfig(flag string) (Config, string, error) {
 // endpoint, admin key or API version set in its variable (endpointEnv,
 // keyEnv, CLOUD_SEARCH_API_VERSION) replaces the one in the file. The
 // setting is cleared so that the store reads the variable itself and its
-// errors name the variable.
+// errors name the variable; except a key beside a credential that does not
+// use it (default, managedIdentity), which no variable replaces: the store
+// warns that it is not used, whatever keyEnv holds.
 //
 // It returns the overrides worth a warning (warnEnvOverrides): those of a
 // setting the file gives another value than the variable, when the store
@@ -175,7 +177,9 @@ func applyEnv(cfg *Config, getenv func(string) string) []envOverride {
 			}
 			list = append(list, ov)
 		}
-		*o.value = ""
+		if o.used {
+			*o.value = ""
+		}
 	}
 	return list
 }

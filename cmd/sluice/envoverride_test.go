@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/cloudsearch/searchtest"
 )
 
@@ -238,10 +239,16 @@ func TestApplyEnvOverrides(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("overrides %+v\nwant %+v", got, tt.want)
 			}
-			// The settings whose variable is set are cleared, as before.
+			// The settings whose variable is set are cleared, as before,
+			// but for a key that the credential does not use: no variable
+			// replaces it, and the store warns of it (TestUnusedFileKeyWarns).
 			cs := &want.Sink.CloudSearch
 			names := cs.WithDefaults()
-			for env, setting := range map[string]*string{names.EndpointEnv: &cs.Endpoint, names.KeyEnv: &cs.Key, "CLOUD_SEARCH_API_VERSION": &cs.APIVersion} {
+			settings := map[string]*string{names.EndpointEnv: &cs.Endpoint, "CLOUD_SEARCH_API_VERSION": &cs.APIVersion}
+			if kind, _ := cloudsearch.ParseCredentialKind(string(cs.Credential)); kind == cloudsearch.KeyCredential {
+				settings[names.KeyEnv] = &cs.Key
+			}
+			for env, setting := range settings {
 				if tt.env[env] != "" {
 					*setting = ""
 				}
@@ -357,5 +364,48 @@ func TestSwappedEndpointAndKeyAreNotShown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnusedFileKeyWarns checks that a key in the configuration file
+// beside a credential that does not use it is warned about when the store
+// opens, without showing it, whether or not the key's variable is set: a
+// variable set too (the walkthrough exports CLOUD_AI_SEARCH_KEY) must not
+// hide the key left in the file.
+func TestUnusedFileKeyWarns(t *testing.T) {
+	const fileKey = "file-secret-key-5e2a"
+	const envKey = "env-secret-key-9b41"
+	for _, credential := range []string{"default", "managedIdentity"} {
+		for _, envSet := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/variable set %v", credential, envSet), func(t *testing.T) {
+				for _, v := range append(cloudSearchVars, "AZURE_CLIENT_ID") {
+					unsetEnv(t, v)
+				}
+				if envSet {
+					t.Setenv("CLOUD_AI_SEARCH_KEY", envKey)
+				}
+				dir := t.TempDir()
+				writeFiles(t, dir, map[string]string{"c.yaml": "sink:\n  type: cloudsearch\n  cloudsearch: {endpoint: https://example.search.windows.net, indexName: docs, " +
+					"indexManagement: NoValidation, credential: " + credential + ", key: " + fileKey + "}\n"})
+				var buf bytes.Buffer
+				a := &app{configPath: filepath.Join(dir, "c.yaml"), log: slog.New(slog.NewTextHandler(&buf, nil))}
+				cfg, err := a.config()
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := a.openStore(t.Context(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				out := buf.String()
+				if !strings.Contains(out, "sink.cloudsearch.key is set, but sink.cloudsearch.credential is "+credential) {
+					t.Errorf("no warning that the file's key is not used:\n%s", out)
+				}
+				if strings.Contains(out, fileKey) || strings.Contains(out, envKey) {
+					t.Errorf("the log shows a key:\n%s", out)
+				}
+			})
+		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package embedder turns batches of texts into vectors. It defines the
 // Embedder interface and its providers: the local hashing embedder (the
-// offline default), and the OpenAI-compatible and Azure OpenAI clients with
-// request limits, RPM/TPM pacing and retries.
+// offline default), the instant embedder (one constant vector, to measure
+// the pipeline alone; not for real indexes), and the OpenAI-compatible and
+// Azure OpenAI clients with request limits, RPM/TPM pacing and retries.
 package embedder
 
 import (

@@ -87,3 +87,22 @@ func TestScriptArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestParityUsage checks that splitter/parity.mjs without its two files
+// prints its usage and exits 2, instead of a stack trace about an
+// undefined path.
+func TestParityUsage(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	for _, args := range [][]string{nil, {"only.jsonl"}, {"--help"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, node, append([]string{filepath.Join("splitter", "parity.mjs")}, args...)...).CombinedOutput()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.HasPrefix(string(out), "usage: node parity.mjs LLAMAINDEX.jsonl SLUICE.jsonl") {
+			t.Errorf("node parity.mjs %q: %v, output:\n%s\nwant exit 2 and the usage", args, err, out)
+		}
+	}
+}

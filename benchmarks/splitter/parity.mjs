@@ -7,6 +7,10 @@ import fs from "node:fs";
 
 const read = (p) => fs.readFileSync(p, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 const [refPath, oursPath] = process.argv.slice(2);
+if (!refPath || !oursPath || process.argv.length > 4 || refPath.startsWith("-")) {
+  console.error("usage: node parity.mjs LLAMAINDEX.jsonl SLUICE.jsonl");
+  process.exit(2);
+}
 const ours = new Map();
 for (const c of read(oursPath)) {
   const m = ours.get(c.file) ?? new Map();

@@ -512,7 +512,10 @@ func (c Config) validateNames() error {
 // information, a query or a fragment. Those three may hold a key, which
 // every message and log line naming the endpoint would then show, so they
 // are refused, and s is shown only when credential.EndpointShown allows
-// it. keyEnv names the variable that should hold the key.
+// it. keyEnv names the variable that should hold the key. Plain http is
+// refused too unless the host is a loopback address (a test server such as
+// `sluice devserver search`): azcore sends no key or token over it, so
+// every request would fail, with an error about the network.
 func endpointProblem(s, keyEnv string) (reason, hint string) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -521,6 +524,10 @@ func endpointProblem(s, keyEnv string) (reason, hint string) {
 	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return "holds user information, a query or a fragment, which may hold a key (the value is not shown)",
 			"use the service's address alone, https://NAME.search.windows.net, and put the admin key in " + keyEnv
+	}
+	if u.Scheme == "http" && !isLoopback(s) {
+		return "is " + credential.QuoteEndpoint(s) + ", plain http, over which no key or token is sent (only to a loopback address, such as `sluice devserver search` on this machine)",
+			"use https://" + u.Host + ", as the service requires"
 	}
 	return "", ""
 }

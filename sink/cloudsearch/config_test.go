@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"reflect"
 	"strings"
@@ -353,5 +354,37 @@ func TestEndpointHoldingCredentialsRefused(t *testing.T) {
 	// The service's address with a path is still an endpoint.
 	if err := testConfig("https://x.search.windows.net/").Validate(); err != nil {
 		t.Errorf("Validate of an endpoint with a trailing slash: %v", err)
+	}
+}
+
+// TestPlainHTTPEndpointRefused checks that an http endpoint on another
+// machine, in the file or in its variable, is a *ConfigError naming where
+// it came from and the https address to use, before any request: azcore
+// sends no key or token over plain http, so every request would fail with
+// an error about the network ("no answer ... raise timeout"). On a
+// loopback address (sluice devserver search) http stays accepted.
+func TestPlainHTTPEndpointRefused(t *testing.T) {
+	for _, endpoint := range []string{"http://x.search.windows.net", "http://x.search.windows.net:8080/", "http://10.0.0.5:8700"} {
+		t.Run(endpoint, func(t *testing.T) {
+			u, _ := url.Parse(endpoint)
+			check := func(where string, err error, wantIn string) {
+				t.Helper()
+				var ce *ConfigError
+				if !errors.As(err, &ce) || ce.Setting != "sink.cloudsearch.endpoint" {
+					t.Fatalf("%s: %v, want a *ConfigError for sink.cloudsearch.endpoint", where, err)
+				}
+				if msg := err.Error(); !strings.Contains(msg, wantIn) || !strings.Contains(msg, "plain http") || !strings.Contains(msg, "use https://"+u.Host) {
+					t.Errorf("%s: %q, want a message naming %s, plain http and https://%s", where, msg, wantIn, u.Host)
+				}
+			}
+			check("Validate", testConfig(endpoint).Validate(), "sink.cloudsearch.endpoint")
+			_, err := New(context.Background(), testConfig(""), WithGetenv(envOf(map[string]string{EnvEndpoint: endpoint, EnvKey: testKey})))
+			check("New with "+EnvEndpoint, err, EnvEndpoint)
+		})
+	}
+	for _, endpoint := range []string{"http://127.0.0.1:8700", "http://localhost:8700", "http://[::1]:8700", "https://x.search.windows.net"} {
+		if err := testConfig(endpoint).Validate(); err != nil {
+			t.Errorf("Validate of %s: %v", endpoint, err)
+		}
 	}
 }

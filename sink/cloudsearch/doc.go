@@ -61,7 +61,9 @@
 // (CLOUD_AI_SEARCH_ENDPOINT, CLOUD_AI_SEARCH_KEY, CLOUD_SEARCH_API_VERSION),
 // refusing, without showing it, an endpoint with user information, a query
 // or a fragment, where a key could hide and from where every message
-// naming the endpoint would show it, builds the credential and applies the index management strategy, unless
+// naming the endpoint would show it (and a plain-http endpoint that is not
+// on a loopback address, over which azcore sends no credential), builds
+// the credential and applies the index management strategy, unless
 // WithoutIndexManagement leaves the index to the caller (`sluice index`
 // and `sluice doctor`; the store still knows the strategy, for Doctor and
 // for the remedy of a missing index).

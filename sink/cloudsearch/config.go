@@ -503,6 +503,19 @@ func (c Config) validateNames() error {
 		if h == c.IDFieldKey {
 			return configErr("hiddenFieldKeys", fmt.Sprintf("the key field %q cannot be hidden", h), "remove it from hiddenFieldKeys")
 		}
+		// A key that names no written field becomes a field of its own
+		// (strayHidden warns of it), which needs a valid name: the
+		// service refuses to create the index otherwise.
+		if !fieldNameRE.MatchString(h) {
+			n := c.normalize()
+			hint := "name one of the fields Sluice writes: " + strings.Join(n.writtenFields(), ", ")
+			for _, s := range n.strayHidden() {
+				if s.key == h && s.near != "" {
+					hint = fmt.Sprintf("did you mean %q? %s", s.near, hint)
+				}
+			}
+			return configErr("hiddenFieldKeys", fmt.Sprintf("%q is not a valid field name (a letter, then letters, digits and underscores)", h), hint)
+		}
 	}
 	return nil
 }

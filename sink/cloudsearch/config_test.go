@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +387,32 @@ func TestPlainHTTPEndpointRefused(t *testing.T) {
 		if err := testConfig(endpoint).Validate(); err != nil {
 			t.Errorf("Validate of %s: %v", endpoint, err)
 		}
+	}
+}
+
+// TestHiddenKeyNotAFieldName checks that a hiddenFieldKeys entry that
+// cannot be a field name ("doc-id") is a *ConfigError naming the setting
+// and the field it most likely means, found by Validate before any
+// request: such a key becomes a field of its own (TestStrayHiddenKeyWarns),
+// and the service refuses to create an index with it.
+func TestHiddenKeyNotAFieldName(t *testing.T) {
+	for key, want := range map[string]string{
+		"doc-id":   `did you mean "doc_id"? name one of the fields Sluice writes: id, chunk, embedding, metadata, doc_id`,
+		"my field": "name one of the fields Sluice writes: id, chunk, embedding, metadata, doc_id",
+		"1chunk":   `did you mean "chunk"?`,
+	} {
+		c := testConfig("https://x.search.windows.net")
+		c.HiddenFieldKeys = []string{"chunk", key}
+		err := c.Validate()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Setting != "sink.cloudsearch.hiddenFieldKeys" ||
+			!strings.Contains(err.Error(), strconv.Quote(key)+" is not a valid field name") || !strings.Contains(err.Error(), want) {
+			t.Errorf("hiddenFieldKeys %q: Validate() = %v; want a *ConfigError for sink.cloudsearch.hiddenFieldKeys naming the key and %q", key, err, want)
+		}
+	}
+	c := testConfig("https://x.search.windows.net")
+	c.HiddenFieldKeys = []string{"chunk", "secret_notes"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("hiddenFieldKeys of valid names: %v", err)
 	}
 }

@@ -747,7 +747,7 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &eb) == nil {
-		se.Code, se.Message = sent.redact(eb.Error.Code), sent.redact(eb.Error.Message)
+		se.Code, se.Message = sent.redact(eb.Error.Code), oneLine(sent.redact(eb.Error.Message))
 	}
 	if refusedAPIVersion(se) {
 		return resp.StatusCode, body, s.apiVersionRefused(se)

@@ -88,6 +88,17 @@ func configErrCause(key, reason string, err error, hint string) *ConfigError {
 
 const settingPrefix = "sink.cloudsearch."
 
+// oneLine returns a message of the service on one line: its messages break
+// lines with "\r\n" ("...\r\nParameter name: $filter"), and a carriage
+// return in an error printed on a terminal sends the rest of the line over
+// its start.
+func oneLine(msg string) string {
+	if !strings.ContainsAny(msg, "\r\n") {
+		return msg
+	}
+	return strings.Join(strings.FieldsFunc(msg, func(r rune) bool { return r == '\r' || r == '\n' }), " ")
+}
+
 // ServiceError is an error answer of the service. It never contains the
 // request headers, and the credentials the request sent are redacted from
 // the service's Code and Message, so no key or token can leak through it.
@@ -96,7 +107,7 @@ type ServiceError struct {
 	Index      string // the index name, if the request was about one
 	StatusCode int    // the HTTP status
 	Code       string // the service's error code, if any
-	Message    string // the service's error message, if any
+	Message    string // the service's error message on one line, if any
 	Endpoint   string // the service endpoint (no credentials)
 	// RetryAfter is the wait the service asked for with its answer
 	// (Retry-After or retry-after-ms), 0 if none. Waits up to MaxRetryWait
@@ -340,7 +351,7 @@ func (e *ScanLimitError) Unwrap() []error { return []error{ErrScanLimit, sink.Er
 type DocumentError struct {
 	Key        string // the document key (node id)
 	StatusCode int    // the per-document status, or the request's status
-	Message    string // the service's message, with credentials redacted
+	Message    string // the service's message on one line, with credentials redacted
 	Attempts   int    // how many times the document was sent
 }
 

@@ -617,6 +617,11 @@ func (s *Store) semanticConfigurationError(ctx context.Context, err error) error
 			names = append(names, strconv.Quote(c.Name))
 		}
 	}
+	// The hint below replaces the advice of the service's error, which
+	// would point at the index's fields instead.
+	cause := *se
+	cause.unvalidated = false
+	err = &cause
 	if len(names) == 0 {
 		return configErrCause("semanticConfiguration",
 			fmt.Sprintf("index %q has no semantic configuration, which mode semantic_hybrid needs", s.cfg.IndexName), err,

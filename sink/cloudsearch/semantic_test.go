@@ -15,7 +15,8 @@ import (
 // ValidateIndex does not check (an index without one serves every other
 // mode): the service's refusal becomes a *ConfigError naming
 // sink.cloudsearch.semanticConfiguration, with the configurations the index
-// has and the service's error as its cause, while the other modes work.
+// has and the service's error, on one line, as its cause, while the other
+// modes work.
 func TestSemanticConfigurationMissing(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -62,6 +63,11 @@ func TestSemanticConfigurationMissing(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("Query = %q\nwant it to hold %q", err, w)
 				}
+			}
+			// The service's message breaks its line ("\r\nParameter name:"),
+			// and its generic advice about the index's fields is not the remedy.
+			if msg := err.Error(); strings.ContainsAny(msg, "\r\n") || strings.Contains(msg, "matches the settings") {
+				t.Errorf("Query = %q\nwant one line, without the advice about the index's fields", msg)
 			}
 			q.Mode = sink.Hybrid
 			if res, err := s.Query(ctx, q); tt.hybrid && (err != nil || len(res) == 0) {

@@ -278,10 +278,10 @@ func (s *Store) sortResults(sent []encodedDoc, results []indexingResult, attempt
 			lastErr[d.key] = &DocumentError{Key: d.key, StatusCode: http.StatusServiceUnavailable, Message: "the service's answer did not mention the document", Attempts: attempts}
 			retry = append(retry, d)
 		case retryableDocStatus(r.StatusCode):
-			lastErr[d.key] = &DocumentError{Key: d.key, StatusCode: r.StatusCode, Message: r.ErrorMessage, Attempts: attempts}
+			lastErr[d.key] = &DocumentError{Key: d.key, StatusCode: r.StatusCode, Message: oneLine(r.ErrorMessage), Attempts: attempts}
 			retry = append(retry, d)
 		default:
-			res.fail(d.key, &DocumentError{Key: d.key, StatusCode: r.StatusCode, Message: r.ErrorMessage, Attempts: attempts})
+			res.fail(d.key, &DocumentError{Key: d.key, StatusCode: r.StatusCode, Message: oneLine(r.ErrorMessage), Attempts: attempts})
 		}
 	}
 	return retry

@@ -21,7 +21,8 @@ var (
 	ErrUnauthorized = errors.New("embedder: unauthorized")
 	// ErrNotFound marks an unknown model, deployment or URL (404).
 	ErrNotFound = errors.New("embedder: model or deployment not found")
-	// ErrBadRequest marks a request the provider rejected as invalid (400, 422).
+	// ErrBadRequest marks a request the provider rejected as invalid: 400,
+	// 422 and any other 4xx status that no other error names.
 	ErrBadRequest = errors.New("embedder: request rejected")
 	// ErrThrottled marks a rate-limited request (429).
 	ErrThrottled = errors.New("embedder: rate limited")

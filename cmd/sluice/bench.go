@@ -58,7 +58,7 @@ func (a *app) benchCommand() *cobra.Command {
 		Long: "Run the real pipeline over a folder (DIR overrides source.dir) once per batch size and concurrency,\n" +
 			"against the configured embedder or, with --simulate, a built-in simulated provider whose latency is a\n" +
 			"base plus a cost per token and whose RPM/TPM quota answers 429 like a real one. Each configuration\n" +
-			"warms up (against a quota, at least until the quota's burst allowance is spent), then measures\n" +
+			"warms up (against a quota, at least as long as the quota takes to refill its burst allowance), then measures\n" +
 			"chunks/s, tokens/s, quota use, p50/p95 request latency, 429s, retries and peak RSS, in a process of\n" +
 			"its own. Prints a table with the winner marked (or --json lines) and writes bench.csv and bench.svg\n" +
 			"(throughput against batch size) to --out. Before it starts, it says how long it will take (at least how\n" +
@@ -416,7 +416,7 @@ func (a *app) benchWorkload(ctx context.Context, cfg Config, files []reader.File
 // configuration can take), a quota that may throttle.
 func (a *app) benchAnnounce(trials []bench.Trial, dir string, w bench.Workload, f *benchFlags) {
 	if given, warm := max(f.opts.Warmup, 0), f.opts.WarmupFor(w.Embedder, w.TokensPerMinute); warm > given {
-		a.benchNote(fmt.Sprintf("bench: warm-up raised from %s to %s: against a quota, each measurement starts once the quota's burst allowance is spent", given, warm))
+		a.benchNote(fmt.Sprintf("bench: warm-up raised from %s to %s: against a quota, the warm-up is never shorter than the time the quota takes to refill its burst allowance", given, warm))
 	}
 	pace := "how fast the embedder answers"
 	if f.sink == benchSinkConfigured {

@@ -1,6 +1,4 @@
-// Package benchmarks holds the benchmark scripts (see README.md); its test
-// checks how they take their arguments.
-package benchmarks
+package benchscripts
 
 import (
 	"context"
@@ -30,10 +28,7 @@ func TestScriptArguments(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	empty := t.TempDir()
-	here, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
+	here := benchmarksDir(t)
 	run := func(t *testing.T, script string, args ...string) (stdout, stderr string, code int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -98,11 +93,22 @@ func TestParityUsage(t *testing.T) {
 	}
 	for _, args := range [][]string{nil, {"only.jsonl"}, {"--help"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := exec.CommandContext(ctx, node, append([]string{filepath.Join("splitter", "parity.mjs")}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, node, append([]string{filepath.Join(benchmarksDir(t), "splitter", "parity.mjs")}, args...)...).CombinedOutput()
 		cancel()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.HasPrefix(string(out), "usage: node parity.mjs LLAMAINDEX.jsonl SLUICE.jsonl") {
 			t.Errorf("node parity.mjs %q: %v, output:\n%s\nwant exit 2 and the usage", args, err, out)
 		}
 	}
+}
+
+// benchmarksDir returns the absolute path of the repository's benchmarks
+// folder.
+func benchmarksDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "benchmarks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

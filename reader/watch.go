@@ -164,6 +164,12 @@ type WatchOptions struct {
 	// again; each try sends a Rescan, since their changes are not seen.
 	// Default 1m.
 	LimitRetry time.Duration `yaml:"limitRetry"`
+	// RootCheck is how often Run checks, between events, that the root's
+	// path still leads to the watched folder (see Watcher.CheckRoot): a
+	// symbolic link on the path switched with ln -sfn, or a folder above it
+	// renamed, gives no event in the watched folder, which may never change
+	// again. Default 1s.
+	RootCheck time.Duration `yaml:"rootCheck"`
 }
 
 // Default watch settings.
@@ -171,6 +177,7 @@ const (
 	DefaultDebounce   = 500 * time.Millisecond
 	DefaultMaxDelay   = 10 * time.Second
 	DefaultLimitRetry = time.Minute
+	DefaultRootCheck  = time.Second
 )
 
 // NoDebounce turns debouncing off when set as WatchOptions.Debounce: each
@@ -193,11 +200,14 @@ func (o WatchOptions) WithDefaults() WatchOptions {
 	if o.LimitRetry == 0 {
 		o.LimitRetry = DefaultLimitRetry
 	}
+	if o.RootCheck == 0 {
+		o.RootCheck = DefaultRootCheck
+	}
 	return o
 }
 
 // Validate reports the first invalid setting as a *ConfigError naming it
-// ("watch.maxDelay" or "watch.limitRetry"). Call WithDefaults first to
+// ("watch.maxDelay", "watch.limitRetry" or "watch.rootCheck"). Call WithDefaults first to
 // accept zero settings.
 func (o WatchOptions) Validate() error {
 	if o.MaxDelay < 0 {
@@ -208,6 +218,9 @@ func (o WatchOptions) Validate() error {
 	}
 	if o.LimitRetry < 0 {
 		return &ConfigError{Setting: "watch.limitRetry", Reason: "must not be negative; use a duration such as 1m"}
+	}
+	if o.RootCheck < 0 {
+		return &ConfigError{Setting: "watch.rootCheck", Reason: "must not be negative; use a duration such as 1s"}
 	}
 	return nil
 }
@@ -398,8 +411,8 @@ func (w *Watcher) Unwatched() int { return int(w.unwatched.Load()) }
 // switched to another folder, or a folder above it was renamed and another
 // put in its place. No event says so (watches follow the folder, not its
 // path), while documents are read through the path, so they would be read
-// from the other folder. Run checks before it reports events and before
-// each Rescan; a caller about to read the folder through its path (a full
+// from the other folder. Run checks before it reports events, before each
+// Rescan and every WatchOptions.RootCheck in between; a caller about to read the folder through its path (a full
 // reconciliation) may check too. It returns nil if nothing is at the path
 // or it cannot be looked up: the root's own removal is reported by Run,
 // and reading the path then fails. It may be called from any goroutine.
@@ -433,6 +446,9 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	retry.Stop()
 	defer retry.Stop()
 	retrying := false
+	// No event says that the root's path leads to another folder now.
+	rootCheck := time.NewTicker(w.opts.RootCheck)
+	defer rootCheck.Stop()
 	for {
 		if w.limitErr != nil && w.rootErr == nil {
 			w.rescan(w.limitErr)
@@ -481,6 +497,10 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 		case <-retryC:
 			retrying = false
 			w.rescan(limitFault(w.firstLimited(), nil))
+		case <-rootCheck.C:
+			if err := w.CheckRoot(); err != nil {
+				w.rootErr = err
+			}
 		}
 	}
 }

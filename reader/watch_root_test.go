@@ -122,3 +122,48 @@ func TestWatchRootCheckKeepsFolder(t *testing.T) {
 		t.Errorf("CheckRoot() with nothing at the path = %v, want nil", err)
 	}
 }
+
+// TestWatchRootReplacedQuiet re-points the root's path at another folder
+// and changes nothing in the folder watched, as after `ln -sfn release-2
+// current`, when the old release is never written again: Run must still
+// end with a *RootError (Replaced), found by its periodic check, instead
+// of watching the old folder while the path leads to the new one.
+func TestWatchRootReplacedQuiet(t *testing.T) {
+	base := t.TempDir()
+	writeTree(t, base, map[string]string{"v1/a.md": "one", "v2/a.md": "other", "docs": "->v1"})
+	root := filepath.Join(base, "docs")
+	w, err := NewWatcher(Config{Dir: root}, WatchOptions{Debounce: testDebounce, RootCheck: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	out := make(chan Event)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background(), out) }()
+	// ln -sfn v2 docs, atomically.
+	if err := os.Symlink("v2", filepath.Join(base, "docs.new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(base, "docs.new"), root); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	timeout := time.After(waitLimit)
+	for open := true; open; {
+		select {
+		case ev, ok := <-out:
+			if open = ok; ok {
+				got = append(got, ev.Op.String()+" "+ev.ID)
+			}
+		case <-timeout:
+			t.Fatal("Run went on watching the old folder after its path was re-pointed")
+		}
+	}
+	if len(got) != 0 {
+		t.Errorf("events %q, want none", got)
+	}
+	var rerr *RootError
+	if err := <-done; !errors.As(err, &rerr) || !rerr.Replaced || rerr.Dir != root {
+		t.Fatalf("Run = %v, want a *RootError (Replaced) naming %s", err, root)
+	}
+}

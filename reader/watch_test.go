@@ -475,6 +475,7 @@ func TestNewWatcherErrors(t *testing.T) {
 		{"negative max delay without debouncing", Config{Dir: t.TempDir()}, WatchOptions{Debounce: NoDebounce, MaxDelay: -time.Second}, "watch.maxDelay"},
 		{"max below debounce", Config{Dir: t.TempDir()}, WatchOptions{Debounce: time.Second, MaxDelay: time.Millisecond}, "watch.maxDelay"},
 		{"negative limit retry", Config{Dir: t.TempDir()}, WatchOptions{LimitRetry: -time.Second}, "watch.limitRetry"},
+		{"negative root check", Config{Dir: t.TempDir()}, WatchOptions{RootCheck: -time.Second}, "watch.rootCheck"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -332,6 +332,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts.Stats.BytesPartial.Add(-r.partial.Swap(0))
 	r.report.BytesRead = r.read.Load()
 	if opts.PricePerMillionTokens > 0 {
+		r.report.priced = true
 		tokens := r.report.TokensEmbedded
 		if opts.DryRun {
 			tokens = r.report.TokensPlanned

@@ -58,8 +58,12 @@ type Report struct {
 	// TokensPlanned counts the tokens a dry run would embed.
 	TokensPlanned int64 `json:"tokens_planned,omitempty"`
 	// EstimatedCost is the embedding cost of TokensEmbedded (TokensPlanned
-	// in a dry run) at the configured price per million tokens.
+	// in a dry run) at the configured price per million tokens. With a
+	// price configured, the JSON report has it even when it is 0.
 	EstimatedCost float64 `json:"estimated_cost,omitempty"`
+	// priced is true when a price per million tokens was configured, so
+	// that EstimatedCost is an answer, 0 included.
+	priced bool
 	// Complete is false when the run stopped before its end: the store, the
 	// embedder or the manifest failed, or it was interrupted. The files
 	// seen but in no other count were not finished; the next run takes
@@ -94,17 +98,31 @@ type Report struct {
 
 // MarshalJSON encodes r as its fields' tags say, except that a dry run's
 // report always has chunks_planned and tokens_planned, 0 included: they
-// are its answer, which scripts read.
+// are its answer, which scripts read; so is estimated_cost, 0 included,
+// when a price was configured.
 func (r Report) MarshalJSON() ([]byte, error) {
 	type plain Report // without methods, so that Marshal does not recurse
-	if !r.DryRun {
+	type priced struct {
+		plain
+		EstimatedCost float64 `json:"estimated_cost"`
+	}
+	switch {
+	case !r.DryRun && !r.priced:
 		return json.Marshal(plain(r))
+	case !r.DryRun:
+		return json.Marshal(priced{plain(r), r.EstimatedCost})
+	case !r.priced:
+		return json.Marshal(struct {
+			plain
+			ChunksPlanned int   `json:"chunks_planned"`
+			TokensPlanned int64 `json:"tokens_planned"`
+		}{plain(r), r.ChunksPlanned, r.TokensPlanned})
 	}
 	return json.Marshal(struct {
-		plain
+		priced
 		ChunksPlanned int   `json:"chunks_planned"`
 		TokensPlanned int64 `json:"tokens_planned"`
-	}{plain(r), r.ChunksPlanned, r.TokensPlanned})
+	}{priced{plain(r), r.EstimatedCost}, r.ChunksPlanned, r.TokensPlanned})
 }
 
 // EmbeddingReport counts a run's requests to the embedding provider, so a

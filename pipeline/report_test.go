@@ -48,3 +48,40 @@ func TestReportJSONPlannedKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestReportJSONCostWhenPriced: with embedder.pricePerMillionTokens set,
+// the report of a run, dry or not, over a folder with nothing to embed
+// has estimated_cost 0, as a dry run has tokens_planned 0, rather than no
+// estimated_cost at all; without a price it has none.
+func TestReportJSONCostWhenPriced(t *testing.T) {
+	in := newIncr(t, corpus(3))
+	in.run(nil)
+	for _, tt := range []struct {
+		name  string
+		price float64
+		dry   bool
+		want  bool
+	}{
+		{"dry run, priced", 0.02, true, true},
+		{"run, priced", 0.02, false, true},
+		{"dry run, no price", 0, true, false},
+		{"run, no price", 0, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := in.run(func(o *Options) { o.DryRun = tt.dry; o.PricePerMillionTokens = tt.price })
+			if rep.FilesUnchanged != 3 || rep.TokensEmbedded != 0 || rep.TokensPlanned != 0 {
+				t.Fatalf("want nothing to embed: %+v", rep)
+			}
+			b, err := json.Marshal(&rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(b), `"estimated_cost":0`); got != tt.want {
+				t.Errorf("estimated_cost 0 in the report: %v, want %v: %s", got, tt.want, b)
+			}
+			if n := strings.Count(string(b), `"estimated_cost"`); n > 1 {
+				t.Errorf("%s has estimated_cost %d times", b, n)
+			}
+		})
+	}
+}

@@ -165,6 +165,15 @@ func estimate(s pipeline.Snapshot, done int64, secs float64) (time.Duration, boo
 	return 0, false
 }
 
+// aboutCost prints an estimated cost to four decimals, or says that it is
+// below 0.0001 rather than print a cost that is not 0 as "0.0000".
+func aboutCost(c float64) string {
+	if c < 0.00005 {
+		return "less than 0.0001"
+	}
+	return fmt.Sprintf("about %.4f", c)
+}
+
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // printSummary prints the end-of-run summary.
@@ -174,7 +183,7 @@ func printSummary(w io.Writer, r *pipeline.Report) {
 	if r.DryRun {
 		fmt.Fprintf(w, "Dry run over %s (%s): would embed %s, %d tokens", plural(r.FilesSeen, "file", "files"), files, plural(r.ChunksPlanned, "chunk", "chunks"), r.TokensPlanned)
 		if r.EstimatedCost > 0 {
-			fmt.Fprintf(w, " (about %.4f at the configured price)", r.EstimatedCost)
+			fmt.Fprintf(w, " (%s at the configured price)", aboutCost(r.EstimatedCost))
 		}
 		if r.ChunksCopied > 0 {
 			fmt.Fprintf(w, ", write %s with the vector of a node of the same text", plural(r.ChunksCopied, "chunk", "chunks"))

@@ -210,3 +210,23 @@ func TestProgressLogAttrs(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryDryRunCost: a dry run's estimated cost is printed to four
+// decimals, and one too small for them is not printed as 0.0000, which
+// reads as free.
+func TestSummaryDryRunCost(t *testing.T) {
+	for _, tt := range []struct {
+		cost float64
+		want string
+	}{
+		{1.5, "(about 1.5000 at the configured price)"},
+		{0.00012, "(about 0.0001 at the configured price)"},
+		{0.00001228, "(less than 0.0001 at the configured price)"},
+	} {
+		var b strings.Builder
+		printSummary(&b, &pipeline.Report{DryRun: true, ChunksPlanned: 1, TokensPlanned: 614, EstimatedCost: tt.cost})
+		if out := b.String(); !strings.Contains(out, tt.want) {
+			t.Errorf("summary with cost %v:\n%s\nwant %q", tt.cost, out, tt.want)
+		}
+	}
+}

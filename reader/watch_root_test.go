@@ -65,19 +65,7 @@ func TestWatchRootReplaced(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(old, "b.md"), []byte("two"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			timeout := time.After(waitLimit)
-			for open := true; open; {
-				select {
-				case ev, ok := <-out:
-					if open = ok; ok {
-						got = append(got, ev.Op.String()+" "+ev.ID)
-					}
-				case <-timeout:
-					t.Fatal("Run went on after its path was re-pointed")
-				}
-			}
-			if len(got) != 0 {
+			if got := eventsUntilClosed(t, out, "Run went on after its path was re-pointed"); len(got) != 0 {
 				t.Errorf("events %q, want none: the path leads to another folder", got)
 			}
 			err = <-done
@@ -147,23 +135,30 @@ func TestWatchRootReplacedQuiet(t *testing.T) {
 	if err := os.Rename(filepath.Join(base, "docs.new"), root); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	timeout := time.After(waitLimit)
-	for open := true; open; {
-		select {
-		case ev, ok := <-out:
-			if open = ok; ok {
-				got = append(got, ev.Op.String()+" "+ev.ID)
-			}
-		case <-timeout:
-			t.Fatal("Run went on watching the old folder after its path was re-pointed")
-		}
-	}
-	if len(got) != 0 {
+	if got := eventsUntilClosed(t, out, "Run went on watching the old folder after its path was re-pointed"); len(got) != 0 {
 		t.Errorf("events %q, want none", got)
 	}
 	var rerr *RootError
 	if err := <-done; !errors.As(err, &rerr) || !rerr.Replaced || rerr.Dir != root {
 		t.Fatalf("Run = %v, want a *RootError (Replaced) naming %s", err, root)
+	}
+}
+
+// eventsUntilClosed returns the events received on out ("Op id") until Run
+// closes it, and fails the test with stuck if that takes over waitLimit.
+func eventsUntilClosed(t *testing.T, out <-chan Event, stuck string) []string {
+	t.Helper()
+	var got []string
+	timeout := time.After(waitLimit)
+	for {
+		select {
+		case ev, ok := <-out:
+			if !ok {
+				return got
+			}
+			got = append(got, ev.Op.String()+" "+ev.ID)
+		case <-timeout:
+			t.Fatal(stuck)
+		}
 	}
 }

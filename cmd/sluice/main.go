@@ -174,7 +174,26 @@ func (a *app) rootCommand() *cobra.Command {
 		a.doctorCommand(),
 		a.versionCommand(),
 	)
+	requireCompletionShell(root)
 	return root
+}
+
+// requireCompletionShell adds cobra's completion command now, instead of
+// when the root runs, so that it checks its arguments as the others do:
+// `sluice completion` alone or with an unknown shell exits 2 instead of
+// printing its help and succeeding, and `sluice completion bash x` exits 2
+// with the usage line instead of 1.
+func requireCompletionShell(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		requireSubcommand(c)
+		for _, shell := range c.Commands() {
+			shell.Args = noArgs
+		}
+	}
 }
 
 // requireSubcommand makes a command that only groups subcommands fail with

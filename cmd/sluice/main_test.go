@@ -147,6 +147,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"index", "creat"},
 		{"failed", "bogus"},
 		{"devserver"},
+		{"completion"},
+		{"completion", "tcsh"},
 		{"devserver", "search", "--fault-rate", "NaN"},
 		{"devserver", "search", "--latency", "-1s"},
 		{"devserver", "embeddings", "--fault-rate", "1.5"},
@@ -188,6 +190,7 @@ func TestArgumentCounts(t *testing.T) {
 		{[]string{"devserver", "search", "x"}, `sluice devserver search takes no arguments, got 1 ("x"); usage: sluice devserver search [flags]`},
 		{[]string{"devserver", "embeddings", "x"}, `sluice devserver embeddings takes no arguments, got 1 ("x"); usage: sluice devserver embeddings [flags]`},
 		{[]string{"version", "x"}, `sluice version takes no arguments, got 1 ("x"); usage: sluice version [flags]`},
+		{[]string{"completion", "bash", "x"}, `sluice completion bash takes no arguments, got 1 ("x"); usage: sluice completion bash`},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {

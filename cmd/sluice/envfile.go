@@ -43,7 +43,11 @@ func loadEnvFile(path string, named bool) error {
 	case errors.Is(err, fs.ErrNotExist) && !named:
 		return nil
 	case errors.As(err, &perr): // opening or reading it: the error names only the path
-		return usagef("--env-file: %v", err)
+		fix := "make it a readable dotenv file, or name another with --env-file (--env-file /dev/null reads none)"
+		if named {
+			fix = "name a dotenv file that exists and can be read, or leave --env-file out (--env-file /dev/null reads none)"
+		}
+		return usagef("%s: %v; %s", label, perr.Err, fix)
 	default: // the parser's messages quote the file's text
 		return usagef("%s: not a dotenv file; write one KEY=VALUE per line (`export KEY=VALUE` and # comments are allowed, values may be quoted)", label)
 	}

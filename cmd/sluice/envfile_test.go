@@ -96,7 +96,10 @@ func TestEnvFileErrors(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"named file missing", nil, []string{"--env-file", "missing.env"}, "--env-file: open missing.env: no such file or directory"},
+		{"named file missing", nil, []string{"--env-file", "missing.env"},
+			"--env-file missing.env: no such file or directory; name a dotenv file that exists and can be read, or leave --env-file out (--env-file /dev/null reads none)"},
+		{"named folder", map[string]string{"dir.env/x": ""}, []string{"--env-file", "dir.env"},
+			"--env-file dir.env: is a directory; name a dotenv file that exists and can be read, or leave --env-file out"},
 		{"./.env not a dotenv file", map[string]string{".env": "OPENAI_API_KEY " + secret + "\n"}, nil,
 			".env (the dotenv file read by default; --env-file names another): not a dotenv file; write one KEY=VALUE per line"},
 		{"empty name", map[string]string{"x.env": "=" + secret + "\n"}, []string{"--env-file", "x.env"},
@@ -121,6 +124,22 @@ func TestEnvFileErrors(t *testing.T) {
 				t.Errorf("the output quotes the env file's secret: %q %q", out, errOut)
 			}
 		})
+	}
+}
+
+// TestEnvFileUnreadableDefault: a ./.env that exists but cannot be read
+// (here a symbolic link to itself) is named as the default file, not as
+// --env-file, which was not given, with what to do about it.
+func TestEnvFileUnreadableDefault(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(".env", filepath.Join(dir, ".env")); err != nil {
+		t.Skip(err)
+	}
+	_, errOut, code := sluice(t, dir, "version")
+	want := "sluice: .env (the dotenv file read by default; --env-file names another): too many levels of symbolic links; " +
+		"make it a readable dotenv file, or name another with --env-file (--env-file /dev/null reads none)\n"
+	if code != exitUsage || errOut != want {
+		t.Errorf("exit %d, stderr %q; want exit 2, stderr %q", code, errOut, want)
 	}
 }
 

@@ -217,7 +217,7 @@ func fitHint(v any, ff FilterableField) string {
 		fix = "give the document a value of that type, or declare the field " + pair("STRING")
 	}
 	return fix + " (source.metadata sets a document's metadata; a field of another type needs the index created again: " +
-		"`sluice index delete`, `sluice index create`, then `sluice run`)"
+		"`sluice index delete`, `sluice index create`, then `sluice run`, " + withConfig + ")"
 }
 
 // text is v as a string field holds it: a time in RFC 3339 form (as a

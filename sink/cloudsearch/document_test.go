@@ -121,7 +121,7 @@ func TestFieldValueErrors(t *testing.T) {
 			}
 			// A field's new type needs a new index, which a run with
 			// NoValidation does not create.
-			const recreate = "`sluice index delete`, `sluice index create`, then `sluice run`"
+			const recreate = "`sluice index delete`, `sluice index create`, then `sluice run`, with this command's --config if it has one"
 			if tt.fix != "" && !strings.Contains(err.Error(), recreate) {
 				t.Errorf("fieldValue(%v) = %q, want it to say %s", tt.v, err, recreate)
 			}

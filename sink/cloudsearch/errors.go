@@ -154,7 +154,7 @@ func (e *ServiceError) advice() string {
 	case e.StatusCode == http.StatusNotFound && e.Index != "" && e.createsIndex:
 		return fmt.Sprintf("; index %q does not exist yet at %s: `sluice index create` or the first `sluice run` creates it (sink.cloudsearch.indexManagement is CreateIfNotExists)", e.Index, e.Endpoint)
 	case e.StatusCode == http.StatusNotFound && e.Index != "":
-		return fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create`, or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint)
+		return fmt.Sprintf("; index %q does not exist at %s: create it with `sluice index create` (%s), or set sink.cloudsearch.indexManagement to CreateIfNotExists", e.Index, e.Endpoint, withConfig)
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
 		creds := e.credentials
 		if creds == "" {

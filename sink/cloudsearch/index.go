@@ -441,7 +441,7 @@ func (c *Config) checkDefinition(def IndexDefinition) error {
 	}
 	if emb.Dimensions != c.EmbeddingDimensionality {
 		return c.mismatch("embeddingDimensionality", strconv.Itoa(c.EmbeddingDimensionality)+" dimensions", strconv.Itoa(emb.Dimensions)+" dimensions",
-			fmt.Sprintf("set embeddingDimensionality to the embedding model's output size; if the model really makes %d-dimensional vectors, delete and recreate the index (`sluice index delete`, then `sluice index create`)", c.EmbeddingDimensionality))
+			fmt.Sprintf("set embeddingDimensionality to the embedding model's output size; if the model really makes %d-dimensional vectors, delete and recreate the index (`sluice index delete`, then `sluice index create`, %s)", c.EmbeddingDimensionality, withConfig))
 	}
 	if err := c.checkVectorSetup(def, emb); err != nil {
 		return err
@@ -551,7 +551,13 @@ func (c Config) readFields() []string {
 }
 
 // recreateSteps says how to rebuild an index whose settings cannot change.
-const recreateSteps = "`sluice index delete`, then `sluice index create`; the documents must be loaded again"
+const recreateSteps = "`sluice index delete`, then `sluice index create`, " + withConfig + "; the documents must be loaded again"
+
+// withConfig follows the sluice commands a hint names: run without the
+// failed command's --config, they would act on another configuration
+// (./sluice.yaml or the default) and, say, create the index again with
+// the settings it was refused for.
+const withConfig = "with this command's --config if it has one"
 
 // checkVectorSetup compares the algorithm kind and the compression behind
 // the vector field's profile with vectorAlgorithmType and compressionType.

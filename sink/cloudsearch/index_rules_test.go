@@ -180,6 +180,9 @@ func TestValidateIndexSettings(t *testing.T) {
 				if me.Want == "" || me.Got == "" || me.Want == me.Got || !strings.Contains(me.Hint, "sluice index delete") {
 					t.Errorf("Want %q, Got %q, Hint %q: want both sides and a hint to recreate the index", me.Want, me.Got, me.Hint)
 				}
+				if strings.Contains(me.Hint, "sluice index create") && !strings.Contains(me.Hint, "with this command's --config if it has one") {
+					t.Errorf("Hint %q: want the commands run with this command's --config, not another configuration's", me.Hint)
+				}
 				assertNoClientErrors(t, srv)
 			})
 		}

@@ -77,10 +77,10 @@ func TestMissingIndexRemedy(t *testing.T) {
 			[]string{`index "docs" no longer exists at http://`, "it was deleted after the store opened it; the next `sluice run` creates it again (sink.cloudsearch.indexManagement is CreateIfNotExists)"},
 			[]string{adviseCreateIfNotExists, "yet"}},
 		{"ValidateIndex", unmanaged(ValidateIndex),
-			[]string{`index "docs" does not exist at http://`, "create it with `sluice index create`, or " + adviseCreateIfNotExists},
+			[]string{`index "docs" does not exist at http://`, "create it with `sluice index create` (with this command's --config if it has one), or " + adviseCreateIfNotExists},
 			[]string{"yet", "no longer"}},
 		{"NoValidation", unmanaged(NoValidation),
-			[]string{`index "docs" does not exist at http://`, "create it with `sluice index create`, or " + adviseCreateIfNotExists},
+			[]string{`index "docs" does not exist at http://`, "create it with `sluice index create` (with this command's --config if it has one), or " + adviseCreateIfNotExists},
 			[]string{"yet", "no longer"}},
 	}
 	for _, tt := range tests {
@@ -145,7 +145,7 @@ func TestDoctorIndexToBeCreated(t *testing.T) {
 		checks := s.Doctor(ctx, testDims)
 		last := checks[len(checks)-1]
 		if len(checks) != 2 || last.OK || last.Name != "index docs" || !errors.Is(last.Err, ErrIndexNotFound) ||
-			!strings.Contains(last.Detail, "create it with `sluice index create`, or "+adviseCreateIfNotExists) {
+			!strings.Contains(last.Detail, "create it with `sluice index create` (with this command's --config if it has one), or "+adviseCreateIfNotExists) {
 			t.Errorf("%s: checks = %+v; want the index check failed with ErrIndexNotFound and its remedy", m, checks)
 		}
 		if _, ok := srv.Index("docs"); ok {

@@ -526,7 +526,7 @@ func (c Config) CheckQuery(mode sink.QueryMode, topK int) error {
 	if c = c.normalize(); c.hidden()[c.ChunkFieldKey] {
 		return &sink.QueryError{
 			Reason: fmt.Sprintf("mode semantic_hybrid ranks the chunk field %q, which %shiddenFieldKeys hides: the service's semantic ranker reads only retrievable fields", c.ChunkFieldKey, settingPrefix),
-			Hint:   "use mode hybrid, or take the chunk field out of hiddenFieldKeys and recreate the index (`sluice index delete`, then `sluice index create`)",
+			Hint:   "use mode hybrid, or take the chunk field out of hiddenFieldKeys and recreate the index (`sluice index delete`, then `sluice index create`, " + withConfig + ")",
 		}
 	}
 	if topK > MaxSemanticResults {
@@ -625,7 +625,7 @@ func (s *Store) semanticConfigurationError(ctx context.Context, err error) error
 	if len(names) == 0 {
 		return configErrCause("semanticConfiguration",
 			fmt.Sprintf("index %q has no semantic configuration, which mode semantic_hybrid needs", s.cfg.IndexName), err,
-			"use mode hybrid, or add a semantic configuration to the index (in the portal, or create the index again with `sluice index delete`, `sluice index create`, then `sluice run`: Sluice creates one named by "+settingPrefix+"semanticConfiguration)")
+			"use mode hybrid, or add a semantic configuration to the index (in the portal, or create the index again with `sluice index delete`, `sluice index create`, then `sluice run`, "+withConfig+": Sluice creates one named by "+settingPrefix+"semanticConfiguration)")
 	}
 	return configErrCause("semanticConfiguration",
 		fmt.Sprintf("is %q, but index %q defines no semantic configuration of that name (it has %s)", s.cfg.SemanticConfiguration, s.cfg.IndexName, strings.Join(names, ", ")), err,

@@ -102,27 +102,21 @@ type Report struct {
 // when a price was configured.
 func (r Report) MarshalJSON() ([]byte, error) {
 	type plain Report // without methods, so that Marshal does not recurse
-	type priced struct {
+	// The outer fields shadow the embedded ones of the same names; nil, they
+	// are left out as those would be at 0.
+	out := struct {
 		plain
-		EstimatedCost float64 `json:"estimated_cost"`
+		EstimatedCost *float64 `json:"estimated_cost,omitempty"`
+		ChunksPlanned *int     `json:"chunks_planned,omitempty"`
+		TokensPlanned *int64   `json:"tokens_planned,omitempty"`
+	}{plain: plain(r)}
+	if r.priced {
+		out.EstimatedCost = &r.EstimatedCost
 	}
-	switch {
-	case !r.DryRun && !r.priced:
-		return json.Marshal(plain(r))
-	case !r.DryRun:
-		return json.Marshal(priced{plain(r), r.EstimatedCost})
-	case !r.priced:
-		return json.Marshal(struct {
-			plain
-			ChunksPlanned int   `json:"chunks_planned"`
-			TokensPlanned int64 `json:"tokens_planned"`
-		}{plain(r), r.ChunksPlanned, r.TokensPlanned})
+	if r.DryRun {
+		out.ChunksPlanned, out.TokensPlanned = &r.ChunksPlanned, &r.TokensPlanned
 	}
-	return json.Marshal(struct {
-		priced
-		ChunksPlanned int   `json:"chunks_planned"`
-		TokensPlanned int64 `json:"tokens_planned"`
-	}{priced{plain(r), r.EstimatedCost}, r.ChunksPlanned, r.TokensPlanned})
+	return json.Marshal(out)
 }
 
 // EmbeddingReport counts a run's requests to the embedding provider, so a

@@ -136,10 +136,10 @@ type Config struct {
 	// the seed's timeout 60000 is 60s.
 	Timeout time.Duration `yaml:"timeout"`
 	// RequestsPerMinute is the request budget shared by all workers;
-	// default 0, unlimited.
+	// default 0, unlimited. The local providers (hash, instant) ignore it.
 	RequestsPerMinute int `yaml:"requestsPerMinute"`
 	// TokensPerMinute is the token budget shared by all workers; default 0,
-	// unlimited.
+	// unlimited. The local providers (hash, instant) ignore it.
 	TokensPerMinute int `yaml:"tokensPerMinute"`
 	// Model is the model name sent to an openai provider, e.g.
 	// text-embedding-3-small; required for openai. Default "". For
@@ -261,9 +261,11 @@ func (c Config) Validate() error {
 	c.ApplyDefaults()
 	switch c.Provider {
 	case ProviderHash, ProviderInstant, ProviderOpenAI, ProviderAzureOpenAI:
-	case "azureopenai", "azure_openai", "azure":
-		return cfgErr("embedder.provider", "%q is not a provider; for Azure OpenAI (LlamaIndex's AzureOpenAI) write azure-openai", c.Provider)
 	default:
+		switch strings.ToLower(c.Provider) {
+		case "azureopenai", "azure_openai", "azure":
+			return cfgErr("embedder.provider", "%q is not a provider; for Azure OpenAI (LlamaIndex's AzureOpenAI) write azure-openai", c.Provider)
+		}
 		return cfgErr("embedder.provider", "%q is not a provider; use hash, openai, azure-openai or instant (benchmarks only)", c.Provider)
 	}
 	for _, f := range []struct {
@@ -353,11 +355,11 @@ func (c Config) validateModel() error {
 	if c.SendDimensions && !m.shorten {
 		return cfgErr("embedder.sendDimensions", "model %s does not accept the dimensions parameter (only text-embedding-3 and later "+
 			"models do; OpenAI answers HTTP 400) and always returns %d dimensions; set sendDimensions: false and "+
-			"embedder.dimensions (and the sink's embeddingDimensionality) to %d, or use text-embedding-3-small or "+
+			"embedder.dimensions to %d"+alsoSinkDims+", or use text-embedding-3-small or "+
 			"text-embedding-3-large to shorten vectors", c.Model, m.dims, m.dims)
 	}
 	if c.Dimensions > m.dims {
-		fix := fmt.Sprintf("set embedder.dimensions (and the sink's embeddingDimensionality) to %d", m.dims)
+		fix := fmt.Sprintf("set embedder.dimensions to %d"+alsoSinkDims, m.dims)
 		if m.shorten {
 			fix += ", or lower with sendDimensions: true"
 		}

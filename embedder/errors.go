@@ -263,16 +263,20 @@ func (e *ResponseError) Unwrap() []error { return []error{ErrBadResponse, ErrEmb
 // DimensionError reports a vector whose length differs from the configured
 // dimensions. It stops the run before anything is written.
 type DimensionError struct {
-	Want int // embedder.dimensions (and the sink's embeddingDimensionality)
+	Want int // embedder.dimensions
 	Got  int // length of the vector the provider returned
 }
 
 // Error gives both sizes and the settings that make them agree.
 func (e *DimensionError) Error() string {
-	return fmt.Sprintf("embedder: the provider returned %d-dimensional vectors but embedder.dimensions "+
-		"(the sink's embeddingDimensionality) is %d; set embedder.dimensions and embeddingDimensionality to %d, "+
-		"or choose a model whose output size is %d", e.Got, e.Want, e.Got, e.Want)
+	return fmt.Sprintf("embedder: the provider returned %d-dimensional vectors but embedder.dimensions is %d; "+
+		"set embedder.dimensions to %d"+alsoSinkDims+", or choose a model whose output size is %d", e.Got, e.Want, e.Got, e.Want)
 }
+
+// alsoSinkDims completes a remedy that sets embedder.dimensions: the Cloud
+// AI Search sink has a setting of its own that must agree, the local store
+// takes the length of the vectors it is given.
+const alsoSinkDims = " (with the Cloud AI Search sink, sink.cloudsearch.embeddingDimensionality too)"
 
 // Unwrap returns ErrDimensions and ErrEmbed.
 func (e *DimensionError) Unwrap() []error { return []error{ErrDimensions, ErrEmbed} }

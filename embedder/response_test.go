@@ -38,7 +38,7 @@ func TestDecode(t *testing.T) {
 		{"null number", `{"data":[{"embedding":[1,2]},{"embedding":[3,null]}]}`, `data[1].embedding[1] is null, not a number`, ErrBadResponse},
 		{"base64", `{"data":[{"embedding":"AAAAPwAAgL8="},{"embedding":[3,4]}]}`, `"data.embedding" is a JSON string where a list was expected`, ErrBadResponse},
 		{"beyond float32", `{"data":[{"embedding":[1e39,2]},{"embedding":[3,4]}]}`, `"data.embedding" is a JSON number 1e39 where a number within float32's range was expected`, ErrBadResponse},
-		{"other dimensions", `{"data":[{"embedding":[1,2,3]},{"embedding":[3,4,5]}]}`, `3-dimensional vectors`, ErrDimensions},
+		{"other dimensions", `{"data":[{"embedding":[1,2,3]},{"embedding":[3,4,5]}]}`, `3-dimensional vectors but embedder.dimensions is 2; set embedder.dimensions to 3 (with the Cloud AI Search sink, sink.cloudsearch.embeddingDimensionality too)`, ErrDimensions},
 	}
 	c := fuzzClient(ProviderOpenAI, 2)
 	for _, tt := range tests {

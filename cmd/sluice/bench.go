@@ -644,7 +644,7 @@ func benchScratchConfig(cfg Config, f *benchFlags) (Config, error) {
 	if f.sink != benchSinkConfigured {
 		return cfg, nil
 	}
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		cs := cfg.Sink.CloudSearch
 		cs.IndexName += benchScratchSuffix
 		cs.IndexManagement = cloudsearch.CreateIfNotExists
@@ -670,7 +670,7 @@ func benchScratchConfig(cfg Config, f *benchFlags) (Config, error) {
 // there is refused: it is not this benchmark's to delete) and deleted at
 // the end.
 func (a *app) openBenchScratch(ctx context.Context, cfg *Config, f *benchFlags) (func() error, error) {
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		// The scratch index must be this benchmark's own, since it is
 		// deleted at the end: an index of that name already there (a user's,
 		// or another benchmark's in progress) is refused, never reused.

@@ -44,6 +44,12 @@ type Config struct {
 	overridden *envOverrides
 }
 
+// The values of sink.type.
+const (
+	sinkLocal       = "local"       // the local on-disk store, the default
+	sinkCloudSearch = "cloudsearch" // Cloud AI Search (Azure AI Search)
+)
+
 // SinkConfig selects and configures the vector store.
 type SinkConfig struct {
 	// Type is local (default) or cloudsearch.
@@ -74,7 +80,7 @@ func DefaultConfig() Config {
 		Splitter: splitter.DefaultConfig(),
 		Embedder: embedder.DefaultConfig(),
 		Sink: SinkConfig{
-			Type:        "local",
+			Type:        sinkLocal,
 			Local:       local.DefaultConfig(),
 			CloudSearch: cloudsearch.DefaultConfig(),
 		},
@@ -99,6 +105,17 @@ func (e *ConfigError) Error() string {
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// canonicalName returns the name of names that equals s in any letter
+// case, or s itself when none does.
+func canonicalName(s string, names ...string) string {
+	for _, n := range names {
+		if strings.EqualFold(s, n) {
+			return n
+		}
+	}
+	return s
+}
+
 // loadConfig reads the configuration: the file named by flag, else by
 // $SLUICE_CONFIG, else ./sluice.yaml if present, else the embedded default.
 // Keys absent from the file keep their defaults (an empty file keeps them
@@ -110,8 +127,10 @@ func loadConfig(flag string) (Config, string, error) {
 	cfg, path, err := readConfig(flag)
 	if err == nil {
 		// Names, whose letter case does not matter: CloudSearch, OpenAI.
-		cfg.Sink.Type = strings.ToLower(cfg.Sink.Type)
-		cfg.Embedder.Provider = strings.ToLower(cfg.Embedder.Provider)
+		// A name that is none of them is kept as written, for its error.
+		cfg.Sink.Type = canonicalName(cfg.Sink.Type, sinkLocal, sinkCloudSearch)
+		cfg.Embedder.Provider = canonicalName(cfg.Embedder.Provider, embedder.ProviderHash,
+			embedder.ProviderInstant, embedder.ProviderOpenAI, embedder.ProviderAzureOpenAI)
 		// 0 and "" mean the defaults, as the embedder reads them: every
 		// command compares the same length with the store's, and the
 		// manifest records the provider that ran.
@@ -167,7 +186,7 @@ func applyEnv(cfg *Config, getenv func(string) string) []envOverride {
 		if env == "" {
 			continue
 		}
-		if file := *o.value; cfg.Sink.Type == "cloudsearch" && o.used && strings.TrimSpace(file) != "" && !o.same(env, file) {
+		if file := *o.value; cfg.Sink.Type == sinkCloudSearch && o.used && strings.TrimSpace(file) != "" && !o.same(env, file) {
 			ov := envOverride{env: o.env, setting: "sink.cloudsearch." + o.setting, secret: o.secret}
 			if !o.secret {
 				ov.envValue, ov.fileValue = env, file
@@ -321,9 +340,9 @@ func (c *Config) checkChunkFits() error {
 
 func (c *Config) validateSink() error {
 	switch c.Sink.Type {
-	case "local":
+	case sinkLocal:
 		return c.Sink.Local.Validate()
-	case "cloudsearch":
+	case sinkCloudSearch:
 		cs := c.Sink.CloudSearch
 		if err := cs.Validate(); err != nil {
 			return err
@@ -333,6 +352,10 @@ func (c *Config) validateSink() error {
 				cs.EmbeddingDimensionality, c.Embedder.Dimensions)
 		}
 		return nil
+	}
+	switch strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(c.Sink.Type)) {
+	case "azureaisearch", "azuresearch", "aisearch", "azurecognitivesearch", "cognitivesearch", "azure":
+		return fmt.Errorf("sink.type is %q; for Azure AI Search (the Cloud AI Search vector store) write cloudsearch", c.Sink.Type)
 	}
 	return fmt.Errorf("sink.type is %q; use local or cloudsearch", c.Sink.Type)
 }
@@ -424,5 +447,5 @@ func globLiteral(name string) string {
 
 // isLocalSink reports whether cfg writes to the local store.
 func isLocalSink(cfg Config) bool {
-	return strings.EqualFold(strings.TrimSpace(cfg.Sink.Type), "local")
+	return strings.EqualFold(strings.TrimSpace(cfg.Sink.Type), sinkLocal)
 }

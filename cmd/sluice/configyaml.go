@@ -331,7 +331,9 @@ func listHint(s setting) string {
 
 // checkDuration refuses a bare number for a duration setting, saying what
 // it would be as milliseconds: the seed's clients take timeout as a number
-// of milliseconds (timeout: 60000), Sluice takes a duration with a unit. A
+// of milliseconds (timeout: 60000), Sluice takes a duration with a unit.
+// Only embedder.timeout's message cites the seed; the other settings have
+// no unit of the seed's to point to. A
 // number in quotes ("60000") is caught too; other strings are left to
 // yaml.v3 (time.ParseDuration).
 func checkDuration(s setting) *settingError {
@@ -356,7 +358,11 @@ func checkDuration(s setting) *settingError {
 	}
 	problem := "not " + kindWords(durationType) + " (a bare number is not a duration"
 	if !math.IsNaN(ms) && math.Abs(ms) < float64(math.MaxInt64/int64(time.Millisecond)) {
-		problem += fmt.Sprintf(": read as milliseconds, the seed's unit for timeout, %s is %s", n.Value, millisecondsWords(ms))
+		if s.name == "embedder.timeout" {
+			problem += fmt.Sprintf(": read as milliseconds, the seed's unit for timeout, %s is %s", n.Value, millisecondsWords(ms))
+		} else {
+			problem += fmt.Sprintf("; if it means milliseconds, write %s", millisecondsWords(ms))
+		}
 	}
 	return &settingError{Line: n.Line, Setting: s.name, Value: describeValue(n), Problem: problem + ")"}
 }

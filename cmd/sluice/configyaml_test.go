@@ -308,7 +308,8 @@ func TestDurationBareNumber(t *testing.T) {
 	}{
 		{"embedder:\n  timeout: 60000\n", "line 2: embedder.timeout is 60000, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 60000 is 60s)"},
 		{"embedder:\n  timeout: 1500\n", "(a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 1500 is 1.5s)"},
-		{"embedder:\n  maxRetryAfter: 250\n", "line 2: embedder.maxRetryAfter is 250, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration: read as milliseconds, the seed's unit for timeout, 250 is 250ms)"},
+		{"embedder:\n  maxRetryAfter: 250\n", "line 2: embedder.maxRetryAfter is 250, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration; if it means milliseconds, write 250ms)"},
+		{"watch:\n  debounce: 1500\n", "line 2: watch.debounce is 1500, which is not a duration such as 500ms, 60s or 2m (a bare number is not a duration; if it means milliseconds, write 1.5s)"},
 		{"embedder:\n  timeout: 0\n", "timeout, 0 is 0s)"},
 		{"embedder:\n  timeout: 1_000\n", "timeout, 1_000 is 1s)"},
 		{"embedder:\n  timeout: 60000.0\n", "timeout, 60000.0 is 60s)"},

@@ -65,7 +65,7 @@ func (a *app) cloudStore(ctx context.Context, cfg Config) (*cloudsearch.Store, e
 }
 
 func (a *app) indexCreate(ctx context.Context, cfg Config) error {
-	if cfg.Sink.Type != "cloudsearch" {
+	if cfg.Sink.Type != sinkCloudSearch {
 		s, err := local.Open(ctx, cfg.Sink.Local)
 		if err != nil {
 			return err
@@ -94,7 +94,7 @@ func (a *app) indexCreate(ctx context.Context, cfg Config) error {
 }
 
 func (a *app) indexValidate(ctx context.Context, cfg Config) error {
-	if cfg.Sink.Type != "cloudsearch" {
+	if cfg.Sink.Type != sinkCloudSearch {
 		return a.localCheck(ctx, cfg)
 	}
 	s, err := a.cloudStore(ctx, cfg)
@@ -160,7 +160,7 @@ func localStoreToBe(cfg Config) (string, bool) {
 
 func (a *app) indexDelete(ctx context.Context, cfg Config) error {
 	var cloud *cloudsearch.Store
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		// Settings and credentials first: a refused delete changes nothing.
 		s, err := a.cloudStore(ctx, cfg)
 		if err != nil {
@@ -290,7 +290,7 @@ type indexStatsView struct {
 
 func (a *app) indexStats(ctx context.Context, cfg Config, asJSON bool) error {
 	var v indexStatsView
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		s, err := a.cloudStore(ctx, cfg)
 		if err != nil {
 			return err
@@ -371,7 +371,7 @@ func (a *app) doctorCommand() *cobra.Command {
 			emb := cfg.Embedder
 			emb.ApplyDefaults() // the provider as used, when the file left it empty
 			report("embedder", a.checkEmbedder(ctx, cfg), fmt.Sprintf("%s returns %d-dimensional vectors", emb.Provider, emb.Dimensions))
-			if cfg.Sink.Type == "cloudsearch" {
+			if cfg.Sink.Type == sinkCloudSearch {
 				s, err := a.cloudStore(ctx, cfg)
 				if err != nil {
 					report("cloudsearch", err, "")

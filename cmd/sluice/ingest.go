@@ -133,7 +133,7 @@ func (a *app) newIngester(ctx context.Context, cfg Config, mode ingestMode) (*in
 // endpoint or key names its variable). It writes nothing and logs nothing:
 // the store opened after the lock does that.
 func checkStoreSettings(ctx context.Context, cfg Config) error {
-	if cfg.Sink.Type != "cloudsearch" {
+	if cfg.Sink.Type != sinkCloudSearch {
 		return nil
 	}
 	s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithoutIndexManagement())
@@ -157,7 +157,7 @@ func (a *app) openStoreToPlan(ctx context.Context, cfg Config, in *ingester) err
 	switch {
 	case !in.opts.Verify && !in.opts.Full:
 		return nil
-	case cfg.Sink.Type == "cloudsearch":
+	case cfg.Sink.Type == sinkCloudSearch:
 		s, err := a.cloudStore(ctx, cfg)
 		if err != nil {
 			return err
@@ -202,7 +202,7 @@ func (noStore) ExistingIDs(context.Context, []string) (map[string]bool, error) {
 
 // sinkScope names the sink and index a manifest scope belongs to.
 func sinkScope(cfg Config) string {
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		cs := cfg.Sink.CloudSearch.WithDefaults()
 		endpoint := cs.Endpoint
 		if endpoint == "" { // set in the environment: the store reads it there

@@ -45,6 +45,7 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// usagef returns a usageError of the formatted message.
 func usagef(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
@@ -175,6 +176,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.versionCommand(),
 	)
 	requireCompletionShell(root)
+	requireHelpTopic(root)
 	return root
 }
 
@@ -206,13 +208,41 @@ func requireSubcommand(cmd *cobra.Command) {
 		if len(args) == 0 {
 			return usagef("%s needs a subcommand: %s (see %s --help)", cmd.CommandPath(), subcommandNames(cmd), cmd.CommandPath())
 		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", s[0])
-		} else {
-			msg += "; the commands are " + subcommandNames(cmd)
+		return unknownSubcommand(cmd, args[0])
+	}
+}
+
+// unknownSubcommand is the usage error of a name that is none of cmd's
+// subcommands: it suggests the nearest one, else lists them.
+func unknownSubcommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	} else {
+		msg += "; the commands are " + subcommandNames(cmd)
+	}
+	return usagef("%s", msg)
+}
+
+// requireHelpTopic makes `sluice help TOPIC` fail with a usage error (exit
+// 2) when TOPIC names no command, instead of printing the nearest parent's
+// help and succeeding, as cobra's help command does under a root that
+// takes arguments (requireSubcommand).
+func requireHelpTopic(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" {
+			continue
 		}
-		return usagef("%s", msg)
+		help := c.Run
+		c.Run = nil
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if found, rest, err := root.Find(args); err == nil && len(rest) > 0 {
+				return unknownSubcommand(found, rest[0])
+			}
+			help(cmd, args)
+			return nil
+		}
 	}
 }
 
@@ -246,7 +276,7 @@ func (a *app) config() (Config, error) {
 // mistake would otherwise show only once sink.type is switched.
 func (a *app) warnUnusedCloudSearch(cfg Config) {
 	cs := cfg.Sink.CloudSearch
-	if cfg.Sink.Type == "cloudsearch" || reflect.ValueOf(cs).IsZero() {
+	if cfg.Sink.Type == sinkCloudSearch || reflect.ValueOf(cs).IsZero() {
 		return
 	}
 	if cs.IndexName == "" {

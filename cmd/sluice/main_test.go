@@ -94,6 +94,12 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		{"unknown key", "splitter:\n  chunkSise: 10\n", `unknown setting "chunkSise" (in section splitter)`},
 		{"overlap too large", "splitter:\n  chunkSize: 100\n  chunkOverlap: 100\n", "splitter.chunkOverlap"},
 		{"bad sink type", "sink:\n  type: postgres\n", `sink.type is "postgres"`},
+		{"sink type quoted as written", "sink:\n  type: Postgres\n", `sink.type is "Postgres"; use local or cloudsearch`},
+		{"Azure AI Search's name as the sink type", "sink:\n  type: AzureAISearch\n",
+			`sink.type is "AzureAISearch"; for Azure AI Search (the Cloud AI Search vector store) write cloudsearch`},
+		{"provider quoted as written", "embedder:\n  provider: AzureOpenAI\n",
+			`embedder.provider: "AzureOpenAI" is not a provider; for Azure OpenAI (LlamaIndex's AzureOpenAI) write azure-openai`},
+		{"unknown provider quoted as written", "embedder:\n  provider: Cohere\n", `embedder.provider: "Cohere" is not a provider; use hash, openai`},
 		{"bad glob", "source:\n  include: [\"[\"]\n", "source.include[0]"},
 		{"not a file metadata key", "source: {excludeFileMetadata: [file_size, modified]}\n",
 			`source.excludeFileMetadata[1]: "modified" is not a key of the file metadata; use file_path, file_name, file_type, file_size, creation_date, last_modified_date`},
@@ -156,6 +162,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"devserver", "embeddings", "--dimensions", "0"},
 		{"devserver", "embeddings", "--dimensions", "-5"},
 		{"query", "x", "--mode", "semantic_hybrid"}, // the local store has no semantic ranker
+		{"help", "bogus"},
+		{"help", "index", "creat"},
 	} {
 		if _, stderr, code := sluice(t, dir, args...); code != exitUsage {
 			t.Errorf("%v: exit %d (stderr %q), want 2", args, code, stderr)
@@ -198,6 +206,35 @@ func TestArgumentCounts(t *testing.T) {
 			_, stderr, code := sluice(t, dir, tt.args...)
 			if want := "sluice: " + tt.want + "\n"; code != exitUsage || stderr != want {
 				t.Errorf("exit %d, stderr %q; want exit 2, stderr %q", code, stderr, want)
+			}
+		})
+	}
+}
+
+// TestHelpTopics: `sluice help` prints the help of the command it names
+// and exits 0; a topic that names no command is a usage error that says so,
+// not the parent's help with exit 0.
+func TestHelpTopics(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args       []string
+		code       int
+		out, lacks string // in stdout, not in stdout
+		stderr     string // all of stderr
+	}{
+		{[]string{"help"}, exitOK, "Available Commands:", "", ""},
+		{[]string{"help", "index"}, exitOK, "sluice index [command]", "", ""},
+		{[]string{"help", "index", "create"}, exitOK, "sluice index create [flags]", "Available Commands:", ""},
+		{[]string{"help", "bogus"}, exitUsage, "", "Available Commands:",
+			"sluice: unknown command \"bogus\" for \"sluice\"; the commands are bench, completion, delete, devserver, doctor, failed, get, index, query, run, split, version, watch\n"},
+		{[]string{"help", "index", "creat"}, exitUsage, "", "Available Commands:", "sluice: unknown command \"creat\" for \"sluice index\"; did you mean \"create\"?\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, code := sluice(t, dir, tt.args...)
+			if code != tt.code || !strings.Contains(stdout, tt.out) || (tt.lacks != "" && strings.Contains(stdout, tt.lacks)) || stderr != tt.stderr {
+				t.Errorf("exit %d, stdout %.200q, stderr %q; want exit %d, stdout with %q and without %q, stderr %q",
+					code, stdout, stderr, tt.code, tt.out, tt.lacks, tt.stderr)
 			}
 		})
 	}

@@ -257,7 +257,7 @@ func (a *app) queryCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.Sink.Type != "cloudsearch" {
+			if cfg.Sink.Type != sinkCloudSearch {
 				// Said before the store is opened: even a local store yet
 				// to be built could not answer it.
 				if err := local.CheckMode(m); err != nil {

@@ -20,7 +20,7 @@ import (
 // for its dimensions (indexManagement ValidateIndex or CreateIfNotExists)
 // is a configuration error (exit 2), as every dimension mismatch is.
 func (a *app) openStore(ctx context.Context, cfg Config) (sink.VectorStore, error) {
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		s, err := cloudsearch.New(ctx, cfg.Sink.CloudSearch, cloudsearch.WithLogger(a.log))
 		if err != nil {
 			if errors.Is(err, sink.ErrDimensionMismatch) {
@@ -38,7 +38,7 @@ func (a *app) openStore(ctx context.Context, cfg Config) (sink.VectorStore, erro
 // not write (its file's or its folder's permissions, a read-only file
 // system) is opened for reading only (local.OpenReadOnly).
 func (a *app) openStoreToRead(ctx context.Context, cfg Config) (sink.VectorStore, error) {
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		return a.openStore(ctx, cfg)
 	}
 	s, err := openLocalToRead(ctx, cfg)
@@ -106,7 +106,7 @@ func (a *app) withStore(ctx context.Context, cfg Config, open func(context.Conte
 // sink is a local store whose file does not exist: the commands that only
 // read the store do not create it.
 func checkLocalStoreExists(cfg Config) error {
-	if cfg.Sink.Type == "cloudsearch" {
+	if cfg.Sink.Type == sinkCloudSearch {
 		return nil
 	}
 	path := cfg.Sink.Local.Path

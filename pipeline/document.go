@@ -24,6 +24,7 @@ type document struct {
 
 	// Owned by the splitting goroutine.
 	kept    []state.Node // reused chunks not yet acknowledged to the manifest
+	planned []plannedChunk // a dry run's chunks to embed, not yet looked up in the manifest (flushPlanned)
 	reused  int          // chunks already in the store as they are
 	matched int          // chunks whose node id is in nodes
 	clear   bool         // its earlier nodes are to be deleted before its first chunk is emitted

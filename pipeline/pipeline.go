@@ -615,13 +615,20 @@ func (r *run) reserve(ctx context.Context, d *document, size int64) error {
 	return nil
 }
 
-func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) error) (string, error) {
+func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) error) (_ string, err error) {
 	content, err := reader.Open(d.file)
 	if err != nil {
 		return "", err
 	}
 	defer content.Close()
 	defer r.countRead(d, content)
+	// A dry run's plan counts the chunks a failing document would have
+	// embedded before its failure, as the run would.
+	defer func() {
+		if ferr := r.flushPlanned(ctx, d); err == nil {
+			err = ferr
+		}
+	}()
 
 	n := 0
 	each := func(c splitter.Chunk) error {
@@ -669,22 +676,11 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			return nil
 		}
 		if r.opts.DryRun {
-			copied := false
 			if !reuse {
-				var err error
-				if copied, err = r.wouldCopy(ctx, key); err != nil {
+				if err := r.planChunk(ctx, d, key, c.Tokens); err != nil {
 					return err
 				}
 			}
-			r.mu.Lock()
-			switch {
-			case copied:
-				r.report.ChunksCopied++
-			case !reuse:
-				r.report.ChunksPlanned++
-				r.report.TokensPlanned += int64(c.Tokens)
-			}
-			r.mu.Unlock()
 			r.opts.Stats.ChunksSkipped.Add(1)
 			d.settle(1)
 			return nil
@@ -812,6 +808,68 @@ func (r *run) flushKept(ctx context.Context, d *document) error {
 		return &stopError{err}
 	}
 	return nil
+}
+
+// plannedChunk is a chunk a dry run would embed unless a committed node of
+// the same text lends it a vector (see copied).
+type plannedChunk struct {
+	key    string // textKey of its text
+	tokens int
+}
+
+// planBatch is how many of a document's planned chunks a dry run looks up
+// in the manifest at a time.
+const planBatch = 256
+
+// planChunk counts a chunk that a dry run would embed, or write with the vector
+// of a committed node of the same text: that is looked up in the manifest
+// by batches of planBatch chunks (flushPlanned), when the run's store
+// lends vectors at all (lendsVectors).
+func (r *run) planChunk(ctx context.Context, d *document, key string, tokens int) error {
+	if key == "" || !r.lendsVectors() {
+		r.countPlanned(0, 1, int64(tokens))
+		return nil
+	}
+	d.planned = append(d.planned, plannedChunk{key: key, tokens: tokens})
+	if len(d.planned) < planBatch {
+		return nil
+	}
+	return r.flushPlanned(ctx, d)
+}
+
+// flushPlanned counts the planned chunks of d not yet counted, looking
+// their texts up in the manifest.
+func (r *run) flushPlanned(ctx context.Context, d *document) error {
+	if len(d.planned) == 0 {
+		return nil
+	}
+	keys := make([]string, len(d.planned))
+	for i, p := range d.planned {
+		keys[i] = p.key
+	}
+	refs, err := r.opts.State.NodesOfTexts(ctx, keys)
+	var copied, planned int
+	var tokens int64
+	for _, p := range d.planned {
+		if _, ok := refs[p.key]; ok {
+			copied++
+		} else {
+			planned++
+			tokens += int64(p.tokens)
+		}
+	}
+	d.planned = d.planned[:0]
+	r.countPlanned(copied, planned, tokens)
+	return err
+}
+
+// countPlanned adds to a dry run's report.
+func (r *run) countPlanned(copied, planned int, tokens int64) {
+	r.mu.Lock()
+	r.report.ChunksCopied += copied
+	r.report.ChunksPlanned += planned
+	r.report.TokensPlanned += tokens
+	r.mu.Unlock()
 }
 
 // drop settles chunks that will not be written because their document

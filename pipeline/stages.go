@@ -169,11 +169,11 @@ func chunkKeys(cs []*chunk) []string {
 	return keys
 }
 
-// wouldCopy reports whether a dry run expects the chunk of text key to be
-// written with the vector of a committed node of the same text (see
-// copied), as far as the manifest tells: it does not read the store, but
-// asks one that can tell (a vectorLender) whether it lends vectors at all.
-func (r *run) wouldCopy(ctx context.Context, key string) (bool, error) {
+// lendsVectors reports whether a dry run expects chunks to be written with
+// the vector of a committed node of the same text (see copied) when the
+// manifest knows one: it does not read the store, but asks one that can
+// tell (a vectorLender) whether it lends vectors at all.
+func (r *run) lendsVectors() bool {
 	_, reads := r.opts.Store.(VectorReader)
 	if l, ok := r.opts.Store.(vectorLender); ok && !l.LendsVectors() {
 		reads = false
@@ -181,11 +181,7 @@ func (r *run) wouldCopy(ctx context.Context, key string) (bool, error) {
 	if r.opts.Store == nil {
 		reads = r.opts.PlanCopies
 	}
-	if !reads || !r.journal || r.rewrite || key == "" || r.opts.State == nil {
-		return false, nil
-	}
-	refs, err := r.opts.State.NodesOfTexts(ctx, []string{key})
-	return len(refs) > 0, err
+	return reads && r.journal && !r.rewrite && r.opts.State != nil
 }
 
 // vectorLender is a VectorReader that tells, without reading any node,

@@ -194,3 +194,31 @@ func TestCopiedVectors(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunPlansCopiesOfLargeDocuments: a dry run looks the texts of a
+// document's chunks up in the manifest by batches; across several batches,
+// some of texts a committed node holds and some new, its plan is what the
+// run then does: as many chunks copied, the others embedded, token for
+// token.
+func TestDryRunPlansCopiesOfLargeDocuments(t *testing.T) {
+	body := paragraphText("huge", 3000)
+	in := newIncr(t, map[string]string{"huge.md": body})
+	vs := &vectorMemStore{memStore: in.store}
+	withStore := func(o *Options) { o.Store = vs }
+	in.run(withStore)
+	// The copy's chunks are the original's up to where the new text starts.
+	in.write("copy/huge.md", body+paragraphText("tail", 800))
+	plan := in.run(func(o *Options) { withStore(o); o.DryRun = true })
+	if plan.ChunksCopied <= 2*planBatch || plan.ChunksPlanned == 0 {
+		t.Fatalf("dry run: %d chunks copied, %d planned; the test needs over %d copied and some planned", plan.ChunksCopied, plan.ChunksPlanned, 2*planBatch)
+	}
+	before := in.emb.requests
+	rep := in.run(withStore)
+	if rep.ChunksCopied != plan.ChunksCopied || rep.ChunksWritten-rep.ChunksCopied != plan.ChunksPlanned || rep.TokensEmbedded != plan.TokensPlanned {
+		t.Errorf("dry run planned %d copied, %d embedded (%d tokens); the run copied %d, embedded %d (%d tokens)",
+			plan.ChunksCopied, plan.ChunksPlanned, plan.TokensPlanned, rep.ChunksCopied, rep.ChunksWritten-rep.ChunksCopied, rep.TokensEmbedded)
+	}
+	if in.emb.requests == before {
+		t.Error("the run embedded nothing; the tail is new text")
+	}
+}

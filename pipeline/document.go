@@ -23,16 +23,16 @@ type document struct {
 	nodes *nodeSet     // node ids the store may hold, for a document the manifest knows; nil for another
 
 	// Owned by the splitting goroutine.
-	kept    []state.Node // reused chunks not yet acknowledged to the manifest
+	kept    []state.Node   // reused chunks not yet acknowledged to the manifest
 	planned []plannedChunk // a dry run's chunks to embed, not yet looked up in the manifest (flushPlanned)
-	reused  int          // chunks already in the store as they are
-	matched int          // chunks whose node id is in nodes
-	clear   bool         // its earlier nodes are to be deleted before its first chunk is emitted
-	cleared bool         // its record was dropped and its earlier nodes deleted (read by commit after sealing)
-	found   bool         // the node ids the store held for it were recorded in the manifest (read by commit after sealing)
-	rewrote bool         // a chunk rewriting one of its committed nodes was emitted (read by rollback after sealing)
-	read    int64        // bytes counted in Stats.BytesRead so far
-	partial int64        // bytes counted in Stats.BytesPartial (read by finish after sealing)
+	reused  int            // chunks already in the store as they are
+	matched int            // chunks whose node id is in nodes
+	clear   bool           // its earlier nodes are to be deleted before its first chunk is emitted
+	cleared bool           // its record was dropped and its earlier nodes deleted (read by commit after sealing)
+	found   bool           // the node ids the store held for it were recorded in the manifest (read by commit after sealing)
+	rewrote bool           // a chunk rewriting one of its committed nodes was emitted (read by rollback after sealing)
+	read    int64          // bytes counted in Stats.BytesRead so far
+	partial int64          // bytes counted in Stats.BytesPartial (read by finish after sealing)
 
 	mu       sync.Mutex
 	emitted  int

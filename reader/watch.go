@@ -98,7 +98,10 @@ const (
 	// whose file is gone should be removed. A reader of the folder that ran
 	// meanwhile (a Walk) may have read files there that were gone before
 	// the watcher could look into the folder, so that no event names them.
-	// It is sent once the folder is quiet.
+	// It is also sent for a folder that the watch limit kept from being
+	// watched (see Watcher.Unwatched) once it is removed or moved away: a
+	// Walk read its documents, which the watcher never listed. It is sent
+	// once the folder is quiet.
 	Sweep
 )
 
@@ -1108,7 +1111,8 @@ func (w *Watcher) mark(id string, now time.Time) {
 // dropDir forgets the watched folder rel and everything below it (watches,
 // links, folders that could not be watched) and touches the known
 // documents under it, or under the ids it is reached by through links, so
-// they are reported removed.
+// they are reported removed. The folders below it that the watch limit
+// kept from being watched are swept once quiet (see Sweep).
 func (w *Watcher) dropDir(rel string, now time.Time) {
 	prefixes := append([]string{rel}, w.aliases(rel, w.known.any)...)
 	for _, d := range w.dirs.under(rel) {
@@ -1129,6 +1133,11 @@ func (w *Watcher) dropDir(rel string, now time.Time) {
 	for d := range w.limited {
 		if inside(d, rel) {
 			delete(w.limited, d)
+			// Its documents, read by a Walk, were never listed here, so no
+			// event names them; and with the last unwatched folder gone, no
+			// retry rescans either. A sweep removes those that are gone.
+			w.touch(d, now)
+			w.pending[d].sweep = true
 		}
 	}
 	for _, p := range prefixes {

@@ -137,3 +137,61 @@ func TestWatchLimitForgotten(t *testing.T) {
 		t.Errorf("Unwatched() = %d after the folder was removed, want 0", n)
 	}
 }
+
+// TestWatchLimitGoneSwept removes, and moves out of the root, folders the
+// watch limit kept from being watched, whose documents a rescan read: no
+// event names those documents, since the watcher never listed them, and
+// once the last unwatched folder is gone no more retries follow. Each gone
+// folder is swept instead, so that its documents are removed rather than
+// kept until the next start.
+func TestWatchLimitGoneSwept(t *testing.T) {
+	root, stage := t.TempDir(), t.TempDir()
+	for _, name := range []string{"big/x.md", "big/sub/y.md", "other/z.md"} {
+		p := filepath.Join(stage, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("read by a rescan"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := map[string]bool{filepath.Join(root, "big"): true, filepath.Join(root, "other"): true}
+	r := startWatch(t, Config{Dir: root}, func(w *Watcher) {
+		w.opts.LimitRetry = time.Hour // only the refusals' own rescans
+		add := w.addWatch
+		w.addWatch = func(name string) error {
+			if refused[name] {
+				return &fs.PathError{Op: "inotify_add_watch", Path: name, Err: syscall.ENOSPC}
+			}
+			return add(name)
+		}
+	})
+	r.sweeps = true
+	for _, name := range []string{"big", "other"} {
+		if err := os.Rename(filepath.Join(stage, name), r.path(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r.w.Unwatched() < 2 {
+		if ev := r.next(); ev.Op != Rescan || !errors.Is(ev.Err, ErrWatchLimit) {
+			t.Fatalf("event %+v, want Rescan carrying ErrWatchLimit", ev)
+		}
+	}
+	if got := slices.DeleteFunc(r.until(), func(s string) bool { return s == "rescan " }); len(got) != 0 {
+		t.Fatalf("folders moved in and refused: %q, want only rescans", got)
+	}
+	if err := os.RemoveAll(r.path("big")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(r.path("other"), filepath.Join(stage, "other")); err != nil {
+		t.Fatal(err)
+	}
+	got := r.until()
+	slices.Sort(got)
+	if want := []string{"sweep big", "sweep other"}; !slices.Equal(got, want) {
+		t.Errorf("unwatched folders removed and moved out: %q, want %q", got, want)
+	}
+	if n := r.w.Unwatched(); n != 0 {
+		t.Errorf("Unwatched() = %d once the folders are gone, want 0", n)
+	}
+}

@@ -27,7 +27,9 @@
 // one more, which deletes their documents. Folders that the system's watch limit
 // keeps from being watched are counted (Loop.Unwatched, warned about once)
 // and tried again, each time with a full reconciliation, every minute (or
-// Config.RescanInterval, if shorter) until they are watched.
+// Config.RescanInterval, if shorter) until they are watched; one that is
+// removed or moved away meanwhile is swept, as the watcher never listed its
+// documents.
 //
 // The watcher follows the folder as a batch run walks it: folders are
 // watched whatever their name, documents reached through symbolic links are

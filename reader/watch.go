@@ -279,7 +279,8 @@ type Watcher struct {
 	// Owned by the goroutine that calls Run.
 	dirs     *pathSet            // watched folders by root-relative path ("" is the root)
 	failed   map[string]bool     // folders reported Failed, not since watched and readable, or gone
-	limited  map[string]bool     // folders the watch limit kept from being watched, tried again by rescan
+	limited  map[string]int      // folders the watch limit kept from being watched, tried again by rescan: the number of folders there and below
+	nLimited int                 // the sum of limited's values
 	known    *pathSet            // ids of documents believed to exist
 	links    map[string]link     // followed symbolic links by id
 	targets  map[string]*target  // their resolved targets by root-relative path
@@ -360,7 +361,7 @@ func NewWatcher(cfg Config, opts WatchOptions) (*Watcher, error) {
 	}
 	w := &Watcher{
 		root: cfg.Dir, realRoot: real, rootInfo: rootInfo, m: compile(cfg), opts: opts, fsw: fsw, events: fsw.Events, errs: fsw.Errors, addWatch: fsw.Add,
-		dirs: newPathSet(), failed: map[string]bool{}, limited: map[string]bool{}, known: newPathSet(), links: map[string]link{}, targets: map[string]*target{},
+		dirs: newPathSet(), failed: map[string]bool{}, limited: map[string]int{}, known: newPathSet(), links: map[string]link{}, targets: map[string]*target{},
 		pending: map[string]*pending{}, readyIdx: map[string]int{},
 	}
 	if err := fsw.Add(cfg.Dir); err != nil {
@@ -403,8 +404,9 @@ func (w *Watcher) Waiting() int { return int(w.waiting.Load()) }
 
 // Unwatched returns the number of folders the running Watcher could not
 // watch because the system's limit on watches (fs.inotify.max_user_watches
-// on Linux) or open files was reached; the folders below them are not
-// watched either. Their changes are not seen: while it is above 0, the
+// on Linux) or open files was reached, counting the folders below them
+// (those Walk enters), which are not watched either: about how many more
+// watches it needs. Their changes are not seen: while it is above 0, the
 // Watcher tries them again and sends a Rescan every WatchOptions.LimitRetry.
 // It may be called from any goroutine; it is 0 before Run.
 func (w *Watcher) Unwatched() int { return int(w.unwatched.Load()) }
@@ -469,7 +471,7 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 			}
 		}
 		w.waiting.Store(int64(len(w.pending) + len(w.ready) - w.head))
-		w.unwatched.Store(int64(len(w.limited)))
+		w.unwatched.Store(int64(w.nLimited))
 		var send chan<- Event
 		var next Event
 		if w.head < len(w.ready) {
@@ -561,7 +563,7 @@ func (w *Watcher) gone(rel string, now time.Time) {
 // forget drops what the watcher tracks at rel, if anything: a watched
 // folder, a folder that could not be watched, or a link (see dropDir).
 func (w *Watcher) forget(rel string, now time.Time) {
-	if _, linked := w.links[rel]; w.dirs.contains(rel) || w.failed[rel] || w.limited[rel] || linked {
+	if _, linked := w.links[rel]; w.dirs.contains(rel) || w.failed[rel] || w.limited[rel] > 0 || linked {
 		w.dropDir(rel, now)
 	}
 }
@@ -766,7 +768,7 @@ func (w *Watcher) wanted(rel string) bool {
 func (w *Watcher) addDir(rel string) bool {
 	err := w.addWatch(w.abs(rel))
 	if err == nil || !isLimit(err) {
-		delete(w.limited, rel)
+		w.unlimit(rel)
 	}
 	switch {
 	case err == nil:
@@ -774,7 +776,10 @@ func (w *Watcher) addDir(rel string) bool {
 		w.recovered(rel)
 		return true
 	case isLimit(err):
-		w.limited[rel] = true
+		w.unlimit(rel)
+		n := 1 + w.foldersBelow(rel)
+		w.limited[rel] = n
+		w.nLimited += n
 		if w.limitErr == nil {
 			w.limitErr = limitFault(rel, err)
 		}
@@ -784,6 +789,29 @@ func (w *Watcher) addDir(rel string) bool {
 		w.fail(rel, unwatched, err)
 	}
 	return false
+}
+
+// unlimit forgets that the watch limit kept the folder rel from being
+// watched.
+func (w *Watcher) unlimit(rel string) {
+	w.nLimited -= w.limited[rel]
+	delete(w.limited, rel)
+}
+
+// foldersBelow counts the folders below rel that Walk enters: the watch
+// limit keeps them from being watched too, as rel is not.
+func (w *Watcher) foldersBelow(rel string) int {
+	entries, err := os.ReadDir(w.abs(rel))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if id := joinRel(rel, e.Name()); e.IsDir() && w.m.descend(id) {
+			n += 1 + w.foldersBelow(id)
+		}
+	}
+	return n
 }
 
 // limitFault is the cause of a Rescan for the folder rel, which the watch
@@ -1132,7 +1160,7 @@ func (w *Watcher) dropDir(rel string, now time.Time) {
 	}
 	for d := range w.limited {
 		if inside(d, rel) {
-			delete(w.limited, d)
+			w.unlimit(d)
 			// Its documents, read by a Walk, were never listed here, so no
 			// event names them; and with the last unwatched folder gone, no
 			// retry rescans either. A sweep removes those that are gone.
@@ -1343,6 +1371,7 @@ func (w *Watcher) rescan(cause error) {
 		return
 	}
 	clear(w.limited) // those still refused are recorded again
+	w.nLimited = 0
 	clear(w.pending)
 	w.nextDue = time.Time{}
 	clear(w.readyIdx)

@@ -195,3 +195,43 @@ func TestWatchLimitGoneSwept(t *testing.T) {
 		t.Errorf("Unwatched() = %d once the folders are gone, want 0", n)
 	}
 }
+
+// TestWatchLimitCountsBelow checks that Unwatched counts the folders below
+// a refused folder too: the watcher does not try them, but they are not
+// watched either, and the count tells how many more watches are needed.
+// Folders Walk does not enter (hidden ones) are not counted.
+func TestWatchLimitCountsBelow(t *testing.T) {
+	root, stage := t.TempDir(), t.TempDir()
+	for _, d := range []string{"big/a/b", "big/c", "big/.git/objects"} {
+		if err := os.MkdirAll(filepath.Join(stage, filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := filepath.Join(root, "big")
+	r := startWatch(t, Config{Dir: root}, func(w *Watcher) {
+		w.opts.LimitRetry = time.Hour // only the refusal's own rescan
+		add := w.addWatch
+		w.addWatch = func(name string) error {
+			if name == big {
+				return &fs.PathError{Op: "inotify_add_watch", Path: name, Err: syscall.ENOSPC}
+			}
+			return add(name)
+		}
+	})
+	if err := os.Rename(filepath.Join(stage, "big"), big); err != nil {
+		t.Fatal(err)
+	}
+	if ev := r.next(); ev.Op != Rescan || !errors.Is(ev.Err, ErrWatchLimit) {
+		t.Fatalf("event %+v, want Rescan carrying ErrWatchLimit", ev)
+	}
+	if n := r.w.Unwatched(); n != 4 {
+		t.Errorf("Unwatched() = %d, want 4: big, big/a, big/a/b and big/c", n)
+	}
+	if err := os.RemoveAll(big); err != nil {
+		t.Fatal(err)
+	}
+	r.until()
+	if n := r.w.Unwatched(); n != 0 {
+		t.Errorf("Unwatched() = %d once the folder is gone, want 0", n)
+	}
+}

@@ -135,3 +135,42 @@ func TestLimitRetryFollowsRescanInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestLostWhileRescanDue plays a burst that overflows the kernel's event
+// queue again and again before the full reconciliation it asked for has
+// started: the first notice is warned about, the others, which add nothing
+// to the reconciliation already due, are logged at Debug level only. So
+// are the watch limit's retries then; its first warning is not.
+func TestLostWhileRescanDue(t *testing.T) {
+	logs := &syncBuffer{}
+	fake := &fakeEvents{}
+	l := &Loop{cfg: Config{}.WithDefaults(), log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), w: fake}
+	s := &runState{l: l, latest: map[string]reader.Event{}}
+	for range 5 {
+		s.add(reader.Event{Op: reader.Rescan, Err: fsnotify.ErrEventOverflow})
+	}
+	if got := logs.lines("level=WARN", "events may have been lost"); len(got) != 1 {
+		t.Errorf("warned %q, want one warning for the burst", got)
+	}
+	if got := logs.lines("level=DEBUG", "events may have been lost"); len(got) != 4 {
+		t.Errorf("logged %q at Debug level, want the 4 later notices", got)
+	}
+	if !s.rescan || l.Pending() != 1 {
+		t.Errorf("rescan due %v, Pending() = %d; want one full reconciliation due", s.rescan, l.Pending())
+	}
+
+	fake.unwatched.Store(3)
+	limit := reader.Event{Op: reader.Rescan, Err: &reader.FileError{Path: "big", Err: reader.ErrWatchLimit, Detail: "folder not watched"}}
+	for range 3 {
+		s.add(limit)
+	}
+	if got := logs.lines("level=WARN", "fs.inotify.max_user_watches"); len(got) != 1 {
+		t.Errorf("warned %q, want the watch limit warned about once", got)
+	}
+	if got := logs.lines("level=DEBUG", "still not watched"); len(got) != 2 {
+		t.Errorf("logged %q at Debug level, want the 2 later notices", got)
+	}
+	if got := logs.lines("level=INFO"); len(got) != 0 {
+		t.Errorf("logged %q at Info level while a rescan was due", got)
+	}
+}

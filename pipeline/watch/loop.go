@@ -436,9 +436,16 @@ func (s *runState) add(ev reader.Event) {
 
 // lost logs why the watcher asks for a rescan. The watch limit is warned
 // about once while folders stay unwatched, not at each of the periodic
-// retries that follow.
+// retries that follow. A notice that comes while a full reconciliation is
+// due already (not yet started) adds nothing to it and is logged at Debug
+// level: a burst that overflows the kernel's queue gives a notice every
+// few milliseconds while the previous reconciliation runs.
 func (s *runState) lost(cause error) {
 	log, limit := s.l.log, errors.Is(cause, reader.ErrWatchLimit)
+	warn, info := slog.LevelWarn, slog.LevelInfo
+	if s.rescan {
+		warn, info = slog.LevelDebug, slog.LevelDebug
+	}
 	n := 0
 	if limit || s.limitWarned {
 		n = s.l.w.Unwatched()
@@ -451,14 +458,14 @@ func (s *runState) lost(cause error) {
 	switch {
 	case limit && recovered: // the retry that found every folder watched: said above
 	case !limit || n == 0:
-		log.Warn("watch: events may have been lost; rescanning the folder", "cause", cause)
+		log.Log(context.Background(), warn, "watch: events may have been lost; rescanning the folder", "cause", cause)
 	case !s.limitWarned:
 		s.limitWarned = true
 		log.Warn("watch: the system's watch limit is reached: some folders are not watched, so their changes are not seen as they happen; "+
 			"until they can be watched, they are tried again and the folder is rescanned periodically; raise fs.inotify.max_user_watches (sysctl)",
 			"unwatched", n, "rescanEvery", s.l.cfg.watchOptions().WithDefaults().LimitRetry, "cause", cause)
 	default:
-		log.Info("watch: folders still not watched (the system's watch limit); rescanning the folder", "unwatched", n)
+		log.Log(context.Background(), info, "watch: folders still not watched (the system's watch limit); rescanning the folder", "unwatched", n)
 	}
 }
 

@@ -174,3 +174,25 @@ func TestLostWhileRescanDue(t *testing.T) {
 		t.Errorf("logged %q at Info level while a rescan was due", got)
 	}
 }
+
+// TestPeriodicRescanLeftToLimitRetries checks that watch.rescanInterval
+// does not add reconciliations while folders are unwatched: the watcher
+// then retries them every rescanInterval (or minute, if shorter), each
+// time with a Rescan, so the periodic one would repeat it.
+func TestPeriodicRescanLeftToLimitRetries(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile("a.md", "Alpha.")
+	e.startFake(func(o *Options) { o.Config.RescanInterval = time.Second })
+	e.waitReady()
+	e.fake.unwatched.Store(2)
+	// watch.rescanInterval is at least 1s: two ticks at most.
+	from := e.log.len()
+	time.Sleep(2200 * time.Millisecond)
+	for _, r := range e.log.since(from) {
+		if r.Kind == Rescan {
+			t.Errorf("a periodic rescan ran while folders were unwatched (%v)", r.Start)
+		}
+	}
+	e.fake.unwatched.Store(0)
+	e.log.await(t, from, "once every folder is watched", func(r Round) bool { return r.Kind == Rescan && r.Err == nil })
+}

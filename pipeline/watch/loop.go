@@ -336,6 +336,13 @@ func (s *runState) loop(ctx context.Context) error {
 			s.stop()
 			s.cancelWork()
 		case <-tickerC(s.tick):
+			if n := s.l.w.Unwatched(); n > 0 {
+				// The watcher retries the unwatched folders at least this
+				// often, each time with a Rescan: a second reconciliation
+				// now would only repeat that one.
+				s.l.log.Debug("watch: periodic safety rescan left to the watch limit's retries", "unwatched", n)
+				continue
+			}
 			s.l.log.Debug("watch: periodic safety rescan is due") // the round logs its line
 			s.requestRescan()
 		case <-timerC(s.retryAt):

@@ -108,16 +108,7 @@ func TestWatchLimitRetried(t *testing.T) {
 func TestWatchLimitForgotten(t *testing.T) {
 	root := t.TempDir()
 	big := filepath.Join(root, "big")
-	r := startWatch(t, Config{Dir: root}, func(w *Watcher) {
-		w.opts.LimitRetry = time.Hour // only the refusal's own rescan
-		add := w.addWatch
-		w.addWatch = func(name string) error {
-			if name == big {
-				return &fs.PathError{Op: "inotify_add_watch", Path: name, Err: syscall.EMFILE}
-			}
-			return add(name)
-		}
-	})
+	r := startWatch(t, Config{Dir: root}, func(w *Watcher) { refuseWatches(w, syscall.EMFILE, big) })
 	if err := os.Mkdir(big, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -155,16 +146,8 @@ func TestWatchLimitGoneSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	refused := map[string]bool{filepath.Join(root, "big"): true, filepath.Join(root, "other"): true}
 	r := startWatch(t, Config{Dir: root}, func(w *Watcher) {
-		w.opts.LimitRetry = time.Hour // only the refusals' own rescans
-		add := w.addWatch
-		w.addWatch = func(name string) error {
-			if refused[name] {
-				return &fs.PathError{Op: "inotify_add_watch", Path: name, Err: syscall.ENOSPC}
-			}
-			return add(name)
-		}
+		refuseWatches(w, syscall.ENOSPC, filepath.Join(root, "big"), filepath.Join(root, "other"))
 	})
 	r.sweeps = true
 	for _, name := range []string{"big", "other"} {
@@ -208,16 +191,7 @@ func TestWatchLimitCountsBelow(t *testing.T) {
 		}
 	}
 	big := filepath.Join(root, "big")
-	r := startWatch(t, Config{Dir: root}, func(w *Watcher) {
-		w.opts.LimitRetry = time.Hour // only the refusal's own rescan
-		add := w.addWatch
-		w.addWatch = func(name string) error {
-			if name == big {
-				return &fs.PathError{Op: "inotify_add_watch", Path: name, Err: syscall.ENOSPC}
-			}
-			return add(name)
-		}
-	})
+	r := startWatch(t, Config{Dir: root}, func(w *Watcher) { refuseWatches(w, syscall.ENOSPC, big) })
 	if err := os.Rename(filepath.Join(stage, "big"), big); err != nil {
 		t.Fatal(err)
 	}
@@ -233,5 +207,19 @@ func TestWatchLimitCountsBelow(t *testing.T) {
 	r.until()
 	if n := r.w.Unwatched(); n != 0 {
 		t.Errorf("Unwatched() = %d once the folder is gone, want 0", n)
+	}
+}
+
+// refuseWatches makes w's watches of the folders refused fail with errno,
+// as the watch limit (ENOSPC) or the open-file limit (EMFILE) makes them,
+// and retries them only hourly: only the refusals' own rescans come.
+func refuseWatches(w *Watcher, errno syscall.Errno, refused ...string) {
+	w.opts.LimitRetry = time.Hour
+	add := w.addWatch
+	w.addWatch = func(name string) error {
+		if slices.Contains(refused, name) {
+			return &fs.PathError{Op: "inotify_add_watch", Path: name, Err: errno}
+		}
+		return add(name)
 	}
 }

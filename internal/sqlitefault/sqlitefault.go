@@ -1,7 +1,7 @@
 // Package sqlitefault classifies errors of the SQLite driver
 // (modernc.org/sqlite) by whether the database file itself is at fault:
-// not accessible (permissions, a read-only file system) or damaged (not a
-// sound SQLite database). The local store and the incremental manifest
+// not accessible (permissions, a read-only file system), damaged (not a
+// sound SQLite database) or on a full disk. The local store and the incremental manifest
 // both report such errors as a *FileError of their own; this package is
 // the one place that decides which result codes mean what.
 package sqlitefault
@@ -29,18 +29,32 @@ const (
 	// truncated, or another kind of file (SQLITE_CORRUPT, SQLITE_NOTADB and
 	// their extended codes).
 	Damaged
+	// Full means the disk (the file system) holding the file, its -wal or
+	// its -journal has no room for a write (SQLITE_FULL): the file is sound,
+	// and the write is rolled back whole.
+	Full
 )
 
-// String returns the name of the kind: "none", "access" or "damaged".
+// String returns the name of the kind: "none", "access", "damaged" or
+// "full".
 func (k Kind) String() string {
 	switch k {
 	case Access:
 		return "access"
 	case Damaged:
 		return "damaged"
+	case Full:
+		return "full"
 	}
 	return "none"
 }
+
+// FullRemedy says what to do about a Full fault of a database file (the
+// local store's or the manifest's), after the words that name the file and
+// say that the disk holding it is full: SQLite rolled the write back whole,
+// so nothing written before it is lost.
+const FullRemedy = "free space on it (not by deleting the file's -wal, which holds its latest writes) and run again: " +
+	"what was written is kept, and the next run (or a watch's next retry) takes up where this one stopped"
 
 // coder is implemented by the driver's errors (*sqlite.Error).
 type coder interface{ Code() int }
@@ -59,13 +73,15 @@ func Code(err error) int {
 }
 
 // Classify returns the fault of the database file that err shows: Access,
-// Damaged, or None for any other error.
+// Damaged, Full, or None for any other error.
 func Classify(err error) Kind {
 	switch Code(err) {
 	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
 		return Access
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return Damaged
+	case sqlite3.SQLITE_FULL:
+		return Full
 	}
 	return None
 }

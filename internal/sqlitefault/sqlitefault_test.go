@@ -42,7 +42,8 @@ func TestClassify(t *testing.T) {
 		{"not a database (joined)", errors.Join(errors.New("open"), coded(sqlite3.SQLITE_NOTADB)), Damaged, sqlite3.SQLITE_NOTADB, true},
 		{"busy", coded(sqlite3.SQLITE_BUSY), None, sqlite3.SQLITE_BUSY, false},
 		{"busy (extended)", coded(sqlite3.SQLITE_BUSY_SNAPSHOT), None, sqlite3.SQLITE_BUSY, false},
-		{"full", coded(sqlite3.SQLITE_FULL), None, sqlite3.SQLITE_FULL, false},
+		{"full", coded(sqlite3.SQLITE_FULL), Full, sqlite3.SQLITE_FULL, false},
+		{"full (wrapped)", fmt.Errorf("adding nodes: %w", coded(sqlite3.SQLITE_FULL)), Full, sqlite3.SQLITE_FULL, false},
 		{"constraint", coded(sqlite3.SQLITE_CONSTRAINT_UNIQUE), None, sqlite3.SQLITE_CONSTRAINT, false},
 		{"no code", errors.New("boom"), None, 0, false},
 		{"context", context.Canceled, None, 0, false},
@@ -84,9 +85,33 @@ func TestClassifyDriverError(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	for k, want := range map[Kind]string{None: "none", Access: "access", Damaged: "damaged", Kind(9): "none"} {
+	for k, want := range map[Kind]string{None: "none", Access: "access", Damaged: "damaged", Full: "full", Kind(9): "none"} {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", int(k), got, want)
 		}
+	}
+}
+
+// TestClassifyDriverFull checks the classification on the driver's own
+// error for a database that cannot grow, as on a full disk: SQLite's
+// max_page_count makes it fail with SQLITE_FULL ("database or disk is
+// full"), the code a write that the file system refuses for want of room
+// gets too.
+func TestClassifyDriverFull(t *testing.T) {
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "full.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // max_page_count is a setting of the connection
+	if _, err := db.Exec(`CREATE TABLE t (b BLOB); PRAGMA max_page_count = 4`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`INSERT INTO t VALUES (zeroblob(1 << 20))`)
+	if err == nil {
+		t.Fatal("writing past max_page_count succeeded")
+	}
+	if got := Classify(err); got != Full || Code(err) != sqlite3.SQLITE_FULL {
+		t.Errorf("Classify(%v) = %v (code %d), want full (%d)", err, got, Code(err), sqlite3.SQLITE_FULL)
 	}
 }

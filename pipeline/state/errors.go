@@ -17,16 +17,20 @@ var (
 	// ErrDamaged marks a state file that is not a sound SQLite database:
 	// overwritten, truncated, or another kind of file.
 	ErrDamaged = errors.New("state: state file damaged")
+	// ErrFull marks a write refused because the disk holding the state
+	// file has no room left: the file is sound, the write rolled back.
+	ErrFull = errors.New("state: disk of the state file full")
 )
 
 // FileError reports a problem of the state file rather than of a document:
 // it names the file and the state.path setting and says what to do. It
-// unwraps to Kind (ErrAccess or ErrDamaged) and to the driver's error.
+// unwraps to Kind (ErrAccess, ErrDamaged or ErrFull) and to the driver's
+// error.
 type FileError struct {
 	Path string // the state file (absolute)
 	Op   string // what failed, such as "reading" ("" when it is not known)
 	Err  error  // the driver's error
-	Kind error  // ErrAccess or ErrDamaged
+	Kind error  // ErrAccess, ErrDamaged or ErrFull
 	// Unwritable lists, for ErrAccess, the file's -wal and -shm files that
 	// this process may not write (sqliteread.Unwritable).
 	Unwritable []string
@@ -54,6 +58,8 @@ func (e *FileError) Error() string {
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged or not a SQLite database: if it is the state file, delete it and run with --full; otherwise set state.path to a new file", what, e.Err, e.Path)
 	case e.Kind == ErrDamaged:
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged: delete it and run with --full, or set state.path to a new file", what, e.Err, e.Path)
+	case e.Kind == ErrFull:
+		return fmt.Sprintf("state: %s: %v; the disk holding %s (state.path) is full: %s", what, e.Err, e.Path, sqlitefault.FullRemedy)
 	}
 	if len(e.Unwritable) > 0 {
 		return fmt.Sprintf("state: %s: %v; %s belong to another user or are read-only (left by a sluice run as another user): "+
@@ -66,14 +72,16 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // fileFault classifies a database error (see sqlitefault.Classify):
-// ErrAccess for permissions, ErrDamaged for a damaged file, nil for
-// anything else.
+// ErrAccess for permissions, ErrDamaged for a damaged file, ErrFull for a
+// full disk, nil for anything else.
 func fileFault(err error) error {
 	switch sqlitefault.Classify(err) {
 	case sqlitefault.Access:
 		return ErrAccess
 	case sqlitefault.Damaged:
 		return ErrDamaged
+	case sqlitefault.Full:
+		return ErrFull
 	}
 	return nil
 }

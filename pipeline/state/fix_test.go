@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -148,6 +149,7 @@ func TestFileErrorsSayWhatToDo(t *testing.T) {
 		{"readonly", coded(sqlite3.SQLITE_READONLY), ErrAccess, "check the permissions of /data/state.db (state.path)"},
 		{"corrupt", coded(sqlite3.SQLITE_CORRUPT), ErrDamaged, "state: /data/state.db: sqlite error (11); /data/state.db (state.path) is damaged: delete it and run with --full"},
 		{"not a database", coded(sqlite3.SQLITE_NOTADB), ErrDamaged, "(state.path) is damaged or not a SQLite database"},
+		{"full", coded(sqlite3.SQLITE_FULL), ErrFull, "state: /data/state.db: sqlite error (13); the disk holding /data/state.db (state.path) is full: free space on it (not by deleting the file's -wal"},
 		{"busy", coded(sqlite3.SQLITE_BUSY), nil, "state: sqlite error (5)"},
 		{"other", errors.New("boom"), nil, "state: boom"},
 	} {
@@ -235,5 +237,69 @@ func TestReadOnlyFile(t *testing.T) {
 	}
 	if !errors.Is(err, ErrAccess) || !strings.Contains(err.Error(), "check the permissions of "+path+" (state.path)") {
 		t.Fatalf("read-only state file: %v; want ErrAccess saying to check the permissions of %s", err, path)
+	}
+}
+
+// limitPages makes s's file unable to grow past n pages more, as a full
+// disk does: SQLite's max_page_count makes a write that needs a new page
+// fail with SQLITE_FULL ("database or disk is full"), the code of a write
+// the file system refuses for want of room. The limit is a setting of each
+// connection, so it is set on every connection of the pool (all of them
+// taken at once, and kept open as idle ones).
+func limitPages(t *testing.T, s *Store, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var pages int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	conns := make([]*sql.Conn, s.db.Stats().MaxOpenConnections)
+	for i := range conns {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	for _, c := range conns {
+		if _, err := c.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+n)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// TestFullDisk: a write to a manifest whose disk is full fails with
+// ErrFull, not ErrAccess (a watch retries it instead of stopping for
+// good), naming the file and state.path and saying to free space; what was
+// written before is kept, and once there is room the write succeeds.
+func TestFullDisk(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := open(t, path, "local:/x")
+	if err := s.SaveVectors(ctx, "m", map[string][]float32{"before": {1}}); err != nil {
+		t.Fatal(err)
+	}
+	vecs := make(map[string][]float32)
+	for i := range 200 {
+		vecs[fmt.Sprint("k", i)] = make([]float32, 1536)
+	}
+	limitPages(t, s, 2)
+	err := s.SaveVectors(ctx, "m", vecs)
+	if !errors.Is(err, ErrFull) || errors.Is(err, ErrAccess) || errors.Is(err, ErrDamaged) {
+		t.Fatalf("SaveVectors into a full manifest = %v; want ErrFull alone", err)
+	}
+	for _, want := range []string{"state: " + path + ": ", "database or disk is full (13); the disk holding " + path + " (state.path) is full: free space on it", "-wal"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("SaveVectors = %v\nwant it to say %q", err, want)
+		}
+	}
+	limitPages(t, s, 1<<20) // space freed
+	if err := s.SaveVectors(ctx, "m", vecs); err != nil {
+		t.Fatalf("SaveVectors once there is room: %v", err)
+	}
+	got, err := s.LoadVectors(ctx, "m", []string{"before", "k0", "k199"})
+	if err != nil || len(got) != 3 {
+		t.Errorf("LoadVectors = %d vectors, %v; want 3", len(got), err)
 	}
 }

@@ -259,7 +259,8 @@ const schemaVersion = 5
 
 // Open opens (creating if needed) the manifest at path for scope. Errors of
 // the database file name it and the state.path setting and say what to do:
-// check its permissions, or replace a damaged file (see FileError).
+// check its permissions, replace a damaged file, or free space on a full
+// disk (see FileError).
 //
 // The Store takes the scope's write lock (see the package documentation)
 // before its first write, Begin included, and holds it until Close; while

@@ -39,7 +39,8 @@ func (e *ConfigError) Unwrap() error { return ErrConfig }
 // round is retried: a configuration, credential or model problem that needs
 // a person, a state file that cannot be opened or is damaged, or a source
 // folder that is gone or cannot be listed. Other errors (a store or network
-// hiccup) are retried with backoff.
+// hiccup, a full disk under the store or the manifest) are retried with
+// backoff.
 func permanent(err error) bool {
 	for _, target := range []error{
 		state.ErrModelChanged, state.ErrAccess, state.ErrDamaged, reader.ErrConfig, pipeline.ErrConfig,

@@ -33,6 +33,7 @@ func TestPermanent(t *testing.T) {
 		{"embedder dimensions", wrap(embedder.ErrDimensions), true},
 		{"index dimensions", wrap(&sink.DimensionError{}), true},
 		{"unsupported by the sink", wrap(sink.ErrUnsupported), true},
+		{"state file's disk full", wrap(&state.FileError{Path: "/s.db", Kind: state.ErrFull, Err: errors.New("database or disk is full")}), false},
 		{"throttled", wrap(embedder.ErrThrottled), false},
 		{"store unavailable", wrap(sink.ErrUnavailable), false},
 		{"deadline", wrap(context.DeadlineExceeded), false},

@@ -85,7 +85,8 @@
 // sink.local.path: ErrAccess (it cannot be opened or written: check its
 // permissions and its folder's) or ErrDamaged (it is not a sound SQLite
 // database: delete it with `sluice index delete` and run again, or
-// use a new sink.local.path).
+// use a new sink.local.path) or ErrFull (the disk holding it has no room:
+// the write rolled back whole; free space and write again).
 //
 // # Reading without write access
 //

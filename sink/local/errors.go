@@ -62,10 +62,17 @@ func newTxError(path string, nodes []sink.Node, cause error) *txError {
 	return &txError{path: path, write: &sink.WriteError{Failed: failed}, cause: cause}
 }
 
-// Error returns the message of the txError.
+// Error returns the message of the txError. A fault of the store's file
+// (a *FileError, such as a full disk) is given as the driver's error and
+// the FileError's remedy, without naming the file twice.
 func (e *txError) Error() string {
-	return "local: " + e.path + ": transaction rolled back, no node of the batch of " +
-		strconv.Itoa(len(e.write.Failed)) + " was written: " + e.cause.Error()
+	head := "local: " + e.path + ": transaction rolled back, no node of the batch of " +
+		strconv.Itoa(len(e.write.Failed)) + " was written: "
+	var fe *FileError
+	if errors.As(e.cause, &fe) && fe.Path == e.path {
+		return head + fe.Err.Error() + "; " + fe.remedy()
+	}
+	return head + e.cause.Error()
 }
 
 func (e *txError) Unwrap() []error {
@@ -85,17 +92,20 @@ var (
 	// ErrDamaged marks a database file that is not a sound SQLite database:
 	// overwritten, truncated, or another kind of file.
 	ErrDamaged = errors.New("local: database file damaged")
+	// ErrFull marks a write refused because the disk holding the database
+	// file has no room left: the file is sound, the write rolled back.
+	ErrFull = errors.New("local: disk of the database file full")
 )
 
 // FileError reports a problem of the store's database file rather than of
 // a node or a query: it names the file and the sink.local.path setting and
-// says what to do. It unwraps to Kind (ErrAccess or ErrDamaged) and to the
-// driver's error.
+// says what to do. It unwraps to Kind (ErrAccess, ErrDamaged or ErrFull)
+// and to the driver's error.
 type FileError struct {
 	Path string // the database file
 	Op   string // what failed, such as "open" or "add nodes"
 	Err  error  // the driver's error
-	Kind error  // ErrAccess or ErrDamaged
+	Kind error  // ErrAccess, ErrDamaged or ErrFull
 	// Unwritable lists, for ErrAccess, the database's -wal and -shm files
 	// that this process may not write (sqliteread.Unwritable).
 	Unwritable []string
@@ -107,21 +117,34 @@ func (e *FileError) Error() string {
 	if e.Op == "open" {
 		where = "open " + e.Path
 	}
-	head := "local: " + where + ": " + e.Err.Error() + "; "
+	return "local: " + where + ": " + e.Err.Error() + "; " + e.remedy()
+}
+
+// remedy says what is wrong with the file and what to do.
+func (e *FileError) remedy() string {
 	switch {
 	case e.Kind == ErrDamaged && sqlitefault.NotADatabase(e.Err):
 		// Maybe another file named by mistake: not to be deleted blindly.
-		return head + e.Path + " (sink.local.path) is damaged or not a SQLite database: " +
+		return e.Path + " (sink.local.path) is damaged or not a SQLite database: " +
 			"if it is the store, delete it (`sluice index delete`, with this command's --config if it has one) and run again; otherwise set sink.local.path to a new file"
 	case e.Kind == ErrDamaged:
-		return head + e.Path + " (sink.local.path) is damaged: " +
+		return e.Path + " (sink.local.path) is damaged: " +
 			"delete it (`sluice index delete`, with this command's --config if it has one) and run again, or set sink.local.path to a new file"
+	case e.Kind == ErrFull:
+		return "the disk holding " + e.Path + " (sink.local.path) is full: " + sqlitefault.FullRemedy
 	}
 	if len(e.Unwritable) > 0 {
-		return head + strings.Join(e.Unwritable, " and ") + " belong to another user or are read-only (left by a sluice run as another user): " +
+		return strings.Join(e.Unwritable, " and ") + " belong to another user or are read-only (left by a sluice run as another user): " +
 			"when no sluice is running, delete them or give them to this user"
 	}
-	return head + "check the permissions of " + e.Path + " (sink.local.path) and of its folder"
+	return "check the permissions of " + e.Path + " (sink.local.path) and of its folder"
+}
+
+// fileFaults maps each fault of sqlitefault to the sentinel of this package.
+var fileFaults = map[sqlitefault.Kind]error{
+	sqlitefault.Access:  ErrAccess,
+	sqlitefault.Damaged: ErrDamaged,
+	sqlitefault.Full:    ErrFull,
 }
 
 // Unwrap returns Kind and Err.
@@ -131,17 +154,9 @@ func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
 var unwritable = sqliteread.Unwritable
 
 // fileFault classifies a database error (see sqlitefault.Classify):
-// ErrAccess for permissions, ErrDamaged for a damaged file, nil for
-// anything else.
-func fileFault(err error) error {
-	switch sqlitefault.Classify(err) {
-	case sqlitefault.Access:
-		return ErrAccess
-	case sqlitefault.Damaged:
-		return ErrDamaged
-	}
-	return nil
-}
+// ErrAccess for permissions, ErrDamaged for a damaged file, ErrFull for a
+// full disk, nil for anything else.
+func fileFault(err error) error { return fileFaults[sqlitefault.Classify(err)] }
 
 // asFileError returns a *FileError for an error of the database file
 // itself, and nil for any other error.

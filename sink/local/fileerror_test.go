@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -37,6 +38,7 @@ func TestFileErrorsSayWhatToDo(t *testing.T) {
 		{"readonly", coded(sqlite3.SQLITE_READONLY), ErrAccess, "check the permissions of /data/index.db (sink.local.path)"},
 		{"corrupt", coded(sqlite3.SQLITE_CORRUPT), ErrDamaged, "local: count nodes in /data/index.db: sqlite error (11); /data/index.db (sink.local.path) is damaged: delete it (`sluice index delete`, with this command's --config if it has one) and run again, or set sink.local.path to a new file"},
 		{"not a database", coded(sqlite3.SQLITE_NOTADB), ErrDamaged, "(sink.local.path) is damaged or not a SQLite database"},
+		{"full", coded(sqlite3.SQLITE_FULL), ErrFull, "local: count nodes in /data/index.db: sqlite error (13); the disk holding /data/index.db (sink.local.path) is full: free space on it (not by deleting the file's -wal"},
 		{"busy", coded(sqlite3.SQLITE_BUSY), nil, "local: count nodes in /data/index.db: sqlite error (5)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,5 +134,85 @@ func TestUnwritableWALFiles(t *testing.T) {
 		if err == nil || !errors.Is(err, ErrAccess) || strings.Contains(err.Error(), stuck) != tt.want {
 			t.Errorf("%s: asFileError = %v; want ErrAccess, naming the files: %v", tt.name, err, tt.want)
 		}
+	}
+}
+
+// limitPages makes s's database unable to grow past n pages more, as a full
+// disk does: SQLite's max_page_count makes a write that needs a new page
+// fail with SQLITE_FULL ("database or disk is full"), the code of a write
+// the file system refuses for want of room. The limit is a setting of each
+// connection, so it is set on every connection of the pool (all of them
+// taken at once, and kept open as idle ones).
+func limitPages(t *testing.T, s *Store, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var pages int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	conns := make([]*sql.Conn, s.db.Stats().MaxOpenConnections)
+	for i := range conns {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+	}
+	for _, c := range conns {
+		if _, err := c.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+n)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// TestFullDisk: an Add into a store whose disk is full fails with ErrFull
+// and sink.ErrUnavailable (a pipeline stops rather than fail every
+// document), naming the file and sink.local.path once and saying to free
+// space; nothing of the batch is written and nothing written before is
+// lost, and once there is room the same Add succeeds.
+func TestFullDisk(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	mustAdd(t, s, node("n0", "d0", "the first node", 1, 2))
+	limitPages(t, s, 2)
+	batch := make([]sink.Node, 20)
+	for i := range batch {
+		batch[i] = node(fmt.Sprint("n", i+1), fmt.Sprint("d", i+1), strings.Repeat(fmt.Sprint("words of node ", i, " "), 300), 1, 2)
+	}
+	_, err := s.Add(ctx, batch)
+	if err == nil {
+		t.Fatal("Add into a full store succeeded")
+	}
+	msg := err.Error()
+	if !errors.Is(err, ErrFull) || !errors.Is(err, sink.ErrUnavailable) {
+		t.Errorf("Add = %v; want ErrFull and sink.ErrUnavailable", err)
+	}
+	var we *sink.WriteError
+	if !errors.As(err, &we) || len(we.Failed) != len(batch) {
+		t.Errorf("Add = %v; want a *sink.WriteError failing the %d nodes", err, len(batch))
+	}
+	for _, want := range []string{"transaction rolled back, no node of the batch of 20 was written: ", "database or disk is full (13); ",
+		"the disk holding " + s.Path() + " (sink.local.path) is full: free space on it", "-wal"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Add = %s\nwant it to say %q", msg, want)
+		}
+	}
+	if n := strings.Count(msg, "local: "); n != 1 {
+		t.Errorf("Add = %s\nwant one \"local: \", not %d", msg, n)
+	}
+	if n, err := s.Count(ctx); err != nil || n != 1 {
+		t.Errorf("Count = %d, %v after the failed Add; want 1", n, err)
+	}
+	limitPages(t, s, 1<<20) // space freed
+	if _, err := s.Add(ctx, batch); err != nil {
+		t.Fatalf("Add once there is room: %v", err)
+	}
+	var check string
+	if err := s.db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check = %q, %v", check, err)
+	}
+	if n, err := s.Count(ctx); err != nil || n != 21 {
+		t.Errorf("Count = %d, %v; want 21", n, err)
 	}
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/pipeline/state"
+	"github.com/sluice-dev/sluice/sink/local"
 )
 
 // TestReadersCreateNothing: the commands that only read the index or the
@@ -106,5 +111,45 @@ func TestDryRunFullPlansForgottenDocuments(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".sluice", "state.db")); err != nil {
 		t.Errorf("the run after the dry run wrote no manifest: %v", err)
+	}
+}
+
+// TestReadersOnFullDisk: on a full disk, where opening the store or the
+// manifest for writing fails (it writes their schema), the commands that
+// only read them still work, reading them for reading only.
+func TestReadersOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"docs/a.md": "Alpha document about pelicans.\n", "docs/bad.md": "PK\x03\x04\x00\x00binary"})
+	if _, errOut, code := sluice(t, dir, "run", "docs"); code != exitPartial {
+		t.Fatalf("run: exit %d, stderr %q", code, errOut)
+	}
+	full := errors.New("database or disk is full (13)")
+	saveLocal, saveState := openLocal, openState
+	defer func() { openLocal, openState = saveLocal, saveState }()
+	openLocal = func(_ context.Context, cfg local.Config) (*local.Store, error) {
+		return nil, &local.FileError{Path: cfg.Path, Op: "open", Err: full, Kind: local.ErrFull}
+	}
+	openState = func(_ context.Context, path, _ string) (*state.Store, error) {
+		return nil, &state.FileError{Path: path, Op: "preparing", Err: full, Kind: state.ErrFull}
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"failed", "list"}, exitOK, "bad.md"},
+		{[]string{"run", "docs", "--dry-run"}, exitPartial, "Dry run over 2 files (0 new, 0 changed, 1 unchanged"},
+		{[]string{"run", "docs", "--dry-run", "--verify"}, exitPartial, "Dry run over 2 files"},
+		{[]string{"get", "--doc-id", "a.md"}, exitOK, "pelicans"},
+		{[]string{"query", "pelicans"}, exitOK, "a.md"},
+		{[]string{"index", "stats"}, exitOK, "nodes       1"},
+		{[]string{"doctor"}, exitOK, "✓ manifest"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, code := sluice(t, dir, tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tt.code, tt.want)
+			}
+		})
 	}
 }

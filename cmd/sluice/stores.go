@@ -36,7 +36,8 @@ func (a *app) openStore(ctx context.Context, cfg Config) (sink.VectorStore, erro
 // openStoreToRead opens the configured vector store to read it, as
 // openStore does, except that a local store that this process may read but
 // not write (its file's or its folder's permissions, a read-only file
-// system) is opened for reading only (local.OpenReadOnly).
+// system), or whose disk is full, is opened for reading only
+// (local.OpenReadOnly).
 func (a *app) openStoreToRead(ctx context.Context, cfg Config) (sink.VectorStore, error) {
 	if cfg.Sink.Type == sinkCloudSearch {
 		return a.openStore(ctx, cfg)
@@ -57,24 +58,42 @@ func (a *app) openStoreToRead(ctx context.Context, cfg Config) (sink.VectorStore
 // another user could not write (see internal/sqliteread).
 func openLocalToRead(ctx context.Context, cfg Config) (*local.Store, error) {
 	return openToRead(cfg.Sink.Local.Path,
-		func() (*local.Store, error) { return local.Open(ctx, cfg.Sink.Local) },
+		func() (*local.Store, error) { return openLocal(ctx, cfg.Sink.Local) },
 		func() (*local.Store, error) { return local.OpenReadOnly(ctx, cfg.Sink.Local) },
-		func(err error) bool { return errors.Is(err, local.ErrAccess) })
+		func(err error) bool { return errors.Is(err, local.ErrAccess) },
+		func(err error) bool { return errors.Is(err, local.ErrFull) })
 }
+
+// openLocal and openState open the local store and the manifest for
+// writing, for the commands that only read them (openLocalToRead,
+// readManifest); variables so that tests can make them fail.
+var (
+	openLocal = local.Open
+	openState = state.Open
+)
 
 // openToRead opens the SQLite database at path with open, for reading and
 // writing, or, when this process may not write it, with openReadOnly: at
 // once when it may not write the file (sqliteread.ReadOnlyFile), else when
-// open fails for want of access (isAccess). When openReadOnly fails for
-// want of access too, the error is open's.
-func openToRead[T any](path string, open, openReadOnly func() (T, error), isAccess func(error) bool) (T, error) {
+// open fails for want of access (isAccess) or for a full disk (isFull:
+// opening for writing writes the schema, which a full disk refuses, while a
+// reader writes nothing). When openReadOnly fails too, the error is open's,
+// unless open failed for want of access and openReadOnly for another
+// reason.
+func openToRead[T any](path string, open, openReadOnly func() (T, error), isAccess, isFull func(error) bool) (T, error) {
 	if sqliteread.ReadOnlyFile(path) {
 		return openReadOnly()
 	}
 	s, err := open()
-	if err != nil && isAccess(err) {
+	switch {
+	case err == nil:
+	case isAccess(err):
 		if ro, rerr := openReadOnly(); rerr == nil || !isAccess(rerr) {
 			return ro, rerr
+		}
+	case isFull(err):
+		if ro, rerr := openReadOnly(); rerr == nil {
+			return ro, nil
 		}
 	}
 	return s, err
@@ -122,16 +141,17 @@ func checkLocalStoreExists(cfg Config) error {
 // that this process may read but not write (its file's or its folder's
 // permissions, a read-only file system) is opened for reading only (see
 // state.OpenReadOnly), at once when the file itself may not be written, as
-// openLocalToRead opens the store.
+// openLocalToRead opens the store; so is one on a full disk.
 func readManifest(ctx context.Context, cfg Config) (*state.Store, error) {
 	if manifestMissing(cfg) {
 		return nil, nil
 	}
 	path, scope := cfg.State.Path, sinkScope(cfg)
 	return openToRead(path,
-		func() (*state.Store, error) { return state.Open(ctx, path, scope) },
+		func() (*state.Store, error) { return openState(ctx, path, scope) },
 		func() (*state.Store, error) { return state.OpenReadOnly(ctx, path, scope) },
-		func(err error) bool { return errors.Is(err, state.ErrAccess) })
+		func(err error) bool { return errors.Is(err, state.ErrAccess) },
+		func(err error) bool { return errors.Is(err, state.ErrFull) })
 }
 
 // manifestMissing reports whether cfg's state file does not exist.

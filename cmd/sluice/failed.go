@@ -131,7 +131,7 @@ func (a *app) failedCommand() *cobra.Command {
 // an empty, complete report; and the same report in --report's file.
 // skipped is the number of dead letters the retry left alone.
 func (a *app) nothingToRetry(rf runFlags, skipped int) error {
-	if err := a.emitReport(&pipeline.Report{Failures: []pipeline.Failure{}, Complete: true}, rf); err != nil || rf.json {
+	if err := a.emitReport(&pipeline.Report{Failures: []pipeline.Failure{}, Complete: true}, rf, false); err != nil || rf.json {
 		return err
 	}
 	if skipped > 0 {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -79,7 +80,7 @@ func (a *app) run(cmd *cobra.Command, args []string, f runFlags) error {
 // report.
 func (a *app) notStarted(ctx context.Context, f runFlags, err error) error {
 	rep := &pipeline.Report{DryRun: f.dryRun, Failures: []pipeline.Failure{}, Error: err.Error(), Interrupted: ctx.Err() != nil}
-	if werr := a.emitReport(rep, f); werr != nil {
+	if werr := a.emitReport(rep, f, false); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
@@ -87,11 +88,19 @@ func (a *app) notStarted(ctx context.Context, f runFlags, err error) error {
 
 // emitReport writes rep to the --report file, if one is named, and prints
 // it as JSON with --json. It prints nothing otherwise: the caller prints
-// its own summary.
-func (a *app) emitReport(rep *pipeline.Report, f runFlags) error {
+// its own summary if summary is true, and the error of writing the file
+// then says that the summary is on standard output.
+func (a *app) emitReport(rep *pipeline.Report, f runFlags, summary bool) error {
 	var err error
 	if f.report != "" {
-		err = writeReport(f.report, rep)
+		if err = writeReport(f.report, rep); err != nil {
+			switch {
+			case f.json:
+				err = fmt.Errorf("%w; the report is on standard output", err)
+			case summary:
+				err = fmt.Errorf("%w; the summary is on standard output", err)
+			}
+		}
 	}
 	if f.json {
 		err = errors.Join(err, json.NewEncoder(a.stdout).Encode(rep))
@@ -114,7 +123,7 @@ func (a *app) report(ctx context.Context, opts pipeline.Options, f runFlags) err
 	if report == nil {
 		return a.notStarted(ctx, f, runErr)
 	}
-	reportErr := a.emitReport(report, f)
+	reportErr := a.emitReport(report, f, true)
 	if !f.json {
 		printSummary(a.stdout, report)
 	}
@@ -169,16 +178,32 @@ func unwrapPathError(err error) error {
 	return err
 }
 
+// writeReport writes r to the --report file at path. When that fails, a
+// regular file there, which holds part of the report or nothing (the
+// writing truncated any earlier report), is removed, so that no truncated
+// report is left for a nightly job to read; the error names the file and,
+// for a full disk, says to free space.
 func writeReport(path string, r *pipeline.Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing --report: %w; the results are on standard output", err)
+	err = writeFile(path, append(data, '\n'), 0o644)
+	if err == nil {
+		return nil
 	}
-	return nil
+	msg := fmt.Sprintf("writing --report %s: %v", path, unwrapPathError(err))
+	if fi, serr := os.Lstat(path); serr == nil && fi.Mode().IsRegular() && os.Remove(path) == nil {
+		msg += ", so it was removed"
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		msg += "; free space on its disk, or name a file on another with --report"
+	}
+	return errors.New(msg)
 }
+
+// writeFile is os.WriteFile; a variable so that tests can make it fail.
+var writeFile = os.WriteFile
 
 // warnUnescaped warns about each include or exclude pattern of cfg that
 // names an existing file literally but, being a glob, does not match it

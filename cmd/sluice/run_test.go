@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sluice-dev/sluice/embedder/embedtest"
@@ -58,8 +60,11 @@ func TestReportWriteFailsAtEnd(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"corpus/good.md": "Some text that is fine.", "corpus/bad.md": "PK\x03\x04\x00\x00binary"})
 	stdout, stderr, code := sluice(t, dir, "run", "corpus", "--report", "/dev/full")
-	if code != exitFatal || !strings.Contains(stderr, "writing --report") {
-		t.Errorf("exit %d, stderr %q; want exit 1 and the write error", code, stderr)
+	if code != exitFatal || !strings.Contains(stderr, "writing --report /dev/full: no space left on device; free space on its disk, or name a file on another with --report; the summary is on standard output") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and the write error, saying what to do", code, stderr)
+	}
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Fatalf("/dev/full is gone after the failed write: %v", err) // only a regular file's partial report is removed
 	}
 	if !strings.Contains(stdout, "Ingested 1 of 2 files") || !strings.Contains(stdout, "bad.md") {
 		t.Errorf("the summary with the failed document is missing: %q", stdout)
@@ -72,6 +77,39 @@ func TestReportWriteFailsAtEnd(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitFatal || rep.FilesFailed != 1 {
 		t.Errorf("--json: exit %d, stdout %q (%v); want exit 1 and the report with 1 failed file", code, stdout, err)
+	}
+}
+
+// TestReportOnFullDisk: a report that a full disk cuts short is removed,
+// an earlier report with it (the write truncated it), so that a nightly
+// job finds no report rather than a truncated one; the error names the
+// file and says to free space, the summary is printed and the exit code is
+// 1. A run that could not start says nothing of a summary it did not print.
+func TestReportOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"corpus/good.md": "Some text that is fine.", "report.json": `{"complete": true}`})
+	report := filepath.Join(dir, "report.json")
+	defer func(w func(string, []byte, os.FileMode) error) { writeFile = w }(writeFile)
+	writeFile = func(name string, data []byte, perm os.FileMode) error {
+		if err := os.WriteFile(name, data[:len(data)/2], perm); err != nil {
+			t.Error(err)
+		}
+		return &fs.PathError{Op: "write", Path: name, Err: syscall.ENOSPC}
+	}
+	stdout, stderr, code := sluice(t, dir, "run", "corpus", "--report", report)
+	want := "writing --report " + report + ": no space left on device, so it was removed; free space on its disk, or name a file on another with --report; the summary is on standard output"
+	if code != exitFatal || !strings.Contains(stderr, want) || !strings.Contains(stdout, "Ingested 1 of 1 file") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, the summary and %q", code, stdout, stderr, want)
+	}
+	if _, err := os.Stat(report); !os.IsNotExist(err) {
+		t.Errorf("a truncated report is left behind (%v)", err)
+	}
+	// The store is not a database: the run does not start.
+	writeFiles(t, dir, map[string]string{"report.json": `{"complete": true}`, "c.yaml": "sink: {local: {path: not.db}}\n",
+		"not.db": strings.Repeat("not a SQLite database. ", 10)})
+	stdout, stderr, code = sluice(t, dir, "run", "corpus", "--report", report, "--config", "c.yaml")
+	if code != exitFatal || stdout != "" || !strings.Contains(stderr, "no space left on device, so it was removed; free space on its disk, or name a file on another with --report\n") {
+		t.Errorf("run that could not start: exit %d, stdout %q, stderr %q; want exit 1 and the write error without a summary", code, stdout, stderr)
 	}
 }
 

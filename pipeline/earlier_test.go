@@ -514,6 +514,37 @@ func TestStoreLostBehindTheManifest(t *testing.T) {
 	}
 }
 
+// TestFirstRunWithNothingWrittenIsNotALostStore: a first run stopped by
+// its store before any write landed (a full disk) leaves the manifest
+// recording only the nodes it meant to write; the store is empty because
+// nothing was written, not because it was lost, so the next run says
+// nothing of a lost store.
+func TestFirstRunWithNothingWrittenIsNotALostStore(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			in := newIncr(t, corpus(6))
+			wrap := func(o *Options) { o.Store = kind.wrap(in.store) }
+			in.store.down = fmt.Errorf("database or disk is full: %w", sink.ErrUnavailable)
+			o := in.options()
+			wrap(&o)
+			if _, err := Run(context.Background(), o); !errors.Is(err, sink.ErrUnavailable) {
+				t.Fatalf("first run: %v, want the store's error", err)
+			}
+			// The memStore keeps what it refuses, as a service may; a
+			// SQLite store rolls the refused transaction back.
+			in.store.mu.Lock()
+			clear(in.store.nodes)
+			in.store.down = nil
+			in.store.mu.Unlock()
+			rep := in.run(wrap)
+			if rep.StoreLost || rep.FilesIngested != 6 {
+				t.Errorf("the run after: store_lost %v, %d files ingested; want no lost store, 6 ingested", rep.StoreLost, rep.FilesIngested)
+			}
+			in.assertEqualsCleanRun()
+		})
+	}
+}
+
 // TestStoreLostThenAFailure: a document the run that finds the store lost
 // does not write back must be written whole by a later run, although the
 // manifest's record of it lists the nodes the lost store had: the run that

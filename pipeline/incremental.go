@@ -221,10 +221,11 @@ func (r *run) prepare(ctx context.Context) error {
 }
 
 // checkStoreLost writes every document whole again when the store is
-// empty although the manifest records nodes in it: the index was deleted
-// and created again, or emptied, behind the manifest's back, and trusting
-// the manifest would leave it empty while reporting every document
-// unchanged. The manifest's records still say which nodes each document
+// empty although the manifest records nodes known to be in it
+// (HasStoredNodes; not those a run only meant to write when a refused
+// write stopped it): the index was deleted and created again, or emptied,
+// behind the manifest's back, and trusting the manifest would leave it
+// empty while reporting every document unchanged. The manifest's records still say which nodes each document
 // had, so that documents whose files are gone are forgotten as usual. A
 // store whose count lags its writes (SettlingCounter) is asked again
 // first.
@@ -232,7 +233,7 @@ func (r *run) checkStoreLost(ctx context.Context) error {
 	if !r.storeEmpty || r.rewrite {
 		return nil
 	}
-	lost, err := r.opts.State.HasNodes(ctx)
+	lost, err := r.opts.State.HasStoredNodes(ctx)
 	if err != nil || !lost {
 		return err
 	}

@@ -123,6 +123,9 @@ func TestLostAll(t *testing.T) {
 	if has, err := s.HasNodes(ctx); err != nil || !has {
 		t.Errorf("HasNodes = %v, %v; the intended n4 may still be stored", has, err)
 	}
+	if has, err := s.HasStoredNodes(ctx); err != nil || has {
+		t.Errorf("HasStoredNodes = %v, %v; after LostAll no node is known to be stored", has, err)
+	}
 	if d, _, _ := other.Doc(ctx, "a.md"); !slices.Equal(d.NodeIDs, []string{"n1"}) || d.Size == LostSize {
 		t.Errorf("the other scope's a.md changed: %+v", d)
 	}

@@ -1276,6 +1276,20 @@ func (s *Store) HasNodes(ctx context.Context) (bool, error) {
 	return n != 0, nil
 }
 
+// HasStoredNodes reports whether the manifest records any node as known
+// to be stored: a committed document's, or one a run acknowledged. Unlike
+// HasNodes it leaves out the nodes a run only meant to write when it
+// stopped, which a store that refused the write (a full disk) never held.
+func (s *Store) HasStoredNodes(ctx context.Context) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM doc_nodes WHERE scope = ?1)
+		OR EXISTS (SELECT 1 FROM pending WHERE scope = ?1 AND acked = 1)`, s.scope).Scan(&n)
+	if err != nil {
+		return false, s.fail(fmt.Errorf("reading the recorded nodes: %w", err))
+	}
+	return n != 0, nil
+}
+
 // Failures lists the dead-letter table, sorted by document id.
 func (s *Store) Failures(ctx context.Context) ([]Failure, error) {
 	var out []Failure

@@ -615,6 +615,29 @@ func sameTimes(st state.Stamp, f reader.File) bool {
 	return st.ModTime.Equal(f.ModTime) && st.Change == f.Change
 }
 
+// racyWindow covers the coarsest granularity of file times in use (2 s on
+// FAT; 1 s on HFS+, ext3 and some NFS servers; a clock tick of a few
+// milliseconds for Linux file systems before multigrain timestamps).
+const racyWindow = 2 * time.Second
+
+// racyModTime is the modification time recorded for a "racy" file, one
+// modified less than racyWindow before the run started: a second write
+// within the granularity of its times, after the run read it, could leave
+// its size and times (and change stamp) as they were, and the fast path
+// would take the file for unchanged for good (git's "racy" files). No file
+// has this time, so the next run compares the file's content hash instead,
+// and then records its times if they have settled.
+var racyModTime = time.Unix(0, -1)
+
+// recordedTimes returns the modification time and change stamp to record
+// for f: its own, or racyModTime for a racy file.
+func (r *run) recordedTimes(f reader.File) (time.Time, string) {
+	if f.ModTime.After(r.racyFrom) {
+		return racyModTime, f.Change
+	}
+	return f.ModTime, f.Change
+}
+
 // fresh reports whether a file's size and metadata match its record, so
 // that its modification time or content hash can prove it unchanged; never
 // in a Full run or one whose splitter settings changed, nor for a document
@@ -733,7 +756,8 @@ func (r *run) unchanged(ctx context.Context, d *document) error {
 	switch {
 	case r.opts.DryRun:
 	case d.prev != nil && !sameTimes(*d.prev, d.file):
-		if err := r.opts.State.Touch(ctx, d.file.ID, d.file.ModTime, d.file.Change); err != nil {
+		mtime, change := r.recordedTimes(d.file)
+		if err := r.opts.State.Touch(ctx, d.file.ID, mtime, change); err != nil {
 			return err
 		}
 	case r.failed[d.file.ID] || (!r.fullWalk && r.opts.State != nil):
@@ -775,7 +799,8 @@ func (r *run) commit(ctx context.Context, d *document, o outcome) (int, error) {
 			return 0, err
 		}
 	}
-	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, ModTime: d.file.ModTime, MetaHash: d.metaHash, Change: d.file.Change}
+	stamp := state.Stamp{Hash: o.hash, Size: d.file.Size, MetaHash: d.metaHash}
+	stamp.ModTime, stamp.Change = r.recordedTimes(d.file)
 	model := r.model
 	if !r.journal {
 		model = "" // nothing to release

@@ -693,3 +693,57 @@ func TestMetadataRewriteCutShortThenReverted(t *testing.T) {
 	}
 	in.assertEqualsCleanRunWith(tags("old"))
 }
+
+// TestRacyFilesAreHashedNextRun: a file modified less than racyWindow
+// before a run started may be written again within the granularity of its
+// times without changing them, so the run records racyModTime instead of
+// its time, and the next run compares its content hash (reading it) rather
+// than trust its times; once its times have settled they are recorded, and
+// the fast path reads nothing again. A file modified long before is
+// recorded with its own time from the start.
+func TestRacyFilesAreHashedNextRun(t *testing.T) {
+	in := newIncr(t, map[string]string{"old.md": "Written long ago.", "new.md": "Written just now."})
+	newPath := filepath.Join(in.root, "new.md")
+	now := time.Now()
+	if err := os.Chtimes(newPath, now, now); err != nil {
+		t.Fatal(err)
+	}
+	in.run(nil)
+	ctx := context.Background()
+	stamp := func(id string) time.Time {
+		t.Helper()
+		st, ok, err := in.state.Stamp(ctx, id)
+		if err != nil || !ok {
+			t.Fatalf("no stamp of %s: %v", id, err)
+		}
+		return st.ModTime
+	}
+	old, err := os.Stat(filepath.Join(in.root, "old.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stamp("old.md"); !got.Equal(old.ModTime()) {
+		t.Errorf("old.md recorded with %v, want its modification time %v", got, old.ModTime())
+	}
+	if got := stamp("new.md"); !got.Equal(racyModTime) {
+		t.Errorf("new.md, modified as the run started, recorded with %v, want racyModTime", got)
+	}
+	size := int64(len("Written just now."))
+	if rep := in.run(nil); rep.FilesUnchanged != 2 || rep.BytesRead != size || rep.TokensEmbedded != 0 {
+		t.Errorf("second run: %d unchanged, %d bytes read, %d tokens embedded; want 2, %d (new.md hashed), 0",
+			rep.FilesUnchanged, rep.BytesRead, rep.TokensEmbedded, size)
+	}
+	settled := now.Add(-time.Hour)
+	if err := os.Chtimes(newPath, settled, settled); err != nil {
+		t.Fatal(err)
+	}
+	if rep := in.run(nil); rep.FilesUnchanged != 2 || rep.BytesRead != size {
+		t.Errorf("run after new.md settled: %d unchanged, %d bytes read; want 2, %d", rep.FilesUnchanged, rep.BytesRead, size)
+	}
+	if got := stamp("new.md"); !got.Equal(settled) {
+		t.Errorf("new.md, settled, recorded with %v, want %v", got, settled)
+	}
+	if rep := in.run(nil); rep.FilesUnchanged != 2 || rep.BytesRead != 0 {
+		t.Errorf("last run: %d unchanged, %d bytes read; want 2, 0", rep.FilesUnchanged, rep.BytesRead)
+	}
+}

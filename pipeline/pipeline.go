@@ -304,6 +304,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		seen:     make(map[string]bool),
 		fullWalk: fullWalk,
 		rewrite:  opts.Full,
+		racyFrom: time.Now().Add(-racyWindow),
 	}
 	r.updater, _ = opts.Store.(sink.MetadataUpdater)
 	r.lister, _ = opts.Store.(NodeLister)
@@ -371,6 +372,9 @@ type run struct {
 	// stored: a Full run, or a store found empty although the manifest
 	// records nodes in it (see prepare).
 	rewrite bool
+	// racyFrom: files modified after it are recorded with racyModTime
+	// (see recordedTimes).
+	racyFrom time.Time
 
 	mu          sync.Mutex
 	report      *Report

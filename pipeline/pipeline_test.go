@@ -164,15 +164,22 @@ func (s *memStore) byDoc() map[string][]sink.Node {
 	return out
 }
 
+// writeTree writes files under a new folder and dates them an hour back,
+// as the files of a folder that is not being written: a run records their
+// times as they are, not as racy (see racyModTime).
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
+	settled := time.Now().Add(-time.Hour)
 	for name, body := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, settled, settled); err != nil {
 			t.Fatal(err)
 		}
 	}

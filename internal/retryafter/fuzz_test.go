@@ -13,7 +13,8 @@ import (
 // must never panic and never return a negative delay (a float too large
 // for a time.Duration must not wrap around); a value that names a delay
 // (a number of milliseconds or seconds, or an HTTP date after now) must
-// give at least about that delay, saturating at the largest Duration.
+// give about that delay, saturating at the largest Duration; and values
+// that name none give no delay at all.
 func FuzzParse(f *testing.F) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	seeds := [][3]string{
@@ -61,9 +62,21 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		if x, ok := number(after); ok {
-			if want := x * float64(time.Second); want >= 1 && !near(got, want) {
-				t.Fatalf("Parse(Retry-After=%q) = %v, want about %v ns", after, got, want)
+			if want := x * float64(time.Second); want >= 1 {
+				if !near(got, want) {
+					t.Fatalf("Parse(Retry-After=%q) = %v, want about %v ns", after, got, want)
+				}
+				return
 			}
+		}
+		// Otherwise an HTTP date after now gives the time until it, and
+		// anything else (no header, no positive delay, a date passed) none.
+		var want time.Duration
+		if at, err := http.ParseTime(after); err == nil && at.After(now) {
+			want = at.Sub(now)
+		}
+		if got != want {
+			t.Fatalf("Parse(retry-after-ms=%q, x-ms-retry-after-ms=%q, Retry-After=%q) = %v, want %v", ms, azureMS, after, got, want)
 		}
 	})
 }

@@ -3,7 +3,6 @@ package state
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/sluice-dev/sluice/internal/testenv"
 )
 
 // TestPathIsEscaped opens state files whose names hold URI delimiters: each
@@ -240,35 +241,6 @@ func TestReadOnlyFile(t *testing.T) {
 	}
 }
 
-// limitPages makes s's file unable to grow past n pages more, as a full
-// disk does: SQLite's max_page_count makes a write that needs a new page
-// fail with SQLITE_FULL ("database or disk is full"), the code of a write
-// the file system refuses for want of room. The limit is a setting of each
-// connection, so it is set on every connection of the pool (all of them
-// taken at once, and kept open as idle ones).
-func limitPages(t *testing.T, s *Store, n int) {
-	t.Helper()
-	ctx := context.Background()
-	var pages int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	conns := make([]*sql.Conn, s.db.Stats().MaxOpenConnections)
-	for i := range conns {
-		c, err := s.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns[i] = c
-	}
-	for _, c := range conns {
-		if _, err := c.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+n)); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-	}
-}
-
 // TestFullDisk: a write to a manifest whose disk is full fails with
 // ErrFull, not ErrAccess (a watch retries it instead of stopping for
 // good), naming the file and state.path and saying to free space; what was
@@ -284,7 +256,7 @@ func TestFullDisk(t *testing.T) {
 	for i := range 200 {
 		vecs[fmt.Sprint("k", i)] = make([]float32, 1536)
 	}
-	limitPages(t, s, 2)
+	testenv.LimitPages(t, s.db, 2)
 	err := s.SaveVectors(ctx, "m", vecs)
 	if !errors.Is(err, ErrFull) || errors.Is(err, ErrAccess) || errors.Is(err, ErrDamaged) {
 		t.Fatalf("SaveVectors into a full manifest = %v; want ErrFull alone", err)
@@ -294,7 +266,7 @@ func TestFullDisk(t *testing.T) {
 			t.Errorf("SaveVectors = %v\nwant it to say %q", err, want)
 		}
 	}
-	limitPages(t, s, 1<<20) // space freed
+	testenv.LimitPages(t, s.db, 1<<20) // space freed
 	if err := s.SaveVectors(ctx, "m", vecs); err != nil {
 		t.Fatalf("SaveVectors once there is room: %v", err)
 	}

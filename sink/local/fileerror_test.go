@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/sluice-dev/sluice/internal/testenv"
 	"github.com/sluice-dev/sluice/sink"
 )
 
@@ -137,35 +137,6 @@ func TestUnwritableWALFiles(t *testing.T) {
 	}
 }
 
-// limitPages makes s's database unable to grow past n pages more, as a full
-// disk does: SQLite's max_page_count makes a write that needs a new page
-// fail with SQLITE_FULL ("database or disk is full"), the code of a write
-// the file system refuses for want of room. The limit is a setting of each
-// connection, so it is set on every connection of the pool (all of them
-// taken at once, and kept open as idle ones).
-func limitPages(t *testing.T, s *Store, n int) {
-	t.Helper()
-	ctx := context.Background()
-	var pages int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	conns := make([]*sql.Conn, s.db.Stats().MaxOpenConnections)
-	for i := range conns {
-		c, err := s.db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns[i] = c
-	}
-	for _, c := range conns {
-		if _, err := c.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+n)); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-	}
-}
-
 // TestFullDisk: an Add into a store whose disk is full fails with ErrFull
 // and sink.ErrUnavailable (a pipeline stops rather than fail every
 // document), naming the file and sink.local.path once and saying to free
@@ -175,7 +146,7 @@ func TestFullDisk(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	mustAdd(t, s, node("n0", "d0", "the first node", 1, 2))
-	limitPages(t, s, 2)
+	testenv.LimitPages(t, s.db, 2)
 	batch := make([]sink.Node, 20)
 	for i := range batch {
 		batch[i] = node(fmt.Sprint("n", i+1), fmt.Sprint("d", i+1), strings.Repeat(fmt.Sprint("words of node ", i, " "), 300), 1, 2)
@@ -204,7 +175,7 @@ func TestFullDisk(t *testing.T) {
 	if n, err := s.Count(ctx); err != nil || n != 1 {
 		t.Errorf("Count = %d, %v after the failed Add; want 1", n, err)
 	}
-	limitPages(t, s, 1<<20) // space freed
+	testenv.LimitPages(t, s.db, 1<<20) // space freed
 	if _, err := s.Add(ctx, batch); err != nil {
 		t.Fatalf("Add once there is room: %v", err)
 	}

@@ -21,16 +21,24 @@ type ingester struct {
 	closers []func() error
 }
 
-// Close closes what newIngester opened.
+// Close closes what newIngester opened. A failure to close, which comes
+// after the run's report and changes neither its outcome nor its exit
+// code, is logged as a warning: such as a manifest or local store whose
+// last checkpoint a full disk kept from being made, which loses nothing
+// but leaves its -wal for the next command to copy. Close returns the
+// failures too.
 func (in *ingester) Close() error {
-	var first error
+	var errs []error
 	for i := len(in.closers) - 1; i >= 0; i-- {
-		if err := in.closers[i](); err != nil && first == nil {
-			first = err
+		if err := in.closers[i](); err != nil {
+			errs = append(errs, err)
+			if in.opts.Logger != nil {
+				in.opts.Logger.Warn(err.Error())
+			}
 		}
 	}
 	in.closers = nil
-	return first
+	return errors.Join(errs...)
 }
 
 // ingestMode is what an ingesting command asks of the pipeline beyond the

@@ -7,6 +7,8 @@
 package sqlitefault
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 
 	"modernc.org/sqlite"
@@ -30,8 +32,9 @@ const (
 	// their extended codes).
 	Damaged
 	// Full means the disk (the file system) holding the file, its -wal or
-	// its -journal has no room for a write (SQLITE_FULL): the file is sound,
-	// and the write is rolled back whole.
+	// its -journal has no room for a write (SQLITE_FULL), or none to grow
+	// its -shm (SQLITE_IOERR_SHMSIZE): the file is sound, and the write is
+	// rolled back whole.
 	Full
 )
 
@@ -64,10 +67,14 @@ var _ coder = (*sqlite.Error)(nil)
 // Code returns the primary SQLite result code of the first error in err's
 // tree that has one (extended codes reduced to their primary code), or 0
 // when none has.
-func Code(err error) int {
+func Code(err error) int { return extendedCode(err) & 0xff }
+
+// extendedCode returns the SQLite result code, extended if it is, of the
+// first error in err's tree that has one, or 0 when none has.
+func extendedCode(err error) int {
 	var c coder
 	if errors.As(err, &c) {
-		return c.Code() & 0xff
+		return c.Code()
 	}
 	return 0
 }
@@ -82,6 +89,13 @@ func Classify(err error) Kind {
 		return Damaged
 	case sqlite3.SQLITE_FULL:
 		return Full
+	case sqlite3.SQLITE_IOERR:
+		// The one I/O error a full disk causes that SQLite does not report
+		// as SQLITE_FULL: growing the -shm file (by writing a byte at the
+		// end of each new page) failed.
+		if extendedCode(err) == sqlite3.SQLITE_IOERR_SHMSIZE {
+			return Full
+		}
 	}
 	return None
 }
@@ -90,3 +104,22 @@ func Classify(err error) Kind {
 // at all (SQLITE_NOTADB), which may mean that another file was named by
 // mistake rather than that the database was damaged.
 func NotADatabase(err error) bool { return Code(err) == sqlite3.SQLITE_NOTADB }
+
+// CheckpointRemedy says what a Full fault of the last checkpoint of a
+// database file (Checkpoint, run as it is closed) means and what to do,
+// after the words that name the file and say that the disk holding it is
+// full: every write is kept in the file's -wal, and the next open copies
+// it into the file once there is room.
+const CheckpointRemedy = "nothing is lost: its latest writes stay in its -wal file, which the next sluice command that writes it (a run, a watch) copies into it once there is room; " +
+	"free space on it (not by deleting the -wal)"
+
+// Checkpoint copies what db's -wal holds into the database file, as
+// closing the last connection does, but reports a failure, which closing
+// would ignore: a full disk then leaves the -wal in place, sound, for the
+// next open to copy. It is a passive checkpoint: it neither waits for nor
+// disturbs other processes reading the file, and a part they still read
+// is left for later, which is not an error.
+func Checkpoint(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	return err
+}

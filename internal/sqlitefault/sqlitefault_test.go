@@ -44,6 +44,10 @@ func TestClassify(t *testing.T) {
 		{"busy (extended)", coded(sqlite3.SQLITE_BUSY_SNAPSHOT), None, sqlite3.SQLITE_BUSY, false},
 		{"full", coded(sqlite3.SQLITE_FULL), Full, sqlite3.SQLITE_FULL, false},
 		{"full (wrapped)", fmt.Errorf("adding nodes: %w", coded(sqlite3.SQLITE_FULL)), Full, sqlite3.SQLITE_FULL, false},
+		{"-shm not grown", coded(sqlite3.SQLITE_IOERR_SHMSIZE), Full, sqlite3.SQLITE_IOERR, false},
+		{"-shm not grown (wrapped)", fmt.Errorf("begin: %w", coded(sqlite3.SQLITE_IOERR_SHMSIZE)), Full, sqlite3.SQLITE_IOERR, false},
+		{"other I/O error", coded(sqlite3.SQLITE_IOERR_WRITE), None, sqlite3.SQLITE_IOERR, false},
+		{"-shm not mapped", coded(sqlite3.SQLITE_IOERR_SHMMAP), None, sqlite3.SQLITE_IOERR, false},
 		{"constraint", coded(sqlite3.SQLITE_CONSTRAINT_UNIQUE), None, sqlite3.SQLITE_CONSTRAINT, false},
 		{"no code", errors.New("boom"), None, 0, false},
 		{"context", context.Canceled, None, 0, false},
@@ -113,5 +117,53 @@ func TestClassifyDriverFull(t *testing.T) {
 	}
 	if got := Classify(err); got != Full || Code(err) != sqlite3.SQLITE_FULL {
 		t.Errorf("Classify(%v) = %v (code %d), want full (%d)", err, got, Code(err), sqlite3.SQLITE_FULL)
+	}
+}
+
+// TestCheckpoint checks that Checkpoint copies the -wal into the database
+// file while a connection keeps it open (so that closing would not have
+// done it): a copy of the database file alone, without its -wal, then
+// holds the row written.
+func TestCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wal.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode = WAL; CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('kept')`); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(t *testing.T) int {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyPath := filepath.Join(t.TempDir(), "copy.db")
+		if err := os.WriteFile(copyPath, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := sql.Open("sqlite", copyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var n int
+		if err := c.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+			return -1 // the table is only in the -wal
+		}
+		return n
+	}
+	if n := rows(t); n > 0 {
+		t.Fatalf("the database file held %d rows before the checkpoint; the test needs them in the -wal", n)
+	}
+	if err := Checkpoint(ctx, db); err != nil {
+		t.Fatalf("Checkpoint: %v", err)
+	}
+	if n := rows(t); n != 1 {
+		t.Errorf("the database file holds %d rows after Checkpoint, want 1", n)
 	}
 }

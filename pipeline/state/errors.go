@@ -58,6 +58,8 @@ func (e *FileError) Error() string {
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged or not a SQLite database: if it is the state file, delete it and run with --full; otherwise set state.path to a new file", what, e.Err, e.Path)
 	case e.Kind == ErrDamaged:
 		return fmt.Sprintf("state: %s: %v; %s (state.path) is damaged: delete it and run with --full, or set state.path to a new file", what, e.Err, e.Path)
+	case e.Kind == ErrFull && e.Op == opCheckpoint:
+		return fmt.Sprintf("state: %s: %v; the disk holding %s (state.path) is full: %s", what, e.Err, e.Path, sqlitefault.CheckpointRemedy)
 	case e.Kind == ErrFull:
 		return fmt.Sprintf("state: %s: %v; the disk holding %s (state.path) is full: %s", what, e.Err, e.Path, sqlitefault.FullRemedy)
 	}
@@ -70,6 +72,13 @@ func (e *FileError) Error() string {
 
 // Unwrap returns Kind and Err.
 func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// opCheckpoint is the Op of a *FileError of the last checkpoint (Close).
+const opCheckpoint = "last checkpoint of"
+
+// checkpoint is sqlitefault.Checkpoint; a variable so that tests can make
+// it fail as on a full disk.
+var checkpoint = sqlitefault.Checkpoint
 
 // fileFault classifies a database error (see sqlitefault.Classify):
 // ErrAccess for permissions, ErrDamaged for a damaged file, ErrFull for a

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -273,5 +274,73 @@ func TestFullDisk(t *testing.T) {
 	got, err := s.LoadVectors(ctx, "m", []string{"before", "k0", "k199"})
 	if err != nil || len(got) != 3 {
 		t.Errorf("LoadVectors = %d vectors, %v; want 3", len(got), err)
+	}
+}
+
+// TestCloseReportsAFullLastCheckpoint: when a full disk keeps Close's last
+// checkpoint from copying the -wal into the state file, Close says so
+// (ErrFull, naming the file and state.path, saying that nothing is lost),
+// still releases the write lock, and the file reopens with every record;
+// any other failure of the checkpoint is not reported.
+func TestCloseReportsAFullLastCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		err  error // of the checkpoint
+		want []string
+	}{
+		{"full", coded(sqlite3.SQLITE_FULL), []string{"state: last checkpoint of ", "sqlite error (13); the disk holding ", " (state.path) is full: nothing is lost: its latest writes stay in its -wal file"}},
+		{"busy", coded(sqlite3.SQLITE_BUSY), nil},
+		{"done", nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			s, err := OpenForWriting(ctx, path, "local:/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := begin(t, s).Commit(ctx, "a.md", Stamp{Hash: "h"}, ""); err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			real := checkpoint
+			checkpoint = func(ctx context.Context, db *sql.DB) error {
+				calls++
+				if tt.err != nil {
+					return tt.err
+				}
+				return real(ctx, db)
+			}
+			defer func() { checkpoint = real }()
+			err = s.Close()
+			checkpoint = real
+			if calls != 1 {
+				t.Errorf("Close checkpointed %d times, want 1", calls)
+			}
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("Close = %v, want nil", err)
+				}
+			} else {
+				var fe *FileError
+				if !errors.Is(err, ErrFull) || !errors.As(err, &fe) || fe.Path != path {
+					t.Errorf("Close = %v; want a *FileError of ErrFull for %s", err, path)
+				}
+				for _, w := range tt.want {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("Close = %v\nwant it to say %q", err, w)
+					}
+				}
+			}
+			// The lock is released: another writer opens the file.
+			r, err := OpenForWriting(ctx, path, "local:/x")
+			if err != nil {
+				t.Fatalf("OpenForWriting after Close: %v", err)
+			}
+			defer r.Close()
+			if _, ok, err := r.Doc(ctx, "a.md"); err != nil || !ok {
+				t.Errorf("Doc(a.md) after reopening = %v, %v; want the record", ok, err)
+			}
+		})
 	}
 }

@@ -499,7 +499,10 @@ func upgrade(ctx context.Context, db *sql.DB, migration string) error {
 }
 
 // Close closes the database and releases the write lock, if the Store took
-// it; calling it twice is harmless.
+// it; calling it twice is harmless. A Store opened for writing copies its
+// -wal into the state file first: when a full disk keeps it from doing so,
+// nothing is lost (the -wal keeps every write, and the next open copies
+// it), and Close returns a *FileError of ErrFull that says so.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -507,15 +510,21 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := s.db.Close()
+	var errs []error
+	if !s.readOnly {
+		// The last checkpoint, which closing would run too but without a
+		// word if the disk is full.
+		if err := checkpoint(context.Background(), s.db); fileFault(err) == ErrFull {
+			errs = append(errs, newFileError(s.path, opCheckpoint, err, ErrFull))
+		}
+	}
+	errs = append(errs, s.db.Close())
 	if s.lock != nil {
 		// After the database: every write of this Store is done.
-		if lerr := s.lock.release(); err == nil {
-			err = lerr
-		}
+		errs = append(errs, s.lock.release())
 		s.lock = nil
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // Scope returns the scope the store is bound to.

@@ -130,6 +130,8 @@ func (e *FileError) remedy() string {
 	case e.Kind == ErrDamaged:
 		return e.Path + " (sink.local.path) is damaged: " +
 			"delete it (`sluice index delete`, with this command's --config if it has one) and run again, or set sink.local.path to a new file"
+	case e.Kind == ErrFull && e.Op == opCheckpoint:
+		return "the disk holding " + e.Path + " (sink.local.path) is full: " + sqlitefault.CheckpointRemedy
 	case e.Kind == ErrFull:
 		return "the disk holding " + e.Path + " (sink.local.path) is full: " + sqlitefault.FullRemedy
 	}
@@ -149,6 +151,13 @@ var fileFaults = map[sqlitefault.Kind]error{
 
 // Unwrap returns Kind and Err.
 func (e *FileError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// opCheckpoint is the Op of a *FileError of the last checkpoint (Close).
+const opCheckpoint = "last checkpoint"
+
+// checkpoint is sqlitefault.Checkpoint; a variable so that tests can make
+// it fail as on a full disk.
+var checkpoint = sqlitefault.Checkpoint
 
 // unwritable is sqliteread.Unwritable; a variable so that tests can replace it.
 var unwritable = sqliteread.Unwritable

@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -185,5 +186,101 @@ func TestFullDisk(t *testing.T) {
 	}
 	if n, err := s.Count(ctx); err != nil || n != 21 {
 		t.Errorf("Count = %d, %v; want 21", n, err)
+	}
+}
+
+// TestCloseReportsAFullLastCheckpoint: when a full disk keeps Close's last
+// checkpoint from copying the -wal into the database file, Close says so
+// (ErrFull, naming the file and its setting, saying that nothing is lost)
+// and the store reopens with every node; any other failure of the
+// checkpoint (another process reading) is not reported.
+func TestCloseReportsAFullLastCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		err  error // of the checkpoint
+		want []string
+	}{
+		{"full", coded(sqlite3.SQLITE_FULL), []string{"local: last checkpoint in ", "sqlite error (13); the disk holding ", " (sink.local.path) is full: nothing is lost: its latest writes stay in its -wal file"}},
+		{"busy", coded(sqlite3.SQLITE_BUSY), nil},
+		{"done", nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "index.db")
+			s, err := Open(ctx, Config{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustAdd(t, s, node("n0", "d0", "the only node", 1, 2))
+			calls := 0
+			real := checkpoint
+			checkpoint = func(ctx context.Context, db *sql.DB) error {
+				calls++
+				if tt.err != nil {
+					return tt.err
+				}
+				return real(ctx, db)
+			}
+			defer func() { checkpoint = real }()
+			err = s.Close()
+			if calls != 1 {
+				t.Errorf("Close checkpointed %d times, want 1", calls)
+			}
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("Close = %v, want nil", err)
+				}
+			} else {
+				var fe *FileError
+				if !errors.Is(err, ErrFull) || !errors.As(err, &fe) || fe.Path != path {
+					t.Errorf("Close = %v; want a *FileError of ErrFull for %s", err, path)
+				}
+				for _, w := range tt.want {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("Close = %v\nwant it to say %q", err, w)
+					}
+				}
+			}
+			if err := s.Close(); (err == nil) != (tt.want == nil) {
+				t.Errorf("second Close = %v, want the first's result", err)
+			}
+			checkpoint = real
+			r, err := Open(ctx, Config{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if n, err := r.Count(ctx); err != nil || n != 1 {
+				t.Errorf("Count after reopening = %d, %v; want 1", n, err)
+			}
+		})
+	}
+}
+
+// TestReadOnlyCloseDoesNotCheckpoint: a store opened to be read leaves the
+// -wal to its writer.
+func TestReadOnlyCloseDoesNotCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	s, err := Open(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, node("n0", "d0", "the only node", 1, 2))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReadOnly(ctx, Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := checkpoint
+	checkpoint = func(context.Context, *sql.DB) error {
+		t.Error("a read-only store checkpointed on Close")
+		return nil
+	}
+	defer func() { checkpoint = real }()
+	if err := r.Close(); err != nil {
+		t.Errorf("Close = %v", err)
 	}
 }

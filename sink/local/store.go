@@ -464,7 +464,10 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 }
 
 // Close closes the database. It waits for running calls to finish; calling
-// it again returns the first call's result.
+// it again returns the first call's result. A store opened for writing
+// copies its -wal into the database file first: when a full disk keeps it
+// from doing so, nothing is lost (the -wal keeps every write, and the next
+// open copies it), and Close returns a *FileError of ErrFull that says so.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
@@ -473,14 +476,21 @@ func (s *Store) Close() error {
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 		s.stmts.close()
+		var errs []error
 		if !s.readOnly {
 			// Let SQLite refresh its query planner statistics; failure is
 			// harmless.
 			_, _ = s.db.Exec(`PRAGMA optimize`)
+			// The last checkpoint, which closing would run too but
+			// without a word if the disk is full.
+			if err := checkpoint(context.Background(), s.db); fileFault(err) == ErrFull {
+				errs = append(errs, &FileError{Path: s.path, Op: opCheckpoint, Err: err, Kind: ErrFull})
+			}
 		}
 		if err := s.db.Close(); err != nil {
-			s.closeErr = fmt.Errorf("local: close %s: %w", s.path, err)
+			errs = append(errs, fmt.Errorf("local: close %s: %w", s.path, err))
 		}
+		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"reflect"
 	"runtime"
@@ -470,6 +471,7 @@ func TestRetryable(t *testing.T) {
 		{&APIError{Status: 501}, false},
 		{&TransportError{Err: syscall.ECONNRESET}, true},
 		{&TransportError{Err: io.ErrUnexpectedEOF}, true},
+		{&TransportError{Err: &net.OpError{Op: "write", Net: "tcp", Err: net.ErrClosed}}, true},
 		{&TransportError{Err: fmt.Errorf("no answer: %w", context.DeadlineExceeded)}, true},
 		{&TransportError{Err: syscall.ECONNREFUSED}, false},
 		{&ResponseError{Reason: "x"}, true},

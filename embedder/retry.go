@@ -20,7 +20,8 @@ import (
 // server asked to wait. It is separate from the retry loop (retryLoop).
 //
 // Retried: HTTP 408, 429, 500, 502, 503, 504; attempts that timed out;
-// connections reset, aborted or closed early; malformed responses.
+// connections reset, aborted or closed early (also under a request being
+// written); malformed responses.
 // Not retried: everything else, in particular 400, 401, 403, 404, a 429
 // saying the quota or credits are exhausted (insufficient_quota), a 429
 // saying the request is larger than the quota ever admits ("Request too
@@ -47,6 +48,10 @@ func retryable(err error) bool {
 		errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.ECONNABORTED),
 		errors.Is(err, syscall.EPIPE),
+		// A connection the server closed (or reset) while the request was
+		// being written, noticed first by the transport's reader, which
+		// closed it under the writer: the server's idle-connection race.
+		errors.Is(err, net.ErrClosed),
 		errors.Is(err, io.EOF),
 		errors.Is(err, io.ErrUnexpectedEOF):
 		return true

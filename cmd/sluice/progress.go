@@ -146,8 +146,9 @@ func (v progressView) attrs() []any {
 // ahead of embedding and writing (a slow provider: up to
 // pipeline.memoryBudgetMB of documents are read ahead), the chunks split
 // but not yet settled at the rate chunks were settled, whichever is
-// longer. Early on, a few bytes done of many can make an ETA longer than a
-// Duration holds: there is none then.
+// longer. There is none while chunks wait and none has been settled yet,
+// and none when, early on, a few bytes done of many make an ETA longer than
+// a Duration holds.
 func estimate(s pipeline.Snapshot, done int64, secs float64) (time.Duration, bool) {
 	if !s.ScanDone || secs <= 0 {
 		return 0, false
@@ -156,7 +157,13 @@ func estimate(s pipeline.Snapshot, done int64, secs float64) (time.Duration, boo
 	if done > 0 && s.BytesTotal > done {
 		left, known = float64(s.BytesTotal-done)/float64(done)*secs, true
 	}
-	if settled := s.ChunksDone + s.ChunksSkipped; settled > 0 && s.Chunks > settled {
+	if settled := s.ChunksDone + s.ChunksSkipped; s.Chunks > settled {
+		if settled == 0 {
+			// Chunks wait and none has been embedded and written yet (a
+			// provider slow to answer, or not answering): their rate is
+			// not known, and the bytes read say nothing of it.
+			return 0, false
+		}
 		left, known = max(left, float64(s.Chunks-settled)/float64(settled)*secs), true
 	}
 	if eta := left * float64(time.Second); known && eta < math.MaxInt64 {

@@ -91,6 +91,15 @@ func TestStatusLine(t *testing.T) {
 			want:    "files 300/800 · chunks 1296/3000 · 52.8 MB/52.8 MB · 2.9 MB/s · ETA 24s",
 		},
 		{
+			// Everything is read and split, but the provider has not
+			// answered yet: the bytes read give no ETA of the embedding.
+			name: "no ETA before a chunk is embedded",
+			s: pipeline.Snapshot{ScanDone: true, FilesTotal: 105, BytesTotal: 1.03e6, BytesRead: 1e6, BytesPartial: 1e6,
+				Chunks: 330},
+			elapsed: 15 * time.Second,
+			want:    "files 0/105 · chunks 0/330 · 1.0 MB/1.0 MB · 0.1 MB/s",
+		},
+		{
 			name:    "no ETA before anything is done",
 			s:       pipeline.Snapshot{ScanDone: true, FilesTotal: 10, BytesTotal: 10e6},
 			elapsed: time.Second,

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -56,6 +57,10 @@ type Client struct {
 	rpm   *rate.Limiter // nil: unlimited
 	tpm   *rate.Limiter // nil: unlimited
 	stats stats
+	// answered says that the server has answered a request (with any
+	// status): a connection it refuses after that is a restart to wait
+	// out, not a wrong URL or a server that is not running.
+	answered atomic.Bool
 }
 
 var _ StatsReporter = (*Client)(nil)
@@ -380,6 +385,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, n, tokens int) ([][]f
 		return nil, c.transportError(ctx, err)
 	}
 	status = resp.StatusCode
+	c.answered.Store(true)
 	defer resp.Body.Close()
 	now := time.Now()
 	// The server reported what remained when it admitted the request, not

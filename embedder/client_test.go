@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -728,5 +732,55 @@ func TestTokenCounter(t *testing.T) {
 	}
 	if srv.Stats().Requests != before {
 		t.Error("a request was sent although counting failed")
+	}
+}
+
+// TestConnectionRefusedAfterAnAnswer: once the server has answered, a
+// connection it refuses is a restart, retried with backoff until it is
+// back; before any answer a refused connection fails at once
+// (TestConnectionRefused). The dialler refuses the connections of the
+// second request's first two attempts, as a restarting server does.
+func TestConnectionRefusedAfterAnAnswer(t *testing.T) {
+	t.Setenv("SLUICE_TEST_KEY", testKey)
+	srv, url := embedtest.Start(t, embedtest.Options{Key: testKey, Dimensions: 32})
+	var refuse atomic.Int32
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true // every attempt dials
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if refuse.Add(-1) >= 0 {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	cfg := embedder.Config{Provider: "openai", BaseURL: url + "/v1", Model: "test-model", Dimensions: 32, APIKeyEnv: "SLUICE_TEST_KEY"}
+	fastRetries(&cfg)
+	cfg.MaxRetries = 3
+	c, err := embedder.NewOpenAI(cfg, embedder.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(context.Background(), texts(1)); err != nil {
+		t.Fatalf("first Embed: %v", err)
+	}
+	refuse.Store(2)
+	if _, err := c.Embed(context.Background(), texts(1)); err != nil {
+		t.Fatalf("Embed while the server restarts: %v; want it retried until the server is back", err)
+	}
+	if st := c.Stats(); st.Requests != 4 || st.Retries != 2 || st.Succeeded != 2 {
+		t.Errorf("client stats %+v: want 4 requests, 2 of them retries, 2 succeeded", st)
+	}
+	if got := srv.Stats().OK; got != 2 {
+		t.Errorf("the server answered %d requests, want 2", got)
+	}
+	// Refused for longer than the retries last: the error says the server
+	// is not reachable, after 1 + maxRetries attempts.
+	refuse.Store(100)
+	_, err = c.Embed(context.Background(), texts(1))
+	if !errors.Is(err, embedder.ErrTransport) || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "embedder.baseURL") {
+		t.Errorf("Embed while the server stays down = %v; want ErrTransport, refused, naming embedder.baseURL", err)
+	}
+	if st := c.Stats(); st.Retries != 2+int64(cfg.MaxRetries) {
+		t.Errorf("client stats %+v: want %d more retries", st, cfg.MaxRetries)
 	}
 }

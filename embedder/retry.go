@@ -22,7 +22,8 @@ import (
 // Retried: HTTP 408, 429, 500, 502, 503, 504; attempts that timed out;
 // connections reset, aborted or closed early (also under a request being
 // written); malformed responses.
-// Not retried: everything else, in particular 400, 401, 403, 404, a 429
+// Not retried: everything else, in particular refused connections (but see
+// Client.restarting), 400, 401, 403, 404, a 429
 // saying the quota or credits are exhausted (insufficient_quota), a 429
 // saying the request is larger than the quota ever admits ("Request too
 // large"), a dimension mismatch, and a done parent context.
@@ -57,6 +58,15 @@ func retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// restarting reports whether err is a connection refused by a server that
+// has answered this client before: one restarting (a rolling update of a
+// self-hosted model server, say), which the retries wait out. A connection
+// refused before any answer is not retried: the URL is wrong or the server
+// is not running, which waiting does not change.
+func (c *Client) restarting(err error) bool {
+	return c.answered.Load() && errors.Is(err, ErrTransport) && errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // timedOut reports whether err is an attempt that ran out of time: its
@@ -132,7 +142,7 @@ func (c *Client) retryLoop(ctx context.Context, attempt func() ([][]float32, err
 		if ctx.Err() != nil {
 			return nil, backoff.Permanent(ctx.Err())
 		}
-		if !retryable(err) {
+		if !retryable(err) && !c.restarting(err) {
 			return nil, backoff.Permanent(err)
 		}
 		after := min(retryAfter(err), c.cfg.MaxRetryAfter)

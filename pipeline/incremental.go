@@ -903,7 +903,7 @@ func (r *run) rollback(ctx context.Context, d *document) (int, error) {
 			return stored, err
 		}
 		if err := r.opts.Store.DeleteNodes(ctx, ids); err != nil {
-			return 0, fmt.Errorf("pipeline: deleting %d chunks of %s, which failed: %w", len(ids), d.file.ID, err)
+			return 0, fmt.Errorf("pipeline: rolling back %s, which failed: deleting %d of its chunks: %w", d.file.ID, len(ids), err)
 		}
 		after = ids[len(ids)-1]
 	}

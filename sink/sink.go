@@ -257,13 +257,23 @@ func (e *DimensionError) Unwrap() error { return ErrDimensionMismatch }
 type WriteError struct {
 	// Failed maps node id to the reason it was rejected.
 	Failed map[string]error
+	// Deleting says that the nodes were to be deleted, not written: the
+	// message then says "not deleted".
+	Deleting bool
 }
 
 // Error returns the message of the WriteError. When several nodes failed
 // it names the one with the smallest id, so the message is the same from
 // run to run.
 func (e *WriteError) Error() string {
+	verb := "written"
+	if e.Deleting {
+		verb = "deleted"
+	}
 	if len(e.Failed) == 0 {
+		if e.Deleting {
+			return "sink: delete failed"
+		}
 		return "sink: write failed"
 	}
 	id := slices.Min(slices.Collect(maps.Keys(e.Failed)))
@@ -272,9 +282,9 @@ func (e *WriteError) Error() string {
 		msg = err.Error()
 	}
 	if len(e.Failed) == 1 {
-		return "sink: node " + id + " not written: " + msg
+		return "sink: node " + id + " not " + verb + ": " + msg
 	}
-	return "sink: " + itoa(len(e.Failed)) + " nodes not written, e.g. " + id + ": " + msg
+	return "sink: " + itoa(len(e.Failed)) + " nodes not " + verb + ", e.g. " + id + ": " + msg
 }
 
 // Unwrap returns ErrWrite.

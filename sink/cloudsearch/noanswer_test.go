@@ -241,3 +241,39 @@ func TestNoAnswerWarningRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRequestSaidOnce: when a write's request gets no answer, the
+// error lists the documents it failed (a *sink.WriteError: "not written"
+// for Add, "not deleted" for DeleteNodes) and says the request's error
+// once, while errors.Is still finds the request's sentinels.
+func TestFailedRequestSaidOnce(t *testing.T) {
+	cfg := testConfig("http://127.0.0.1:1")
+	cfg.IndexManagement = NoValidation
+	s, _ := loggedStore(t, cfg, testHTTP(t))
+	nodes := makeNodes("a.md", 3)
+	_, addErr := s.Add(context.Background(), nodes)
+	delErr := s.DeleteNodes(context.Background(), nodeIDs(nodes))
+	for _, tt := range []struct {
+		name string
+		err  error
+		says string
+		op   string
+	}{
+		{"Add", addErr, "sink: 3 nodes not written, e.g. ", "cloudsearch: upload documents: no answer from"},
+		{"DeleteNodes", delErr, "sink: 3 nodes not deleted, e.g. ", "cloudsearch: delete documents: no answer from"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var we *sink.WriteError
+			if !errors.As(tt.err, &we) || len(we.Failed) != 3 || !errors.Is(tt.err, ErrConnection) || !errors.Is(tt.err, sink.ErrUnavailable) {
+				t.Fatalf("%s = %v; want a *sink.WriteError of the 3 nodes, ErrConnection and sink.ErrUnavailable", tt.name, tt.err)
+			}
+			msg := tt.err.Error()
+			if !strings.HasPrefix(msg, tt.says) || !strings.Contains(msg, tt.op) {
+				t.Errorf("%s = %s\nwant it to begin %q and say %q", tt.name, msg, tt.says, tt.op)
+			}
+			if n := strings.Count(msg, "no answer from"); n != 1 {
+				t.Errorf("%s = %s\nsays %d times that there was no answer, want once", tt.name, msg, n)
+			}
+		})
+	}
+}

@@ -36,14 +36,23 @@ type encodedDoc struct {
 
 // writeResult collects the outcome of every document of a write.
 type writeResult struct {
-	mu     sync.Mutex
-	acked  map[string]bool
-	failed map[string]error
-	fatal  error // the first request-level error, kept for errors.Is
+	mu       sync.Mutex
+	acked    map[string]bool
+	failed   map[string]error
+	fatal    error // the first request-level error, kept for errors.Is
+	deleting bool  // the documents are to be deleted (DeleteNodes)
 }
 
 func newWriteResult() *writeResult {
 	return &writeResult{acked: map[string]bool{}, failed: map[string]error{}}
+}
+
+// op names the requests of the write in errors.
+func (r *writeResult) op() string {
+	if r.deleting {
+		return "delete documents"
+	}
+	return "upload documents"
 }
 
 func (r *writeResult) ack(key string) {
@@ -76,12 +85,38 @@ func (r *writeResult) err() error {
 	if len(r.failed) == 0 {
 		return nil
 	}
-	werr := &sink.WriteError{Failed: r.failed}
+	werr := &sink.WriteError{Failed: r.failed, Deleting: r.deleting}
 	if r.fatal != nil {
-		return errors.Join(werr, r.fatal)
+		return &batchError{write: werr, fatal: r.fatal}
 	}
 	return werr
 }
+
+// batchError is a write some of whose documents failed with a request
+// that failed whole (fatal: the service out of reach, a refused
+// credential): a *sink.WriteError listing them that also unwraps to the
+// request's error, so that errors.Is finds its sentinels
+// (sink.ErrUnavailable, a context's end).
+type batchError struct {
+	write *sink.WriteError
+	fatal error
+}
+
+// Error returns the message of the WriteError, which names the request's
+// error as the reason of the documents it failed; when it names another
+// document's reason, the request's error follows.
+func (e *batchError) Error() string {
+	msg := e.write.Error()
+	for _, err := range e.write.Failed {
+		if !errors.Is(err, e.fatal) {
+			return msg + "; " + e.fatal.Error()
+		}
+	}
+	return msg
+}
+
+// Unwrap returns the WriteError and the request's error.
+func (e *batchError) Unwrap() []error { return []error{e.write, e.fatal} }
 
 // Add uploads nodes with mergeOrUpload in batches of at most
 // uploadBatchSize actions and 16 MiB, uploadConcurrency at a time, and
@@ -225,7 +260,7 @@ func (s *Store) sendWithRetries(ctx context.Context, docs []encodedDoc, res *wri
 	lastErr := map[string]*DocumentError{}
 	op := func() error {
 		attempts++
-		results, err := s.sendBatch(ctx, pending)
+		results, err := s.sendBatch(ctx, pending, res.op())
 		if statusOf(err) == http.StatusRequestEntityTooLarge {
 			if len(pending) == 1 {
 				res.fail(pending[0].key, &DocumentError{Key: pending[0].key, StatusCode: http.StatusRequestEntityTooLarge, Attempts: attempts,
@@ -289,13 +324,13 @@ func (s *Store) sortResults(sent []encodedDoc, results []indexingResult, attempt
 
 // sendBatch posts one docs/index request and returns the per-document
 // results of a 200 or 207 answer, with the credentials the request sent
-// redacted from their messages.
-func (s *Store) sendBatch(ctx context.Context, docs []encodedDoc) ([]indexingResult, error) {
+// redacted from their messages. op names the request in errors.
+func (s *Store) sendBatch(ctx context.Context, docs []encodedDoc, op string) ([]indexingResult, error) {
 	var out struct {
 		Value []indexingResult `json:"value"`
 	}
 	sent := &sentCredentials{}
-	err := s.doJSON(ctx, call{op: "upload documents", method: http.MethodPost, path: s.indexPath("/docs/index"), body: encodeBatch(docs), index: true, upload: true, sent: sent}, &out)
+	err := s.doJSON(ctx, call{op: op, method: http.MethodPost, path: s.indexPath("/docs/index"), body: encodeBatch(docs), index: true, upload: true, sent: sent}, &out)
 	for i := range out.Value {
 		out.Value[i].ErrorMessage = sent.redact(out.Value[i].ErrorMessage)
 	}
@@ -319,6 +354,7 @@ func (s *Store) DeleteNodes(ctx context.Context, ids []string) error {
 	seen := make(map[string]bool, len(ids))
 	docs := make([]encodedDoc, 0, len(ids))
 	res := newWriteResult()
+	res.deleting = true
 	for _, id := range ids {
 		if seen[id] {
 			continue

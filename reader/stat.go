@@ -31,7 +31,9 @@ func removed(err error) bool {
 // that learn ids from elsewhere (watch events, a retry list). It returns a
 // *FileError wrapping ErrVanished if the file is gone, ErrBrokenSymlink or
 // ErrSymlinkLoop if id is a symbolic link that cannot be followed (a
-// document that fails, not one that is gone), ErrOutsideRoot if it
+// document that fails, not one that is gone; that includes a link to a
+// folder that leads back to the root or to a folder above it, which Walk
+// does not enter), ErrOutsideRoot if it
 // is reached through a symlink leaving the root, ErrNotRegular (a kind of
 // ErrUnreadable) if it is not a regular file, or a *ConfigError for a bad
 // root or an id that is not a clean root-relative path. Stat does not apply
@@ -61,6 +63,8 @@ func Stat(cfg Config, id string) (File, error) {
 		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrUnreadable, Detail: "cannot resolve path", Cause: err}
 	case !within(realRoot, real):
 		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrOutsideRoot, Detail: "target " + real}
+	case fi.IsDir() && loopsBack(cfg.Dir, realRoot, id, real):
+		return File{ID: id, Path: p}, &FileError{Path: id, Err: ErrSymlinkLoop, Detail: "leads back to " + displayIn(realRoot, real)}
 	}
 	if err := CheckRegular(id, fi); err != nil {
 		return File{ID: id, Path: p}, err
@@ -71,4 +75,24 @@ func Stat(cfg Config, id string) (File, error) {
 	f := newFile(id, p, fi)
 	compile(cfg).applyMetadata(&f)
 	return f, nil
+}
+
+// loopsBack reports whether real, the resolved path of the folder at the
+// document id under dir, is the resolved root realRoot or one of the
+// folders on the path from the root to id: a link that Walk, which enters
+// each resolved folder at most once on any path from the root, reports as
+// a loop.
+func loopsBack(dir, realRoot, id, real string) bool {
+	if real == realRoot {
+		return true
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] != '/' {
+			continue
+		}
+		if r, err := realPath(filepath.Join(dir, filepath.FromSlash(id[:i]))); err == nil && r == real {
+			return true
+		}
+	}
+	return false
 }

@@ -264,8 +264,13 @@ func isSymlink(p string) bool {
 }
 
 // display shows a resolved path relative to the root where possible.
-func (w *walker) display(real string) string {
-	r, err := filepath.Rel(w.realRoot, real)
+func (w *walker) display(real string) string { return displayIn(w.realRoot, real) }
+
+// displayIn shows the resolved path real relative to the resolved root
+// realRoot where possible, as a link loop's message names the folder it
+// leads back to.
+func displayIn(realRoot, real string) string {
+	r, err := filepath.Rel(realRoot, real)
 	if err != nil || r == "." {
 		return "the root"
 	}

@@ -243,7 +243,10 @@ func (o WatchOptions) Validate() error {
 // broken links and links that loop are not followed: Walk reports them as
 // failed documents, and so they are reported Changed, for the reader of
 // the event to fail them alike (Stat reports why), not Removed; that
-// includes a link whose target is removed. A broken link whose missing
+// includes a link whose target is removed, and a link to a folder (outside
+// the root, or the root or a folder above the link), which Walk reports
+// whatever the include patterns and which is reported Removed once it is
+// gone or leads to a folder Walk enters. A broken link whose missing
 // target lies inside the root is reported Changed again when the target
 // appears. A link is resolved when it is seen: if its target is later
 // replaced by a link elsewhere, only the next Rescan notices.
@@ -888,8 +891,18 @@ func (w *Watcher) link(id string, touch bool, now time.Time) {
 	case fi.IsDir():
 		// Followed as Walk follows it: inside the root, into a folder
 		// Walk enters, and not into a loop.
+		// One leaving the root or looping Walk reports as a failed
+		// document, whatever the include patterns: so is it reported
+		// here, Changed (see flush), and Removed once gone.
+		if w.failedDirLink(id) {
+			w.failedLink(id, touch, now)
+			return
+		}
 		if inRoot && w.m.descend(id) && !inside(id, t) {
 			w.register(id, link{target: t, dir: true})
+			if touch && w.known.contains(id) {
+				w.touch(id, now) // it failed before: flush ends that
+			}
 		}
 		return
 	case inRoot:
@@ -897,6 +910,39 @@ func (w *Watcher) link(id string, touch bool, now time.Time) {
 	}
 	// A file, or a link outside the root, which Walk reports as failed.
 	w.record(id, touch, now)
+}
+
+// failedDirLink reports whether id is a symbolic link to a folder that
+// Walk reports as a failed document instead of entering it: in a folder
+// Walk enters, its target lies outside the root, or is the root or a folder
+// above the link (a loop).
+func (w *Watcher) failedDirLink(id string) bool {
+	if !isSymlink(w.abs(id)) || !w.m.descend(id) {
+		return false
+	}
+	fi, err := os.Stat(w.abs(id))
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	real, err := realPath(w.abs(id))
+	if err != nil {
+		return false
+	}
+	if !within(w.realRoot, real) {
+		return true
+	}
+	active, ok := w.chain(id)
+	return ok && active[real]
+}
+
+// failedLink records the link id, which Walk reports as a failed document
+// (see failedDirLink), as known (touch false) or as changed (touch true).
+func (w *Watcher) failedLink(id string, touch bool, now time.Time) {
+	if touch {
+		w.touch(id, now)
+	} else {
+		w.known.add(id)
+	}
 }
 
 // resolve returns the root-relative path of the target of the link id, and
@@ -1049,6 +1095,8 @@ func (w *Watcher) through(dir string, active map[string]bool, touch bool, now ti
 			isDir = err == nil && fi.IsDir()
 		}
 		switch {
+		case isDir && e.Type()&fs.ModeSymlink != 0 && w.failedDirLink(id):
+			w.failedLink(id, touch, now)
 		case isDir:
 			if w.m.descend(id) {
 				w.through(id, active, touch, now)
@@ -1279,6 +1327,12 @@ func (w *Watcher) flush(now time.Time) {
 		fi, err := os.Stat(w.abs(d.id))
 		switch {
 		case err == nil && !fi.IsDir() && w.m.match(d.id):
+			w.known.add(d.id)
+			w.enqueue(Event{ID: d.id, Op: Changed})
+		case err == nil && w.failedDirLink(d.id):
+			// A link to a folder outside the root or above the link,
+			// which Walk reports as a failed document: the pipeline
+			// reads it and records why (see Stat).
 			w.known.add(d.id)
 			w.enqueue(Event{ID: d.id, Op: Changed})
 		case err != nil && isSymlink(w.abs(d.id)) && w.m.match(d.id) && !isEditorTemp(path.Base(d.id)):

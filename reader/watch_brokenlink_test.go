@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,12 +13,20 @@ import (
 // cannot be followed alike: a failed document (not a vanished one) whose
 // message names the link and, for a broken link, its missing target.
 func TestLinkFaults(t *testing.T) {
-	root := t.TempDir()
+	root, outside := t.TempDir(), t.TempDir()
+	realOutside, err := filepath.EvalSymlinks(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
 	writeTree(t, root, map[string]string{
-		"broken.md": "->nowhere.md",
-		"chain.md":  "->broken.md",
-		"deep.md":   "->sub/gone/x.md",
-		"self.md":   "->self.md",
+		"broken.md":     "->nowhere.md",
+		"chain.md":      "->broken.md",
+		"deep.md":       "->sub/gone/x.md",
+		"self.md":       "->self.md",
+		"sub/here":      "->.",
+		"sub/deeper/up": "->..",
+		"sub/top":       "->..",
+		"out":           "->" + outside,
 	})
 	tests := []struct {
 		id     string
@@ -28,6 +37,12 @@ func TestLinkFaults(t *testing.T) {
 		{"chain.md", ErrBrokenSymlink, "target broken.md, a link to nowhere.md"},
 		{"deep.md", ErrBrokenSymlink, "target " + filepath.FromSlash("sub/gone/x.md")},
 		{"self.md", ErrSymlinkLoop, "the chain of links never ends"},
+		// Links to folders that Walk does not enter: Stat, which the
+		// watch's rounds read events with, fails them alike.
+		{"sub/here", ErrSymlinkLoop, "leads back to sub"},
+		{"sub/deeper/up", ErrSymlinkLoop, "leads back to sub"},
+		{"sub/top", ErrSymlinkLoop, "leads back to the root"},
+		{"out", ErrOutsideRoot, "target " + realOutside},
 	}
 	walked := walkAll(t, Config{Dir: root})
 	for _, tt := range tests {
@@ -96,6 +111,63 @@ func TestWatchBrokenLinks(t *testing.T) {
 	for _, s := range steps {
 		s.change()
 		if got := sorted(r.until()); !slices.Equal(got, s.want) {
+			t.Errorf("%s: %q, want %q", s.name, got, s.want)
+		}
+	}
+}
+
+// TestWatchFailedFolderLinks checks that a link to a folder that Walk
+// reports as a failed document, whatever the include patterns (one that
+// leaves the root or leads back to a folder above it), is reported Changed
+// when it is created, for the pipeline to fail it as Walk does, and Removed
+// when it goes or is replaced by a link Walk follows, so that its failure
+// is not kept after it is fixed.
+func TestWatchFailedFolderLinks(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeTree(t, root, map[string]string{"sub/s.md": "s", "old/up": "->..", "old/out": "->" + outside})
+	r := startWatch(t, Config{Dir: root}, nil)
+	symlink := func(target, name string) func() {
+		return func() {
+			if err := os.Symlink(filepath.FromSlash(target), r.path(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	remove := func(name string) func() {
+		return func() {
+			if err := os.Remove(r.path(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	replace := func(target, name string) func() { // as ln -sfn does
+		return func() {
+			symlink(target, "tmplink")()
+			if err := os.Rename(r.path("tmplink"), r.path(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := []struct {
+		name   string
+		change func()
+		want   []string
+	}{
+		{"link back to its folder created", symlink(".", "sub/here"), []string{"changed sub/here"}},
+		{"link back to the root created", symlink("..", "sub/top"), []string{"changed sub/top"}},
+		{"link out of the root created", symlink(outside, "out"), []string{"changed out"}},
+		{"link back removed", remove("sub/here"), []string{"removed sub/here"}},
+		{"link out removed", remove("out"), []string{"removed out"}},
+		{"link back found at the start removed", remove("old/up"), []string{"removed old/up"}},
+		{"link out found at the start replaced by one inside", replace("../sub", "old/out"),
+			[]string{"changed old/out/s.md", "changed old/out/top", "removed old/out"}}, // old/out/top: sub/top, back to the root
+	}
+	for _, s := range steps {
+		s.change()
+		// The temporary link's document is reported or not, as the
+		// watcher sees the link before or after its rename.
+		got := slices.DeleteFunc(sorted(r.until()), func(e string) bool { return strings.Contains(e, " tmplink/") })
+		if !slices.Equal(got, s.want) {
 			t.Errorf("%s: %q, want %q", s.name, got, s.want)
 		}
 	}

@@ -95,15 +95,25 @@ func (e *FileError) Error() string {
 
 // Printable returns s, a document id or a message naming one, as it may be
 // printed on a terminal or in a line of text output: as it is, or, if it
-// holds a control character (a line break, an escape sequence) or is not
-// valid UTF-8, quoted with Go's escapes ("new\nline.md"), so that a file
-// name can neither break a line of output in two nor recolour or move the
-// terminal's cursor. JSON output needs none of this: it escapes them.
+// holds a control character (a line break, an escape sequence), a
+// bidirectional formatting character (such as U+202E, which shows the rest
+// of the line reversed) or is not valid UTF-8, quoted with Go's escapes
+// ("new\nline.md", "\u202eevil.md"), so that a file name can neither break
+// a line of output in two, nor recolour or move the terminal's cursor, nor
+// show as another name. JSON output needs none of this: it escapes them.
 func Printable(s string) string {
-	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, Unprintable) {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// Unprintable reports whether r must not reach a terminal as it is: a
+// control character (C0, DEL or C1) or a bidirectional formatting
+// character (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069),
+// which reorders the text shown after it.
+func Unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // Problem says what is wrong with the file, without naming it and without

@@ -70,6 +70,11 @@ func TestPrintable(t *testing.T) {
 		{"tab\t.md", `"tab\t.md"`},
 		{"caf\xe9.md", `"caf\xe9.md"`},
 		{"del\x7f.md", `"del\x7f.md"`},
+		{"c1\u009b31m.md", `"c1\u009b31m.md"`},
+		{"\u202eevil.md", `"\u202eevil.md"`},         // right-to-left override: shows as "dm.live"
+		{"a\u2066b\u2069.md", `"a\u2066b\u2069.md"`}, // isolates
+		{"\u200fmark.md", `"\u200fmark.md"`},
+		{"שלום.md", "שלום.md"}, // right-to-left letters are text
 	} {
 		if got := Printable(tt.in); got != tt.want {
 			t.Errorf("Printable(%q) = %s, want %s", tt.in, got, tt.want)

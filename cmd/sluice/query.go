@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -589,7 +590,7 @@ func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
 		}
 		return json.NewEncoder(w).Encode(r)
 	}
-	text := []rune(strings.Join(strings.Fields(r.Text), " "))
+	text := []rune(previewText(r.Text))
 	if len(text) > 200 {
 		text = append(text[:200], '…')
 	}
@@ -604,6 +605,22 @@ func printResult(w io.Writer, asJSON bool, rank int, r resultLine) error {
 	}
 	_, err := fmt.Fprintf(w, "%2d. %s  %sid=%s\n    %s\n", rank, reader.Printable(r.DocID), score, r.ID[:min(12, len(r.ID))], string(text))
 	return err
+}
+
+// previewText is a chunk's text as the text output shows it, on one line:
+// runs of white space become one space, and the characters a terminal
+// would act on rather than show (control characters such as an escape
+// sequence's ESC, bidirectional formatting characters that reorder the
+// line: see reader.Unprintable) become U+FFFD, so that a document's text
+// can neither recolour, retitle or move the terminal nor disguise the
+// line. --json gives the text as it is.
+func previewText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if reader.Unprintable(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.Join(strings.Fields(s), " "))
 }
 
 // queryText checks query's one TEXT argument, saying to quote a text of

@@ -22,6 +22,11 @@ func TestPrintResultScores(t *testing.T) {
 			" 1. a.md  reranker_score=2.5000  score=0.0318  id=0123456789ab\n    Alpha\n"},
 		{"get lists without ranking", resultLine{ID: "0123456789abcdef", DocID: "a.md", Text: "Alpha", Unranked: true},
 			" 1. a.md  id=0123456789ab\n    Alpha\n"},
+		// A document's escape sequences, bell, C1 controls and bidirectional
+		// overrides never reach the terminal; its name is quoted.
+		{"control characters", resultLine{ID: "0123456789abcdef", DocID: "\u202eevil.md", Unranked: true,
+			Text: "Red \x1b[31mtext\x1b[0m\x07 title \x1b]0;owned\x07 csi \u009b2J \u202eright\u202c back\x08."},
+			" 1. \"\\u202eevil.md\"  id=0123456789ab\n    Red \ufffd[31mtext\ufffd[0m\ufffd title \ufffd]0;owned\ufffd csi \ufffd2J \ufffdright\ufffd back\ufffd.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

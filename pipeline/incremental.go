@@ -1043,7 +1043,8 @@ func (r *run) plannedRemoval(ctx context.Context, ids []string) (int, error) {
 
 // gone reports whether a document that failed with err is to be deleted
 // rather than failed: its file vanished after the source listed it and is
-// still gone (an rm -rf or a branch switch running during the walk), while
+// still gone, or a folder stands in its place (an rm -rf or a branch switch
+// running during the walk), while
 // the source folder (Options.Reader.Dir) is still there. A folder that
 // vanished whole (an unmounted disk) keeps its documents, as does a run
 // without a manifest to delete them by, and one with Options.KeepVanished.
@@ -1058,7 +1059,16 @@ func (r *run) gone(d *document, err error) bool {
 	if dir == "" || !readableDir(dir) {
 		return false // a source of its own without a folder, or the folder itself vanished
 	}
-	return reader.Gone(dir, d.file.ID)
+	return reader.Gone(dir, d.file.ID) || folderAt(dir, d.file.ID)
+}
+
+// folderAt reports whether a folder (not a link to one) stands at the
+// document id under dir: a file removed and replaced by a folder since the
+// walk listed it, whose files the next walk lists as documents of their
+// own.
+func folderAt(dir, id string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(id)))
+	return err == nil && fi.IsDir()
 }
 
 // protected reports whether id lies under a folder the walk could not read.

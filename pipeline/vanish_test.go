@@ -159,6 +159,47 @@ func TestFolderReplacedByFile(t *testing.T) {
 	in.assertEqualsCleanRun()
 }
 
+// TestFileReplacedByFolder: a branch switch that puts a folder where a
+// listed document's file was, between the walk and the read, deletes the
+// document as one that vanished, rather than failing it as "not a regular
+// file (a directory)" with the advice to exclude it, which would exclude the
+// folder's files too; the next run ingests those.
+func TestFileReplacedByFolder(t *testing.T) {
+	in := newIncr(t, map[string]string{"a.md": "Alpha text stays.", "b.md": "Bravo text, soon a folder."})
+	in.run(nil)
+	if len(in.texts("b.md")) == 0 {
+		t.Fatal("setup: b.md not ingested")
+	}
+	in.write("b.md", "Bravo text, edited before the switch.")
+	o := in.options()
+	o.Source = changingAfterListing(t, o.Reader, false, func(p string) error {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(p, "inner.md"), []byte("India text in the new folder."), 0o644)
+	}, "b.md")
+	rep, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if rep.FilesFailed != 0 || rep.FilesDeleted != 1 || len(rep.Failures) != 0 {
+		t.Errorf("report: %d failed %v, %d deleted; want b.md deleted", rep.FilesFailed, rep.Failures, rep.FilesDeleted)
+	}
+	if n := len(in.texts("b.md")); n != 0 {
+		t.Errorf("b.md keeps %d nodes in the store", n)
+	}
+	if ids := in.failureIDs(); len(ids) != 0 {
+		t.Errorf("dead letters = %v, want none", ids)
+	}
+	if again := in.run(nil); again.FilesAdded != 1 || again.FilesUnchanged != 1 || again.FilesFailed != 0 {
+		t.Errorf("next run: %d added, %d unchanged, %d failed; want b.md/inner.md added", again.FilesAdded, again.FilesUnchanged, again.FilesFailed)
+	}
+	in.assertEqualsCleanRun()
+}
+
 // TestVanishedFileDryRun: a dry run plans the deletion of a file that
 // vanished after it was listed, and deletes nothing.
 func TestVanishedFileDryRun(t *testing.T) {

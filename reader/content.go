@@ -71,9 +71,11 @@ type Content struct {
 }
 
 // Open opens f for streaming. A file that no longer exists gives a
-// *FileError wrapping ErrVanished; one that is not a regular file (a named
-// pipe, a socket, a device, a directory) gives ErrNotRegular, and one that
-// cannot be opened gives ErrUnreadable.
+// *FileError wrapping ErrVanished, and so does a folder at the path of f
+// as Walk or Stat described it (a file removed since, with a folder made in
+// its place); one that is not a regular file (a named pipe, a socket, a
+// device, a directory where f has no ModTime) gives ErrNotRegular, and one
+// that cannot be opened gives ErrUnreadable.
 //
 // Open never blocks on a named pipe: it refuses anything but a regular file
 // before opening it, and opens without blocking and checks the opened file
@@ -86,6 +88,11 @@ func Open(f File) (*Content, error) {
 	fi, err := os.Stat(f.Path)
 	if err != nil {
 		return nil, statFault(id, err)
+	}
+	if fi.IsDir() && !f.ModTime.IsZero() {
+		// f was a file when Walk or Stat described it: removed since, and
+		// a folder made in its place, whose files the next walk lists.
+		return nil, &FileError{Path: id, Err: ErrVanished, Detail: "replaced by a folder since it was listed"}
 	}
 	if err := CheckRegular(id, fi); err != nil {
 		return nil, err

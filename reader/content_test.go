@@ -317,6 +317,22 @@ func TestOpenFailures(t *testing.T) {
 		{"directory is unreadable too", File{ID: "dir.md", Path: dir}, ErrUnreadable, "not a regular file"},
 		{"path too long", File{ID: "long.md", Path: filepath.Join(dir, strings.Repeat("n", 300)+".md")}, ErrUnreadable, "path too long"},
 	}
+	// A file Walk listed, removed before it is read and a folder made in
+	// its place: gone, not a directory to exclude (the next walk lists
+	// the folder's files).
+	replaced := fileAt(t, "was-a-file.md", []byte("text"))
+	if err := os.Remove(replaced.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(replaced.Path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests = append(tests, struct {
+		name    string
+		file    File
+		wantErr error
+		mention string
+	}{"file replaced by a folder since it was listed", replaced, ErrVanished, "was-a-file.md: file vanished (replaced by a folder since it was listed); it will be picked up by the next run"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := ReadAll(tt.file)

@@ -54,7 +54,8 @@ type Config struct {
 	// path: absolute, or relative to the working directory. Neither such a
 	// file nor one SQLite or Sluice keeps beside it (its -wal, -shm and
 	// -journal files, lock files named after it) is a document, whatever
-	// the patterns select: kept inside the folder, they
+	// the patterns select, nor is a symbolic link to one (or a path through
+	// a link to its folder): kept inside the folder, they
 	// would be read as binary documents that fail, and a watch would see
 	// each of its own writes as a change, round after round. It is no
 	// setting of the configuration file: cmd/sluice fills it in.

@@ -101,6 +101,18 @@ func (m *matcher) isOwn(rel string) bool {
 	return false
 }
 
+// ownReal reports whether real, the resolved path of a file, is one of
+// Config.Own or a file kept beside it (see isOwn), inside the resolved root
+// realRoot: the file a symbolic link, or a file in a linked folder, leads
+// to, which is none of a document either.
+func (m *matcher) ownReal(realRoot, real string) bool {
+	if len(m.own) == 0 || real == "" {
+		return false
+	}
+	r, ok := relTo(realRoot, real)
+	return ok && r != "" && m.isOwn(r)
+}
+
 // normalizePattern anchors p at the root: a pattern without '/' gets a
 // leading "**/"; a leading "/" or "./" is dropped.
 func normalizePattern(p string) string {

@@ -94,7 +94,7 @@ type entry struct {
 	name  string
 	key   string // sort key: name, plus "/" for directories
 	dir   bool
-	real  string      // resolved path (for directories)
+	real  string      // resolved path ("" for a link that cannot be followed)
 	info  fs.FileInfo // of the target, for symlinked files
 	de    os.DirEntry // for plain files, whose info is read on demand
 	fault *FileError  // a problem found while resolving
@@ -149,7 +149,9 @@ func (w *walker) visit(ctx context.Context, rel, dir string, e entry) error {
 		}
 		return w.walkDir(ctx, id, p, e.real)
 	}
-	if !w.m.match(id) {
+	if !w.m.match(id) || w.m.ownReal(w.realRoot, e.real) {
+		// A link to the manifest or the store (or a file in a linked
+		// folder that is one) is no document, as they are not.
 		return nil
 	}
 	if e.fault == nil && e.info == nil {
@@ -185,6 +187,7 @@ func (w *walker) resolve(id, dir, real string, de os.DirEntry) entry {
 			return e
 		}
 		e.de = de // stat lazily: most entries are not selected
+		e.real = filepath.Join(real, name)
 		return e
 	}
 	// os.Stat follows the chain in the kernel, which classifies loops
@@ -200,9 +203,9 @@ func (w *walker) resolve(id, dir, real string, de os.DirEntry) entry {
 		return e
 	}
 	if info.IsDir() {
-		e.dir, e.key, e.real = true, name+"/", target
+		e.dir, e.key = true, name+"/"
 	}
-	e.info = info
+	e.real, e.info = target, info
 	if !within(w.realRoot, target) {
 		e.fault = &FileError{Path: id, Err: ErrOutsideRoot, Detail: "target " + target}
 	}

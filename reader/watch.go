@@ -905,11 +905,24 @@ func (w *Watcher) link(id string, touch bool, now time.Time) {
 			}
 		}
 		return
+	case inRoot && w.m.isOwn(t):
+		return // a link to the manifest or the store: no document, as in Walk
 	case inRoot:
 		w.register(id, link{target: t})
 	}
 	// A file, or a link outside the root, which Walk reports as failed.
 	w.record(id, touch, now)
+}
+
+// ownThroughLink reports whether the path id leads through a followed
+// symbolic link to one of Config.Own or a file kept beside it (see
+// matcher.ownReal), which Walk does not list.
+func (w *Watcher) ownThroughLink(id string) bool {
+	if len(w.links) == 0 || len(w.m.own) == 0 {
+		return false // without a followed link, match checks the path itself
+	}
+	real, err := realPath(w.abs(id))
+	return err == nil && w.m.ownReal(w.realRoot, real)
 }
 
 // failedDirLink reports whether id is a symbolic link to a folder that
@@ -1326,6 +1339,11 @@ func (w *Watcher) flush(now time.Time) {
 		delete(w.pending, d.id)
 		fi, err := os.Stat(w.abs(d.id))
 		switch {
+		case err == nil && !fi.IsDir() && w.ownThroughLink(d.id):
+			// A link to the manifest or the store, which change with
+			// each round: no document, as in Walk, and no change, or
+			// every round would start another.
+			w.known.remove(d.id)
 		case err == nil && !fi.IsDir() && w.m.match(d.id):
 			w.known.add(d.id)
 			w.enqueue(Event{ID: d.id, Op: Changed})

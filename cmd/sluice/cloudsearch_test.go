@@ -108,8 +108,8 @@ sink:
 			}
 		})
 	}
-	if _, stderr, code := sluice(t, "", "query", "capacitor", "--mode", "semantic_hybrid", "--top-k", "51"); code != exitUsage || !strings.Contains(stderr, "at most 50 results") {
-		t.Errorf("semantic_hybrid --top-k 51: exit %d, %q; want exit 2 saying at most 50", code, stderr)
+	if _, stderr, code := sluice(t, "", "query", "capacitor", "--mode", "semantic_hybrid", "--top-k", "51"); code != exitUsage || !strings.Contains(stderr, "at most 50 results") || !strings.Contains(stderr, "--top-k is 51") {
+		t.Errorf("semantic_hybrid --top-k 51: exit %d, %q; want exit 2 saying at most 50, naming --top-k", code, stderr)
 	}
 	if _, stderr, code := sluice(t, "", "query", "x", "--filter", "file_type=text/plain"); code == 0 || !strings.Contains(stderr, "file_type") {
 		t.Errorf("a filter on a key missing from filterableMetadataFieldKeys must fail naming it: exit %d, %q", code, stderr)

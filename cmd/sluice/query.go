@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-dev/sluice/pipeline/state"
 	"github.com/sluice-dev/sluice/reader"
 	"github.com/sluice-dev/sluice/sink"
+	"github.com/sluice-dev/sluice/sink/cloudsearch"
 	"github.com/sluice-dev/sluice/sink/local"
 )
 
@@ -241,7 +242,7 @@ func (a *app) queryCommand() *cobra.Command {
 			ctx := cmd.Context()
 			m, err := sink.ParseQueryMode(mode)
 			if err != nil {
-				return &usageError{err}
+				return &usageError{fmt.Errorf("--mode: %w", err)}
 			}
 			mf, err := filters.parse()
 			if err != nil {
@@ -264,6 +265,11 @@ func (a *app) queryCommand() *cobra.Command {
 				if err := local.CheckMode(m); err != nil {
 					return err
 				}
+			} else if m == sink.SemanticHybrid && topK > cloudsearch.MaxSemanticResults {
+				// CheckQuery says so too, in the library's terms (topK,
+				// mode); this names the flags the user gave.
+				return usagef("--top-k is %d, but --mode semantic_hybrid returns at most %d results (the service's semantic ranker reranks the top %d); ask for %d or fewer, or use --mode hybrid",
+					topK, cloudsearch.MaxSemanticResults, cloudsearch.MaxSemanticResults, cloudsearch.MaxSemanticResults)
 			} else if err := cfg.Sink.CloudSearch.CheckQuery(m, topK); err != nil {
 				return err // before the query is embedded
 			}

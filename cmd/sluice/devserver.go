@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -61,7 +62,7 @@ func (a *app) devSearchCommand() *cobra.Command {
 			if dir := srv.SpecDir(); dir != "" {
 				auth += "; request bodies validated against the REST definitions in " + dir
 			}
-			fmt.Fprintf(a.stdout, "Cloud AI Search test server on http://%s (%s); set sink.cloudsearch.endpoint to this address. Ctrl-C stops it.\n", ln.Addr(), auth)
+			fmt.Fprintf(a.stdout, "Cloud AI Search test server on %s (%s); set sink.cloudsearch.endpoint to this address. Ctrl-C stops it.\n", serverURL(ln.Addr()), auth)
 			return searchtest.Serve(cmd.Context(), ln, srv)
 		},
 	}
@@ -99,7 +100,7 @@ func (a *app) devEmbeddingsCommand() *cobra.Command {
 			if err != nil {
 				return usagef("--addr %s: %v", addr, err)
 			}
-			fmt.Fprintf(a.stdout, "Embeddings test server on http://%s/v1 (rpm %d, tpm %d; 0 = unlimited); set embedder.baseURL to it. Ctrl-C stops it.\n", ln.Addr(), opts.RPM, opts.TPM)
+			fmt.Fprintf(a.stdout, "Embeddings test server on %s/v1 (rpm %d, tpm %d; 0 = unlimited); set embedder.baseURL to it. Ctrl-C stops it.\n", serverURL(ln.Addr()), opts.RPM, opts.TPM)
 			return searchtest.Serve(cmd.Context(), ln, embedtest.NewHandler(opts))
 		},
 	}
@@ -112,6 +113,18 @@ func (a *app) devEmbeddingsCommand() *cobra.Command {
 	cmd.Flags().IntVar(&opts.Dimensions, "dimensions", 1536, "vector length")
 	cmd.Flags().StringVar(&opts.Key, "key", "", "API key every request must carry (none: accept all)")
 	return cmd
+}
+
+// serverURL is the http URL at which a client on this machine reaches a
+// devserver listening at addr. A listener on every interface (--addr
+// 0.0.0.0:PORT or [::]:PORT, which Go reports as [::]) is named by its
+// loopback address: [::] is no address a client can dial, and the stores
+// send a key over plain http only to a loopback address.
+func serverURL(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok && (a.IP == nil || a.IP.IsUnspecified()) {
+		return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port))
+	}
+	return "http://" + addr.String()
 }
 
 // checkFaults checks a devserver's --fault-rate (a fraction, NaN refused)

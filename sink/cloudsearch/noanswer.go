@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,9 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 )
 
 // Requests that get no answer.
@@ -56,22 +59,59 @@ const refusedRetries = 2
 
 // noAnswerPolicy runs after the retry policy, on every attempt, and hands
 // a request that got no answer back to Store.do, which decides whether to
-// retry it (see above), instead of letting azcore retry it. An error that
-// azcore would not retry anyway (the body of a POST's answer that could
-// not be read) is left as it is.
+// retry it (see above), instead of letting azcore retry it. So does an
+// answer that was cut short: a body whose download failed (a connection
+// reset or closed mid-body), which azcore's body download policy marks as
+// not to be retried for a POST, and a 2xx JSON answer whose body is not
+// valid JSON (a connection closed mid-body by a proxy that had announced
+// no length). Every POST the store sends may be sent again: an upload,
+// merge or delete sets the same state twice, a search reads, and
+// CreateIndex checks a 409 to a retried request. Another error that azcore
+// would not retry (a credential's) is left as it is.
 type noAnswerPolicy struct{}
 
 // Do sends the request on and marks a transport failure.
 func (noAnswerPolicy) Do(req *policy.Request) (*http.Response, error) {
 	resp, err := req.Next()
 	if err == nil {
+		if bad := malformedJSON(resp); bad != nil {
+			return nil, permanentError{&noAnswerError{bad}}
+		}
 		return resp, nil
 	}
 	var nr interface{ NonRetriable() }
 	if errors.As(err, &nr) {
-		return resp, err
+		if resp == nil {
+			return resp, err
+		}
+		// Only the body download policy, below this one, fails with an
+		// answer in hand: its error wraps the reader's.
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause
+		}
 	}
-	return resp, permanentError{&noAnswerError{err}}
+	return nil, permanentError{&noAnswerError{err}}
+}
+
+// errMalformedAnswer is the cause of a 2xx answer that says it is JSON but
+// whose body is not valid JSON.
+var errMalformedAnswer = errors.New("malformed answer")
+
+// malformedJSON returns an error wrapping errMalformedAnswer when resp is a
+// 2xx answer whose Content-Type is JSON and whose (downloaded) body is not
+// valid JSON, else nil.
+func malformedJSON(resp *http.Response) error {
+	if resp.StatusCode/100 != 2 || !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "application/json") {
+		return nil
+	}
+	body, err := runtime.Payload(resp)
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 || json.Valid(body) {
+		return nil
+	}
+	return fmt.Errorf("%w: the body of the %d answer (%d bytes) is not valid JSON, as if cut short", errMalformedAnswer, resp.StatusCode, len(body))
 }
 
 // noAnswerError is the transport's error of an attempt that got no answer.

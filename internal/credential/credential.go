@@ -7,6 +7,7 @@ package credential
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -162,7 +163,8 @@ func QuoteEndpoint(s string) string {
 // EndpointShown reports whether s, the value of an endpoint setting, reads
 // as an endpoint and may be shown: an http(s) URL without user information,
 // query or fragment, or a host name (letters, digits, '-' and '.', labels of
-// at most 63 characters, at least one '.', or localhost) without its scheme.
+// at most 63 characters, at least one '.', or localhost) without its scheme;
+// a URL's host may also be an IPv6 literal in brackets.
 // Anything else may be a key set where the endpoint goes (the two variables
 // swapped), and no message may show it.
 func EndpointShown(s string) bool {
@@ -174,6 +176,9 @@ func EndpointShown(s string) bool {
 			return false
 		}
 		host = u.Hostname()
+		if strings.HasPrefix(u.Host, "[") && net.ParseIP(host) != nil {
+			return true // an IPv6 literal in brackets, such as http://[::1]:8700: no key has that shape
+		}
 	}
 	if !strings.Contains(host, ".") && host != "localhost" {
 		return false

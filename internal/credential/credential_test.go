@@ -104,6 +104,9 @@ func TestEndpointShown(t *testing.T) {
 		{"https://svc.search.windows.net", true},
 		{"http://localhost:8080", true},
 		{"http://127.0.0.1:19100/", true},
+		{"http://[::1]:8700", true},
+		{"https://[2001:db8::1]/", true},
+		{"http://[not-an-address]:8700", false},
 		{"svc.search.windows.net", true}, // no scheme: shown, the usual slip
 		{"https://svc.search.windows.net/indexes", true},
 		{"k3yAzSeAAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef", false}, // an admin key's shape

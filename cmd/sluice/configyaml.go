@@ -660,6 +660,13 @@ var settingAliases = map[string]map[string]settingAlias{
 		"embedbatchsize": {setting: "batchSize"}, // LlamaIndex embedBatchSize, embed_batch_size
 		"apikey": {setting: "apiKeyEnv", // the seed's client option apiKey
 			note: "It names the environment variable holding the key: keys do not belong in configuration files."},
+		"url": {setting: "baseURL"}, // the seed's client option url
+		"embedmodel": {setting: "model", // the seed's Settings.embedModel
+			note: "LlamaIndex's Settings.embedModel is this whole section: provider chooses the client (hash, openai, azure-openai) and model names the model."},
+	},
+	"source": {
+		"directorypath": {setting: "dir"}, // the seed's loadDataAsyncIterator({directoryPath})
+		"inputdir":      {setting: "dir"}, // Python SimpleDirectoryReader input_dir
 	},
 }
 

@@ -78,14 +78,15 @@ func (s *Store) apiVersionRefused(se *ServiceError) *ConfigError {
 		from = " (from " + s.apiVersionFrom + ")"
 	}
 	return configErrCause("apiVersion", fmt.Sprintf("the service refused api-version %q%s", s.apiVersion, from),
-		&versionRefusedError{se}, apiVersionHint(false))
+		&refusedSettingError{se}, apiVersionHint(false))
 }
 
-// versionRefusedError is the service's refusal of the API version: no
-// request can succeed with it.
-type versionRefusedError struct{ se *ServiceError }
+// refusedSettingError is the service's refusal of a setting (the API
+// version, an http:// endpoint whose server speaks HTTPS): no request can
+// succeed with it.
+type refusedSettingError struct{ se *ServiceError }
 
-func (e *versionRefusedError) Error() string { return e.se.Error() }
+func (e *refusedSettingError) Error() string { return e.se.Error() }
 
 // Unwrap returns the *ServiceError and sink.ErrUnavailable.
-func (e *versionRefusedError) Unwrap() []error { return []error{e.se, sink.ErrUnavailable} }
+func (e *refusedSettingError) Unwrap() []error { return []error{e.se, sink.ErrUnavailable} }

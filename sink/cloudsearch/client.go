@@ -740,6 +740,9 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 		se.indexOpened = s.managed
 		se.unvalidated = s.cfg.IndexManagement == NoValidation
 	}
+	if resp.StatusCode == http.StatusBadRequest && httpsPort(s.cfg.Endpoint, body) {
+		return resp.StatusCode, body, s.plainHTTPRefused(se)
+	}
 	var eb struct {
 		Error struct {
 			Code    string `json:"code"`
@@ -753,6 +756,37 @@ func (s *Store) answer(ctx context.Context, c call, sent *sentCredentials, resp 
 		return resp.StatusCode, body, s.apiVersionRefused(se)
 	}
 	return resp.StatusCode, body, se
+}
+
+// plainHTTPAnswers are the texts with which HTTPS servers answer a request
+// sent to them in plain HTTP: Go's net/http and nginx's.
+var plainHTTPAnswers = []string{"client sent an http request to an https server", "the plain http request was sent to https port"}
+
+// httpsPort reports whether body, of a 400 answer to a request sent to the
+// endpoint, says that the endpoint is http:// but the server speaks HTTPS.
+func httpsPort(endpoint string, body []byte) bool {
+	if !strings.HasPrefix(strings.ToLower(endpoint), "http://") {
+		return false
+	}
+	text := strings.ToLower(string(body[:min(len(body), 4096)]))
+	for _, a := range plainHTTPAnswers {
+		if strings.Contains(text, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainHTTPRefused is the *ConfigError of an http:// endpoint whose server
+// answered se, a 400 saying that it speaks HTTPS: no request can succeed
+// until the endpoint says https://.
+func (s *Store) plainHTTPRefused(se *ServiceError) *ConfigError {
+	from := ""
+	if s.endpointFrom != settingPrefix+"endpoint" {
+		from = " (from " + s.endpointFrom + ")"
+	}
+	return configErrCause("endpoint", s.cfg.Endpoint+from+" is http://, but the server at that address speaks HTTPS", &refusedSettingError{se},
+		"write the endpoint with https://, as https://"+s.cfg.Endpoint[len("http://"):])
 }
 
 // doJSON sends c and decodes a 2xx answer into out.

@@ -37,7 +37,9 @@ import (
 //     none passes in seconds, and an operator wants the error at once;
 //   - a TLS certificate that does not verify is not retried either: it is
 //     the same on every attempt (a wrong host name, a TLS-inspecting proxy
-//     whose CA this machine lacks);
+//     whose CA this machine lacks), nor is a plain-HTTP answer to an
+//     https:// endpoint (a local server, such as `sluice devserver search`,
+//     given as https://);
 //   - a refused connection is retried at most refusedRetries (2) times,
 //     about two seconds. Cloud AI Search never refuses connections (its
 //     front end always listens on 443), so a refusal means that nothing
@@ -130,6 +132,7 @@ const (
 	causeNoSuchHost                       // the host name does not resolve
 	causeRefused                          // nothing accepts connections at the address
 	causeCertificate                      // the TLS certificate does not verify
+	causePlainHTTP                        // an https:// endpoint answered in plain HTTP
 )
 
 // causeOf classifies a transport error.
@@ -149,6 +152,8 @@ func causeOf(err error) noAnswerCause {
 		return causeRefused
 	case errors.As(err, &certErr), errors.As(err, &unknown), errors.As(err, &host), errors.As(err, &invalid):
 		return causeCertificate
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return causePlainHTTP
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return causeTimeout
 	}
@@ -157,12 +162,13 @@ func causeOf(err error) noAnswerCause {
 
 // noAnswerAttempts is how many attempts a request may take in all when
 // its last one got no answer because of err: 1 (no retry) for a host name
-// that does not resolve and a certificate that does not verify, at most
+// that does not resolve, a certificate that does not verify and a
+// plain-HTTP answer to an https:// endpoint, at most
 // refusedRetries+1 for a refused connection, and maxRetries+1 otherwise.
 func (s *Store) noAnswerAttempts(err error) int {
 	all := s.cfg.retries() + 1
 	switch causeOf(err) {
-	case causeNoSuchHost, causeCertificate:
+	case causeNoSuchHost, causeCertificate, causePlainHTTP:
 		return 1
 	case causeRefused:
 		return min(all, refusedRetries+1)
@@ -231,6 +237,9 @@ func noAnswerNote(err error, endpointFrom string) string {
 	case causeCertificate:
 		return "the endpoint's TLS certificate does not verify, so the request was not retried: check the host name in " + endpointFrom +
 			"; behind a TLS-inspecting proxy, add its CA certificate to this machine's trust store (or SSL_CERT_FILE)"
+	case causePlainHTTP:
+		return "the server at that address answers in plain HTTP, not HTTPS, so the request was not retried: Cloud AI Search serves HTTPS only; " +
+			"for a local server such as `sluice devserver search`, write the endpoint in " + endpointFrom + " with http:// (allowed on a loopback address only)"
 	case causeRefused:
 		return "nothing accepts connections at that address (a refused connection is retried at most " + strconv.Itoa(refusedRetries) +
 			" times): check the host and port in " + endpointFrom + ", or start the server"

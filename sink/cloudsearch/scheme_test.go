@@ -1,0 +1,74 @@
+package cloudsearch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sink"
+)
+
+// TestSchemeMismatch points the store at a server with the wrong scheme:
+// an https:// endpoint whose server speaks plain HTTP (a devserver given as
+// https://) fails at once, not retried, saying to write http://; an
+// http:// endpoint whose server speaks HTTPS, which answers 400, is a
+// configuration error of the endpoint (exit 2) that says to write
+// https://, not a bare "400 Bad Request". Both name where the endpoint
+// came from, and stop a write (sink.ErrUnavailable).
+func TestSchemeMismatch(t *testing.T) {
+	var hits atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "not reached", http.StatusTeapot)
+	})
+	plain := httptest.NewServer(h)
+	t.Cleanup(plain.Close)
+	tlsSrv := httptest.NewTLSServer(h)
+	t.Cleanup(tlsSrv.Close)
+	tests := []struct {
+		name     string
+		endpoint string
+		is       error
+		words    []string
+	}{
+		{"https to plain HTTP", "https://" + strings.TrimPrefix(plain.URL, "http://"), ErrConnection,
+			[]string{"plain HTTP", "not retried", "with http://", "sink.cloudsearch.endpoint"}},
+		{"http to HTTPS", tlsSrv.URL[:len("http")] + tlsSrv.URL[len("https"):], ErrConfig,
+			[]string{"sink.cloudsearch.endpoint: http://", "speaks HTTPS", "write the endpoint with https://, as https://" + strings.TrimPrefix(tlsSrv.URL, "https://")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(tt.endpoint)
+			cfg.IndexManagement = NoValidation
+			s, log := loggedStore(t, cfg, testHTTP(t))
+			for _, call := range []func() error{
+				func() error { _, err := s.GetIndex(context.Background()); return err },
+				func() error { _, err := s.Add(context.Background(), makeNodes("a.md", 2)); return err },
+			} {
+				err := call()
+				if !errors.Is(err, tt.is) || !errors.Is(err, sink.ErrUnavailable) {
+					t.Fatalf("error %v, want %v and sink.ErrUnavailable", err, tt.is)
+				}
+				for _, w := range tt.words {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				var ce *ConnectionError
+				if errors.As(err, &ce) && ce.Attempts > 1 {
+					t.Errorf("error after %d attempts, want 1 (not retried)", ce.Attempts)
+				}
+			}
+			if w := warnLines(log.String()); len(w) != 0 {
+				t.Errorf("warnings %q, want none (nothing retried)", w)
+			}
+			if hits.Load() != 0 {
+				t.Errorf("the handler was reached %d times", hits.Load())
+			}
+		})
+	}
+}

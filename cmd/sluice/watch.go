@@ -58,7 +58,7 @@ func addWatchFlags(fl *pflag.FlagSet, f *watchFlags, def watch.Config) {
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics, /healthz and /readyz on `HOST:PORT`; port 0 picks a free port, logged at start (default off)")
 	fl.DurationVar(&f.debounce, "debounce", def.Debounce, "how long a file must stay quiet before it is ingested; 0s ingests each change as soon as it is seen, so a file may be read while it is written (watch.debounce)")
 	fl.DurationVar(&f.maxDelay, "max-delay", def.MaxDelay, "the longest a file that keeps changing is held back; at least --debounce, which raises it when only --debounce is given (watch.maxDelay)")
-	fl.DurationVar(&f.rescanInterval, "rescan-interval", def.RescanInterval, "also reconcile the whole folder this often, as a safety net; 0 is off (watch.rescanInterval)")
+	fl.DurationVar(&f.rescanInterval, "rescan-interval", def.RescanInterval, "also reconcile the whole folder this often, as a safety net; 0s is off (watch.rescanInterval)")
 	fl.BoolVar(&f.verify, "verify", false, "at start and on each rescan, check that the store still holds every chunk the manifest records, and write again those it lost (as run --verify)")
 	fl.DurationVar(&f.gracePeriod, "grace-period", def.GracePeriod, "on SIGINT/SIGTERM, how long to let the documents in flight finish; 0s abandons them at once, for the next start to resume (watch.gracePeriod)")
 }

@@ -67,6 +67,13 @@ func TestWatchSettings(t *testing.T) {
 			err: []string{"watch.maxDelay is 0s", "at least watch.debounce (500ms)"}},
 		{name: "flag max delay 0s", flags: []string{"--max-delay", "0s"},
 			err: []string{"watch.maxDelay is 0s", "at least watch.debounce (500ms)", "(--max-delay)"}},
+		// The refusal's suggestion must be a value the file takes: a
+		// bare 0 is refused as a number without a unit.
+		{name: "file rescan interval below 1s", yaml: "  rescanInterval: 500ms\n",
+			err: []string{"watch.rescanInterval is 500ms", "use at least 1s, or 0s for off"}},
+		{name: "file rescan interval 0s is off", yaml: "  rescanInterval: 0s\n", want: def},
+		{name: "file rescan interval bare 0 is refused", yaml: "  rescanInterval: 0\n",
+			err: []string{"watch.rescanInterval is 0, which is not a duration", "write 0s"}},
 		{name: "file negative debounce", yaml: "  debounce: -1s\n",
 			err: []string{"line 2: watch.debounce is -1s, which is negative; use 0s to ingest each change as soon as it is seen"}},
 		{name: "file negative grace period", yaml: "  gracePeriod: -5s\n",

@@ -97,7 +97,7 @@ func (c Config) Validate() error {
 	case c.RescanInterval < 0:
 		return &ConfigError{Setting: "watch.rescanInterval", Reason: "is " + c.RescanInterval.String() + "; use 0 to turn the periodic rescan off, or a duration such as 1h"}
 	case c.RescanInterval > 0 && c.RescanInterval < time.Second:
-		return &ConfigError{Setting: "watch.rescanInterval", Reason: "is " + c.RescanInterval.String() + "; a full rescan that often would never rest: use at least 1s, or 0 for off"}
+		return &ConfigError{Setting: "watch.rescanInterval", Reason: "is " + c.RescanInterval.String() + "; a full rescan that often would never rest: use at least 1s, or 0s for off"}
 	case c.MaxBatch < 1:
 		return &ConfigError{Setting: "watch.maxBatch", Reason: fmt.Sprintf("is %d; it must be at least 1 (default 1000)", c.MaxBatch)}
 	case c.MaxPending < c.MaxBatch:

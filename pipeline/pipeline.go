@@ -719,6 +719,11 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 			streamed, size = true, r.opts.MemoryBudget
 		}
 	}
+	if streamed {
+		if err := precheck(ctx, d.file); err != nil {
+			return "", err
+		}
+	}
 	if err := r.reserve(ctx, d, size); err != nil {
 		return "", err
 	}
@@ -743,6 +748,36 @@ func (r *run) readAndSplit(ctx context.Context, d *document, emit func(*chunk) e
 	r.opts.Logger.Debug("document split", "doc", d.file.ID, "bytes", content.BytesRead(), "chunks", n, "streamed", streamed)
 	return content.Sum(), nil
 }
+
+// precheck reads the file f through once, without splitting it, and
+// returns the error its read ends with, if any: not UTF-8 text, a NUL
+// byte, only white space, or a file gone or unreadable (a
+// *reader.FileError). readAndSplit calls it before it splits a file as a
+// stream, so that a large file with a bad byte near its end fails before
+// any of its chunks is embedded and written (to be deleted again), on every
+// run that retries it, at the cost of reading it twice (from the page
+// cache, the second time, for a file that fits in it).
+func precheck(ctx context.Context, f reader.File) error {
+	c, err := reader.Open(f)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	buf := make([]byte, precheckBuf)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := c.Read(buf); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// precheckBuf is the size of precheck's reads.
+const precheckBuf = 256 << 10
 
 // planOnly reports whether this is a dry run without a store: its plan
 // assumes that the run's store can rewrite a chunk's metadata without its

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -217,4 +219,56 @@ func TestVanishedFileDryRun(t *testing.T) {
 	if got := len(in.texts("b.md")); got != before {
 		t.Errorf("the dry run changed the store: b.md has %d nodes, had %d", got, before)
 	}
+}
+
+// TestRootVanishedDuringWalk: a source folder renamed away (or a disk
+// unmounted) while the walk runs stops the run with reader.ErrRootVanished
+// and deletes nothing; before, the folders the walk had not listed yet
+// were taken for removed, and their documents deleted (70 of 100 in a
+// trial), to be embedded again once the folder was back. The walk is held
+// part-way by an embedder that blocks and a small memory budget.
+func TestRootVanishedDuringWalk(t *testing.T) {
+	const n = 30
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("d%02d/doc.md", i)] = fmt.Sprintf("Text of folder %d, first version.", i)
+	}
+	in := newIncr(t, files)
+	if first := in.run(nil); first.FilesIngested != n {
+		t.Fatalf("setup: %d ingested, want %d", first.FilesIngested, n)
+	}
+	for i := range n {
+		in.write(fmt.Sprintf("d%02d/doc.md", i), fmt.Sprintf("Text of folder %d, second version.", i))
+	}
+	before := len(in.store.byDoc())
+	block, entered := make(chan struct{}), make(chan struct{})
+	in.emb.block, in.emb.entered = block, entered
+	o := in.options()
+	o.MemoryBudget = 4 << 10 // a few documents in flight: the walk waits for them
+	moved := in.root + ".moved"
+	go func() {
+		<-entered // the walk is held part-way now
+		if err := os.Rename(in.root, moved); err != nil {
+			t.Error(err)
+		}
+		close(block)
+	}()
+	rep, err := Run(context.Background(), o)
+	if !errors.Is(err, reader.ErrRootVanished) {
+		t.Fatalf("Run = %v, want reader.ErrRootVanished", err)
+	}
+	if rep != nil && rep.FilesDeleted != 0 {
+		t.Errorf("report: %d deleted, want none", rep.FilesDeleted)
+	}
+	if after := len(in.store.byDoc()); after != before {
+		t.Errorf("the store holds %d documents, held %d: the run deleted some", after, before)
+	}
+	in.emb.block, in.emb.entered = nil, nil
+	if err := os.Rename(moved, in.root); err != nil {
+		t.Fatal(err)
+	}
+	if again := in.run(nil); again.FilesIngested+again.FilesUnchanged != n || again.FilesDeleted != 0 || again.FilesFailed != 0 {
+		t.Errorf("next run: %d ingested, %d unchanged, %d deleted, %d failed; want all %d there", again.FilesIngested, again.FilesUnchanged, again.FilesDeleted, again.FilesFailed, n)
+	}
+	in.assertEqualsCleanRun()
 }

@@ -21,7 +21,8 @@ import (
 // file) are passed to fn as a *FileError together with a File carrying only
 // ID and Path; the walk goes on unless fn returns an error. If fn returns a
 // non-nil error, Walk stops and returns it unchanged. Walk returns ctx.Err()
-// if ctx is cancelled.
+// if ctx is cancelled, and a *RootVanishedError if the root folder itself
+// goes (or is replaced) while it is walked.
 //
 // Symbolic links are followed only when their resolved target lies inside
 // the resolved root; a linked directory is entered at most once on any path
@@ -36,6 +37,7 @@ type walker struct {
 	fn       func(File, error) error
 	readDir  func(string) ([]os.DirEntry, error) // replaced by tests to inject faults
 	realRoot string
+	rootInfo fs.FileInfo     // of the root when the walk started: see rootGone
 	active   map[string]bool // resolved directories on the current walk path
 }
 
@@ -54,12 +56,46 @@ func (w *walker) run(ctx context.Context) error {
 		return err
 	}
 	w.realRoot = real
+	if w.rootInfo, err = os.Stat(root); err != nil {
+		return &ConfigError{Setting: "source.dir", Reason: "cannot open folder " + root + "; check its permissions", Cause: err}
+	}
 	entries, err := w.readDir(root)
 	if err != nil {
 		return &ConfigError{Setting: "source.dir", Reason: "cannot list folder " + root + "; check its permissions", Cause: err}
 	}
 	return w.walkEntries(ctx, "", root, real, entries)
 }
+
+// rootGone reports whether the root's path no longer leads to the folder
+// the walk started in: it was removed or renamed away, or another folder
+// stands at its path now (an unmounted disk's mount point).
+func (w *walker) rootGone() bool {
+	fi, err := os.Stat(w.cfg.Dir)
+	return err != nil || !os.SameFile(fi, w.rootInfo)
+}
+
+// ErrRootVanished marks a walk that stopped because its root folder went
+// while it was walked; see RootVanishedError.
+var ErrRootVanished = errors.New("reader: source folder vanished during the walk")
+
+// RootVanishedError is returned by Walk when the root folder itself was
+// removed, renamed away or replaced (a disk unmounted) while it was walked,
+// found when a folder below it could no longer be listed. The walk stops
+// there: the folders not yet listed are not gone, the root is, and a caller
+// that deletes the documents a walk did not list must not take them for
+// deleted.
+type RootVanishedError struct {
+	// Dir is the root folder, as given in Config.Dir.
+	Dir string
+}
+
+// Error names the folder and says what to do.
+func (e *RootVanishedError) Error() string {
+	return "reader: source.dir: folder " + e.Dir + " was removed, renamed or replaced (an unmounted disk?) while it was read; the walk stopped so that no document is taken for deleted: restore the folder and run again"
+}
+
+// Unwrap returns ErrRootVanished.
+func (e *RootVanishedError) Unwrap() error { return ErrRootVanished }
 
 // resolveRoot checks that root is a folder and returns its absolute path
 // with symlinks resolved.
@@ -103,6 +139,12 @@ type entry struct {
 func (w *walker) walkDir(ctx context.Context, rel, dir, real string) error {
 	entries, err := w.readDir(dir)
 	if removed(err) {
+		if w.rootGone() {
+			// Not this folder but the whole root went (renamed away,
+			// deleted, a disk unmounted): stop, rather than take every
+			// folder not yet listed for removed.
+			return &RootVanishedError{Dir: w.cfg.Dir}
+		}
 		// Removed (or replaced by a file) since its parent was listed, as
 		// during an rm -rf or a branch switch: as if the parent's listing
 		// had not held it, so that its documents are deleted, not kept as

@@ -278,6 +278,68 @@ func TestWalkFolderVanished(t *testing.T) {
 	}
 }
 
+// TestWalkRootVanished: a root folder renamed away, deleted or replaced
+// (an unmounted disk leaves its mount point, another folder) while it is
+// walked stops the walk with a *RootVanishedError, rather than passing the
+// folders not yet listed over as removed, which made a run delete every
+// document below them.
+func TestWalkRootVanished(t *testing.T) {
+	tests := []struct {
+		name string
+		move func(t *testing.T, root string)
+	}{
+		{"renamed away", func(t *testing.T, root string) {
+			if err := os.Rename(root, root+".moved"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"deleted", func(t *testing.T, root string) {
+			if err := os.RemoveAll(root); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"replaced by an empty folder", func(t *testing.T, root string) {
+			if err := os.Rename(root, root+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "root")
+			writeTree(t, root, map[string]string{"a/x.md": "x", "b/y.md": "y", "c/z.md": "z"})
+			var files []string
+			w := newWalker(Config{Dir: root}, func(f File, err error) error {
+				if err != nil {
+					t.Errorf("failure %v, want none", err)
+				}
+				files = append(files, f.ID)
+				return nil
+			})
+			w.readDir = func(dir string) ([]os.DirEntry, error) {
+				if filepath.Base(dir) == "b" {
+					tt.move(t, root)
+				}
+				return os.ReadDir(dir)
+			}
+			err := w.run(context.Background())
+			var re *RootVanishedError
+			if !errors.As(err, &re) || !errors.Is(err, ErrRootVanished) || re.Dir != root {
+				t.Fatalf("Walk = %v, want a *RootVanishedError for %s", err, root)
+			}
+			if !strings.Contains(err.Error(), "source.dir") || !strings.Contains(err.Error(), "run again") {
+				t.Errorf("message %q should name the setting and the fix", err)
+			}
+			if want := []string{"a/x.md"}; !equalStrings(files, want) {
+				t.Errorf("files = %q, want %q, the walk stopped at b", files, want)
+			}
+		})
+	}
+}
+
 func TestWalkSpecialFile(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.md": "a"})

@@ -311,7 +311,7 @@ func (c *Content) checkVanished() error {
 		if fi, err := c.f.Stat(); err == nil && fi.Size() < now {
 			now = fi.Size()
 		}
-		return &FileError{Path: c.id, Err: ErrVanished, Detail: fmt.Sprintf("shrank from %d to %d bytes while being read", c.size, now)}
+		return &FileError{Path: c.id, Err: ErrShrank, Detail: fmt.Sprintf("from %d to %d bytes", c.size, now)}
 	}
 	if _, err := os.Stat(c.path); errors.Is(err, fs.ErrNotExist) {
 		return &FileError{Path: c.id, Err: ErrVanished, Detail: "removed while being read", Cause: err}

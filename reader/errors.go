@@ -40,6 +40,10 @@ var (
 	// ErrVanished marks a file removed between the walk and the read, or
 	// removed or truncated while it was being read.
 	ErrVanished = errors.New("reader: file vanished")
+	// ErrShrank marks a file truncated while it was being read: the text
+	// read is not the file's. It is a kind of ErrVanished, as the next
+	// read of the file decides what it holds.
+	ErrShrank error = &refinedError{msg: "reader: file shrank while being read", kind: ErrVanished}
 	// ErrOutsideRoot marks a symbolic link whose target lies outside the root.
 	ErrOutsideRoot = errors.New("reader: symlink leaves the root")
 	// ErrSymlinkLoop marks a symbolic link that leads back to a directory
@@ -182,6 +186,8 @@ func (e *FileError) reason() string {
 		return "path too long"
 	case errors.Is(e.Err, ErrUnreadable):
 		return "cannot read"
+	case errors.Is(e.Err, ErrShrank):
+		return "file shrank while being read"
 	case errors.Is(e.Err, ErrVanished):
 		return "file vanished"
 	case errors.Is(e.Err, ErrOutsideRoot):

@@ -3,11 +3,14 @@ package embedder
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -437,6 +440,10 @@ func (c *Client) warnThrottled(ctx context.Context, throttled int64, wait time.D
 		slog.String("requestsPerMinute", budget(c.cfg.RequestsPerMinute)), slog.String("tokensPerMinute", budget(c.cfg.TokensPerMinute)))
 }
 
+// badRequestHint is the hint of a 400, 413 or 422: the provider rejected
+// the request.
+const badRequestHint = "the provider rejected the request; check embedder.model, embedder.dimensions (sendDimensions) and the per-request caps (maxInputsPerRequest, maxTokensPerRequest, maxTokensPerInput)"
+
 func (c *Client) transportError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -450,8 +457,52 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		err = fmt.Errorf("no answer within embedder.timeout (%s): %w", c.cfg.Timeout, err)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		err = fmt.Errorf("%w; is the server at %s running? (check %s)", err, c.redactedURL(), c.urlSetting())
+	case noSuchHost(err):
+		err = fmt.Errorf("%w; the host name does not resolve (DNS), so the request was not retried: check the host in %s", err, c.urlSetting())
+	case badCertificate(err):
+		err = fmt.Errorf("%w; the server's TLS certificate does not verify, so the request was not retried: check the host name in %s; "+
+			"behind a TLS-inspecting proxy, add its CA certificate to this machine's trust store (or SSL_CERT_FILE)", err, c.urlSetting())
+	case errors.Is(err, http.ErrSchemeMismatch):
+		err = fmt.Errorf("%w; the server at %s answers in plain HTTP, not HTTPS: write %s with http://", err, c.origin(), c.urlSetting())
 	}
 	return &TransportError{Provider: c.provider, URL: c.redactedURL(), Err: err}
+}
+
+// noSuchHost reports whether err is a host name that does not resolve.
+func noSuchHost(err error) bool {
+	var dnsErr *net.DNSError
+	return errors.As(err, &dnsErr) && dnsErr.IsNotFound
+}
+
+// badCertificate reports whether err is a TLS certificate that does not
+// verify.
+func badCertificate(err error) bool {
+	var (
+		certErr *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+	)
+	return errors.As(err, &certErr) || errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid)
+}
+
+// plainHTTPAnswers are the texts with which HTTPS servers answer a request
+// sent to them in plain HTTP: Go's net/http and nginx's.
+var plainHTTPAnswers = []string{"client sent an http request to an https server", "the plain http request was sent to https port"}
+
+// httpsPort reports whether raw, the body of a 400 answer, says that the
+// server speaks HTTPS although the client's URL is http://.
+func (c *Client) httpsPort(raw []byte) bool {
+	if !strings.HasPrefix(strings.ToLower(c.url), "http://") {
+		return false
+	}
+	text := strings.ToLower(string(raw[:min(len(raw), 4096)]))
+	for _, a := range plainHTTPAnswers {
+		if strings.Contains(text, a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Client) urlSetting() string {
@@ -489,12 +540,19 @@ func (c *Client) apiError(resp *http.Response, secrets []string) *APIError {
 		e.Message = truncate(redact(strings.TrimSpace(string(raw)), secrets...), maxRawMessage)
 	}
 	switch resp.StatusCode {
+	case 400:
+		if c.httpsPort(raw) {
+			e.plainHTTP = true
+			e.Hint = fmt.Sprintf("the server at %s speaks HTTPS, not plain HTTP: write %s with https://", c.origin(), c.urlSetting())
+			break
+		}
+		e.Hint = badRequestHint
 	case 401, 403:
 		e.Hint = c.authHint
 	case 404:
 		e.Hint = c.notFound
-	case 400, 413, 422:
-		e.Hint = "the provider rejected the request; check embedder.model, embedder.dimensions (sendDimensions) and the per-request caps (maxInputsPerRequest, maxTokensPerRequest, maxTokensPerInput)"
+	case 413, 422:
+		e.Hint = badRequestHint
 	case 429:
 		switch {
 		case e.quotaExhausted():

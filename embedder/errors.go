@@ -115,7 +115,9 @@ func (e *InvalidKeyError) Unwrap() error { return ErrConfig }
 // APIError is an HTTP error answer from an embeddings provider. Its Unwrap
 // returns ErrEmbed and the sentinel of its class (ErrUnauthorized,
 // ErrNotFound, ErrBadRequest, ErrThrottled, ErrQuotaExhausted,
-// ErrRequestTooLarge, with ErrConfig, or ErrServer).
+// ErrRequestTooLarge, with ErrConfig, or ErrServer); a 400 from a server
+// that speaks HTTPS to an http:// URL returns ErrConfig instead of
+// ErrBadRequest, since no request can succeed until the URL is fixed.
 type APIError struct {
 	Provider string // "openai" or "azure-openai"
 	Status   int    // HTTP status code
@@ -132,6 +134,10 @@ type APIError struct {
 	// RetryAfter is the delay the server asked for (retry-after-ms or
 	// Retry-After); 0 when it did not say.
 	RetryAfter time.Duration
+
+	// plainHTTP marks a 400 from a server that speaks HTTPS to an http://
+	// URL: a configuration error (ErrConfig), not a rejected batch.
+	plainHTTP bool
 }
 
 // Error gives the provider, the HTTP status, the provider's message and a
@@ -157,6 +163,9 @@ func (e *APIError) Error() string {
 func (e *APIError) Unwrap() []error {
 	if e.tooLargeForQuota() {
 		return []error{ErrRequestTooLarge, ErrConfig, ErrEmbed}
+	}
+	if e.plainHTTP {
+		return []error{ErrConfig, ErrEmbed}
 	}
 	return []error{e.sentinel(), ErrEmbed}
 }

@@ -23,7 +23,8 @@ import (
 // connections reset, aborted or closed early (also under a request being
 // written); malformed responses.
 // Not retried: everything else, in particular refused connections (but see
-// Client.restarting), 400, 401, 403, 404, a 429
+// Client.restarting), host names that do not resolve, certificates that do
+// not verify, servers of the other scheme, 400, 401, 403, 404, a 429
 // saying the quota or credits are exhausted (insufficient_quota), a 429
 // saying the request is larger than the quota ever admits ("Request too
 // large"), a dimension mismatch, and a done parent context.

@@ -31,8 +31,9 @@ type embedItem struct {
 // position in the list when it has none, as LlamaIndex.TS reads them). A
 // body of another shape is a *ResponseError naming the field that is wrong
 // ("data", data[i].index, data[i].embedding); a provider's error message
-// it quotes has secrets redacted. A vector whose length is not
-// embedder.dimensions is a *DimensionError.
+// it quotes has secrets redacted, and so is an answer whose vectors differ
+// in length. Vectors all of one length that is not embedder.dimensions
+// are a *DimensionError.
 func (c *Client) decode(r io.Reader, n int, secrets []string) ([][]float32, error) {
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -84,11 +85,29 @@ func (c *Client) decode(r io.Reader, n int, secrets []string) ([][]float32, erro
 			// writes NaN and infinities as null.
 			return nil, bad("data[%d].embedding[%d] is null, not a number", i, j)
 		case len(d.Embedding) != c.cfg.Dimensions:
+			// Vectors of one answer that differ in length are a damaged
+			// answer, retried; only a length they all share tells the
+			// model's output size.
+			if o := otherLength(resp.Data, len(d.Embedding)); o >= 0 {
+				return nil, bad("data[%d].embedding has %d numbers but data[%d].embedding has %d: the vectors of one answer differ in length",
+					i, len(d.Embedding), o, len(resp.Data[o].Embedding))
+			}
 			return nil, &DimensionError{Want: c.cfg.Dimensions, Got: len(d.Embedding)}
 		}
 		out[k] = d.Embedding
 	}
 	return out, nil
+}
+
+// otherLength returns the position of the first item of data whose
+// embedding is not n numbers long, or -1.
+func otherLength(data []*embedItem, n int) int {
+	for i, d := range data {
+		if d != nil && d.Embedding != nil && len(d.Embedding) != n {
+			return i
+		}
+	}
+	return -1
 }
 
 // nullNumbers returns, for each item of the data list of raw whose

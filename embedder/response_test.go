@@ -39,6 +39,8 @@ func TestDecode(t *testing.T) {
 		{"base64", `{"data":[{"embedding":"AAAAPwAAgL8="},{"embedding":[3,4]}]}`, `"data.embedding" is a JSON string where a list was expected`, ErrBadResponse},
 		{"beyond float32", `{"data":[{"embedding":[1e39,2]},{"embedding":[3,4]}]}`, `"data.embedding" is a JSON number 1e39 where a number within float32's range was expected`, ErrBadResponse},
 		{"other dimensions", `{"data":[{"embedding":[1,2,3]},{"embedding":[3,4,5]}]}`, `3-dimensional vectors but embedder.dimensions is 2; set embedder.dimensions to 3 (with the Cloud AI Search sink, sink.cloudsearch.embeddingDimensionality too)`, ErrDimensions},
+		{"one vector short", `{"data":[{"embedding":[1]},{"embedding":[3,4]}]}`, `data[0].embedding has 1 numbers but data[1].embedding has 2: the vectors of one answer differ in length`, ErrBadResponse},
+		{"one vector long", `{"data":[{"embedding":[1,2]},{"embedding":[3,4,5]}]}`, `data[1].embedding has 3 numbers but data[0].embedding has 2`, ErrBadResponse},
 	}
 	c := fuzzClient(ProviderOpenAI, 2)
 	for _, tt := range tests {

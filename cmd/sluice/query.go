@@ -584,7 +584,7 @@ func (a *app) deleteCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&docID, "doc-id", "", "reference document id (the file's path relative to the ingested folder)")
+	cmd.Flags().StringVar(&docID, "doc-id", "", "the reference document id `REF_DOC_ID` whose nodes to delete: the file's path relative to the ingested folder, as `get` shows it")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,23 @@ func TestQueryFlagErrorsNameTheFlag(t *testing.T) {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr %q does not name %q", stderr, w)
 				}
+			}
+		})
+	}
+}
+
+// TestDocIDFlagHelp checks that get and delete show --doc-id alike, with
+// the REF_DOC_ID of their usage lines and of DESIGN.md's contract rather
+// than pflag's "string".
+func TestDocIDFlagHelp(t *testing.T) {
+	for _, cmd := range []string{"get", "delete"} {
+		t.Run(cmd, func(t *testing.T) {
+			out, stderr, code := sluice(t, "", cmd, "--help")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !regexp.MustCompile(`(?m)^\s+--doc-id REF_DOC_ID\s`).MatchString(out) { // the flag's line, not the usage line
+				t.Errorf("%s --help does not show --doc-id REF_DOC_ID:\n%s", cmd, out)
 			}
 		})
 	}

@@ -67,10 +67,10 @@ func (a *app) devSearchCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8700", "listen address `HOST:PORT`")
-	cmd.Flags().StringVar(&opts.Key, "key", "", "admin api-key every request must carry (default $CLOUD_AI_SEARCH_KEY; none: accept all)")
+	cmd.Flags().StringVar(&opts.Key, "key", "", "admin api-key `KEY` every request must carry (default $CLOUD_AI_SEARCH_KEY; none: accept all)")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0, "fraction of document requests answered 503 with Retry-After")
 	cmd.Flags().DurationVar(&opts.Latency, "latency", 0, "added to every request")
-	cmd.Flags().StringVar(&specDir, "spec-dir", "", "folder of the official "+searchtest.APIVersion+" REST definitions (searchindex.json, searchservice.json), or the folder above it with one folder per api-version: validate every request body against them")
+	cmd.Flags().StringVar(&specDir, "spec-dir", "", "the folder `DIR` of the official "+searchtest.APIVersion+" REST definitions (searchindex.json, searchservice.json), or the folder above it with one folder per api-version: validate every request body against them")
 	return cmd
 }
 
@@ -111,7 +111,7 @@ func (a *app) devEmbeddingsCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&opts.TokenLatency, "token-latency", 0, "latency added per input token")
 	cmd.Flags().Float64Var(&opts.FaultRate, "fault-rate", 0, "fraction of requests answered with an injected fault (5xx, reset, stall, shuffled data)")
 	cmd.Flags().IntVar(&opts.Dimensions, "dimensions", 1536, "vector length")
-	cmd.Flags().StringVar(&opts.Key, "key", "", "API key every request must carry (none: accept all)")
+	cmd.Flags().StringVar(&opts.Key, "key", "", "API key `KEY` every request must carry (none: accept all)")
 	return cmd
 }
 

@@ -155,10 +155,10 @@ func (a *app) rootCommand() *cobra.Command {
 			return loadEnvFile(a.envFile, cmd.Flags().Changed("env-file"))
 		},
 	}
-	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default: $"+configEnv+" if set, else ./sluice.yaml if present, else the embedded default)")
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "read the configuration from `FILE` (default: $"+configEnv+" if set, else ./sluice.yaml if present, else the embedded default)")
 	root.PersistentFlags().StringVar(&a.envFile, "env-file", defaultEnvFile, "dotenv `FILE` whose variables (API keys, endpoints) are set unless the environment sets them; read only if present unless given")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "verbose logs of document processing, embedding calls and queries")
-	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "format of the log lines on stderr: text (key=value) or json (one object per line, for log collectors)")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "the `FORMAT` of the log lines on stderr: text (key=value) or json (one object per line, for log collectors)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagParseError(err) })
 	requireSubcommand(root)
 	root.AddCommand(

@@ -318,8 +318,8 @@ func (a *app) queryCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", "vector", "query mode: vector (LlamaIndex's default), hybrid, semantic_hybrid or sparse")
-	cmd.Flags().IntVar(&topK, "top-k", 5, "number of results")
+	cmd.Flags().StringVar(&mode, "mode", "vector", "query `MODE`: vector (LlamaIndex's default), hybrid, semantic_hybrid or sparse")
+	cmd.Flags().IntVar(&topK, "top-k", 5, "return the `N` best results")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per result")
 	filters.register(cmd)
 	return cmd

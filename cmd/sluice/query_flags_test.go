@@ -36,18 +36,36 @@ func TestQueryFlagErrorsNameTheFlag(t *testing.T) {
 	}
 }
 
-// TestDocIDFlagHelp checks that get and delete show --doc-id alike, with
-// the REF_DOC_ID of their usage lines and of DESIGN.md's contract rather
-// than pflag's "string".
-func TestDocIDFlagHelp(t *testing.T) {
-	for _, cmd := range []string{"get", "delete"} {
-		t.Run(cmd, func(t *testing.T) {
-			out, stderr, code := sluice(t, "", cmd, "--help")
+// TestFlagHelpNames checks the names --help gives flags' values: those of
+// the usage lines, the README and DESIGN.md's contract (--config FILE,
+// --doc-id REF_DOC_ID, --top-k N, ...) rather than pflag's "string" and
+// "int", and get and delete show --doc-id alike.
+func TestFlagHelpNames(t *testing.T) {
+	tests := []struct {
+		cmd  []string
+		flag string // the flag and its value's name, as the flag's line starts
+	}{
+		{[]string{"get"}, "--doc-id REF_DOC_ID"},
+		{[]string{"delete"}, "--doc-id REF_DOC_ID"},
+		{[]string{"run"}, "--config FILE"},
+		{[]string{"run"}, "--log-format FORMAT"},
+		{[]string{"query"}, "--mode MODE"},
+		{[]string{"query"}, "--top-k N"},
+		{[]string{"split"}, "--chunk-size N"},
+		{[]string{"split"}, "--chunk-overlap N"},
+		{[]string{"devserver", "search"}, "--key KEY"},
+		{[]string{"devserver", "search"}, "--spec-dir DIR"},
+		{[]string{"devserver", "embeddings"}, "--key KEY"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.cmd, " ")+" "+tt.flag, func(t *testing.T) {
+			out, stderr, code := sluice(t, "", append(tt.cmd, "--help")...)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if !regexp.MustCompile(`(?m)^\s+--doc-id REF_DOC_ID\s`).MatchString(out) { // the flag's line, not the usage line
-				t.Errorf("%s --help does not show --doc-id REF_DOC_ID:\n%s", cmd, out)
+			// The flag's own line, not a usage line that names it.
+			if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(tt.flag) + `\s`).MatchString(out) {
+				t.Errorf("%s --help does not list %s:\n%s", strings.Join(tt.cmd, " "), tt.flag, out)
 			}
 		})
 	}

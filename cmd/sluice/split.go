@@ -84,8 +84,8 @@ func (a *app) splitCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&size, "chunk-size", 0, "chunk size in cl100k_base tokens (default: the config's splitter.chunkSize)")
-	cmd.Flags().IntVar(&overlap, "chunk-overlap", 0, "overlap in tokens (default: the config's splitter.chunkOverlap)")
+	cmd.Flags().IntVar(&size, "chunk-size", 0, "at most `N` cl100k_base tokens per chunk (default: the config's splitter.chunkSize)")
+	cmd.Flags().IntVar(&overlap, "chunk-overlap", 0, "`N` tokens repeated from the end of the previous chunk (default: the config's splitter.chunkOverlap)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per chunk")
 	return cmd
 }

@@ -61,8 +61,17 @@ func (a *app) splitCommand() *cobra.Command {
 			}
 			sp, err := splitter.New(cfg.Splitter)
 			if err != nil {
-				if cmd.Flags().Changed("chunk-size") || cmd.Flags().Changed("chunk-overlap") {
-					return usagef("--chunk-size or --chunk-overlap: %v", err)
+				// Name the flags given, with their values: the error
+				// names the setting each one stands for.
+				var given []string
+				if cmd.Flags().Changed("chunk-size") {
+					given = append(given, fmt.Sprintf("--chunk-size %d", size))
+				}
+				if cmd.Flags().Changed("chunk-overlap") {
+					given = append(given, fmt.Sprintf("--chunk-overlap %d", overlap))
+				}
+				if len(given) > 0 {
+					return usagef("%s: %v", strings.Join(given, " "), err)
 				}
 				return &usageError{err}
 			}

@@ -160,8 +160,19 @@ func TestSplitErrorsSayHowToFixTheFile(t *testing.T) {
 func TestSplitFlagErrorNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"a.md": "Some text.\n"})
-	if _, stderr, code := sluice(t, dir, "split", "a.md", "--chunk-size", "3"); code != exitUsage || !strings.Contains(stderr, "--chunk-size") {
-		t.Errorf("split --chunk-size 3: exit %d, %q; want exit %d naming --chunk-size", code, stderr, exitUsage)
+	// Only the flags given are named, each with its value.
+	for _, tt := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"--chunk-size", "3"}, "sluice: --chunk-size 3: splitter.chunkSize: 3 is invalid", "--chunk-overlap"},
+		{[]string{"--chunk-overlap", "2000"}, "sluice: --chunk-overlap 2000: splitter.chunkOverlap: 2000 is invalid", "--chunk-size"},
+		{[]string{"--chunk-size", "10", "--chunk-overlap", "10"}, "sluice: --chunk-size 10 --chunk-overlap 10: splitter.chunkOverlap: 10 is invalid", "--chunk-size or --chunk-overlap"},
+	} {
+		_, stderr, code := sluice(t, dir, append([]string{"split", "a.md"}, tt.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, tt.not) {
+			t.Errorf("split %v: exit %d, %q; want exit %d saying %q, without %q", tt.args, code, stderr, exitUsage, tt.want, tt.not)
+		}
 	}
 	out, _, _ := sluice(t, dir, "split", "--help")
 	for _, line := range strings.Split(out, "\n") {

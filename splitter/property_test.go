@@ -132,6 +132,11 @@ func TestSplitInvariants(t *testing.T) {
 	}
 }
 
+// FuzzSplit splits arbitrary text with arbitrary chunk sizes and overlaps:
+// the chunks must hold the invariants of checkChunks, and the fast
+// sentence and phrase scanners that decide where chunks may end must agree
+// with their reference implementations (checkScanners) on the text, which
+// TestScannersMatchReference only checks on random mixes of fragments.
 func FuzzSplit(f *testing.F) {
 	for _, tc := range propertyCases {
 		f.Add(tc.text, uint16(tc.size), uint16(tc.overlap))
@@ -144,6 +149,9 @@ func FuzzSplit(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkChunks(t, s, text, cfg.ChunkSize, s.Split(text))
+		if len(text) <= 4096 { // the references try every position: slow on long texts
+			checkScanners(t, text)
+		}
 	})
 }
 

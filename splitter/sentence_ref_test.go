@@ -199,25 +199,31 @@ func TestScannersMatchReference(t *testing.T) {
 				b = append(b, fragments[r.IntN(len(fragments))]...)
 			}
 		}
-		s := string(b)
-		abbrev := abbreviationSpans(s, nil)
-		check := func(stage string, got, want any) {
-			t.Helper()
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("%s of %q = %v, reference %v", stage, s, got, want)
-			}
-		}
-		check("abbreviationSpans", abbrev, refAbbreviationSpans(s))
-		urls := urlSpans(s, abbrev, nil)
-		check("urlSpans", urls, refURLSpans(s, abbrev))
-		masks := mergeSpans(abbrev, urls, nil)
-		numbers := numberSpans(s, masks, nil)
-		check("numberSpans", withDot(s, numbers), withDot(s, refNumberSpans(s, masks)))
-		check("delimiterEnds", delimiterEnds(s, mergeSpans(masks, numbers, nil), nil),
-			refDelimiterEnds(s, mergeSpans(masks, numbers, nil)))
-		check("sentenceEnds", sentenceEnds(s, nil), refSentenceEnds(s))
-		check("cutPhrases", collectCuts(cutPhrases, s), refCutPhrases(s))
+		checkScanners(t, string(b))
 	}
+}
+
+// checkScanners compares each fast sentence scanner, and cutPhrases, with
+// its reference on s.
+func checkScanners(t *testing.T, s string) {
+	t.Helper()
+	abbrev := abbreviationSpans(s, nil)
+	check := func(stage string, got, want any) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s of %q = %v, reference %v", stage, s, got, want)
+		}
+	}
+	check("abbreviationSpans", abbrev, refAbbreviationSpans(s))
+	urls := urlSpans(s, abbrev, nil)
+	check("urlSpans", urls, refURLSpans(s, abbrev))
+	masks := mergeSpans(abbrev, urls, nil)
+	numbers := numberSpans(s, masks, nil)
+	check("numberSpans", withDot(s, numbers), withDot(s, refNumberSpans(s, masks)))
+	check("delimiterEnds", delimiterEnds(s, mergeSpans(masks, numbers, nil), nil),
+		refDelimiterEnds(s, mergeSpans(masks, numbers, nil)))
+	check("sentenceEnds", sentenceEnds(s, nil), refSentenceEnds(s))
+	check("cutPhrases", collectCuts(cutPhrases, s), refCutPhrases(s))
 }
 
 // withDot returns the spans of s that hold a '.' (numberSpans leaves out

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/internal/credential"
+	"github.com/sluice-dev/sluice/internal/retryafter"
 )
 
 // fuzzClient returns a Client of provider for vectors of dims dimensions,
@@ -198,9 +200,16 @@ func object(raw []byte) (map[string]json.RawMessage, bool) {
 }
 
 // FuzzAPIError turns arbitrary error answers into *APIError values. It must
-// never panic; the delay must not be negative; and the provider's text
-// that the error keeps (Message, Type, Code) must hold no run of
-// credential.MinRun characters of the credentials the request sent.
+// never panic, and:
+//   - the error keeps the provider and the HTTP status;
+//   - the delay is the one retryafter.Parse reads from the headers (taken
+//     just before and just after, for a Retry-After date), never negative;
+//   - the provider's text that the error keeps (Message, Type, Code), and
+//     the text of Error() that reaches logs, hold no run of
+//     credential.MinRun characters of the credentials the request sent;
+//   - a JSON error's message is kept, redacted, whole; any other body is
+//     kept trimmed and redacted, cut to maxRawMessage bytes and "..." at a
+//     character boundary (valid UTF-8 stays valid).
 func FuzzAPIError(f *testing.F) {
 	const key = "sk-proj-Abc123Def456Ghi789Jkl0"
 	f.Add(uint16(429), []byte(`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`), "2", "1500", key)
@@ -224,11 +233,32 @@ func FuzzAPIError(f *testing.F) {
 			if retryAfterMS != "" {
 				resp.Header.Set("retry-after-ms", retryAfterMS)
 			}
+			before := retryafter.Parse(resp.Header, time.Now())
 			e := c.apiError(resp, []string{secret})
-			if e.RetryAfter < 0 {
-				t.Fatalf("RetryAfter = %v for Retry-After %q, retry-after-ms %q", e.RetryAfter, retryAfter, retryAfterMS)
+			after := retryafter.Parse(resp.Header, time.Now())
+			if e.RetryAfter < 0 || e.RetryAfter > before || e.RetryAfter < after {
+				t.Fatalf("RetryAfter = %v for Retry-After %q, retry-after-ms %q; retryafter.Parse gives %v to %v", e.RetryAfter, retryAfter, retryAfterMS, before, after)
 			}
-			for _, s := range []string{e.Message, e.Type, e.Code} {
+			if e.Provider != c.provider || e.Status != resp.StatusCode {
+				t.Fatalf("APIError for %s HTTP %d names %s HTTP %d", c.provider, resp.StatusCode, e.Provider, e.Status)
+			}
+			var eb errorBody
+			if json.Unmarshal(body, &eb) == nil && eb.Error.Message != "" {
+				if want := redact(eb.Error.Message, secret); e.Message != want {
+					t.Fatalf("Message = %q for the JSON error message %q, want %q", e.Message, eb.Error.Message, want)
+				}
+			} else {
+				whole := redact(strings.TrimSpace(string(body)), secret)
+				kept, cut := strings.CutSuffix(e.Message, "...")
+				switch {
+				case e.Message == whole:
+				case !cut || len(kept) > maxRawMessage || !strings.HasPrefix(whole, kept) || len(whole) <= maxRawMessage:
+					t.Fatalf("Message = %q for the body %q, want it whole or its first %d bytes and ...", e.Message, body, maxRawMessage)
+				case utf8.ValidString(whole) && !utf8.ValidString(kept):
+					t.Fatalf("Message = %q cuts a character of the body %q", e.Message, body)
+				}
+			}
+			for _, s := range []string{e.Message, e.Type, e.Code, e.Error()} {
 				for i := 0; i+credential.MinRun <= len(secret); i++ {
 					if strings.Contains(s, secret[i:i+credential.MinRun]) {
 						t.Fatalf("%s: error text %q holds %q of the key %q", c.provider, s, secret[i:i+credential.MinRun], secret)

@@ -78,6 +78,8 @@ func TestParseFilter(t *testing.T) {
 		{arg: "text=Text_Match_Insensitive:x", wantErr: "operator text_match_insensitive (TEXT_MATCH_INSENSITIVE) is not supported"},
 		{arg: "author=is_empty", wantErr: "operator is_empty (IS_EMPTY) is not supported"},
 		{arg: "author=IS_EMPTY", wantErr: "operator is_empty (IS_EMPTY) is not supported"},
+		// The advice to write KEY==VALUE must not read as != for a key that ends in !.
+		{arg: "a! =nin:x", wantErr: `to match the value "nin:x" itself, use a! ==nin:x`},
 		{arg: "=alice", wantErr: "the key is empty"},
 		{arg: "  ==alice", wantErr: "the key is empty"},
 		{arg: "!=alice", wantErr: "operator != (NE) is not supported"},

@@ -144,11 +144,21 @@ func parseFilter(arg string) (sink.MetadataFilter, error) {
 	}
 	for _, op := range unsupportedPrefixes {
 		if _, ok := cutPrefixFold(val, op+":"); ok || op == opIsEmpty && strings.EqualFold(val, op) {
-			return sink.MetadataFilter{}, usagef("--filter %q: operator %s (%s) is not supported; %s; to match the value %q itself, use %s==%s",
-				arg, op, strings.ToUpper(op), filterSyntax, val, key, val)
+			return sink.MetadataFilter{}, usagef("--filter %q: operator %s (%s) is not supported; %s; to match the value %q itself, use %s",
+				arg, op, strings.ToUpper(op), filterSyntax, val, literalFilter(key, val))
 		}
 	}
 	return sink.MetadataFilter{Key: key, Operator: sink.EQ, Value: val}, nil
+}
+
+// literalFilter writes the --filter flag that is EQ on value exactly:
+// KEY==VALUE, or KEY ==VALUE when the key ends in !, which would otherwise
+// read as the operator != (a!==x is a!= on "=x").
+func literalFilter(key, value string) string {
+	if strings.HasSuffix(key, "!") {
+		return key + " ==" + value
+	}
+	return key + "==" + value
 }
 
 // inJSON reads the JSON array list of the --filter flag arg (KEY=in:[...],

@@ -122,7 +122,7 @@ func FuzzContent(f *testing.F) {
 			}
 		}
 
-		wantErr, offset, skip := refContent(whole, firstBlock(len(whole), sizes))
+		offset, skip, wantErr := refContent(whole, firstBlock(len(whole), sizes))
 		text := whole[skip:]
 		if !bytes.HasPrefix(text, out) {
 			t.Fatalf("Read returned %d bytes that are not the start of the text (pad %d, data %q)", len(out), padLen, data)
@@ -156,20 +156,20 @@ func FuzzContent(f *testing.F) {
 }
 
 // refContent is a reference reading of the file whole whose first block,
-// as Content reads it, holds first bytes: the error Content must give
-// (nil for text), the file offset of the offending byte for ErrBinary and
-// ErrInvalidUTF8, and the length of a UTF-8 byte-order mark.
-func refContent(whole []byte, first int) (err error, offset, skip int) {
+// as Content reads it, holds first bytes: the file offset of the offending
+// byte for ErrBinary and ErrInvalidUTF8, the length of a UTF-8 byte-order
+// mark, and the error Content must give (nil for text).
+func refContent(whole []byte, first int) (offset, skip int, err error) {
 	for _, m := range wideMarks {
 		if bytes.HasPrefix(whole, m.mark) {
-			return m.err, 0, 0
+			return 0, 0, m.err
 		}
 	}
 	if i := bytes.IndexByte(whole[:first], 0); i >= 0 {
 		if _, ok := markless16(whole[:first]); ok {
-			return ErrUTF16, 0, 0
+			return 0, 0, ErrUTF16
 		}
-		return ErrBinary, i, 0
+		return i, 0, ErrBinary
 	}
 	if bytes.HasPrefix(whole, bom) {
 		skip = len(bom)
@@ -187,11 +187,11 @@ func refContent(whole []byte, first int) (err error, offset, skip int) {
 	}
 	switch {
 	case nul >= 0 && (bad < 0 || nul < bad):
-		return ErrBinary, skip + nul, skip
+		return skip + nul, skip, ErrBinary
 	case bad >= 0:
-		return ErrInvalidUTF8, skip + bad, skip
+		return skip + bad, skip, ErrInvalidUTF8
 	case !hasText(text):
-		return ErrEmpty, 0, skip
+		return 0, skip, ErrEmpty
 	}
-	return nil, 0, skip
+	return 0, skip, nil
 }
